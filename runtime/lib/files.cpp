@@ -1,0 +1,82 @@
+#include "files.hpp"
+
+#include "error.hpp"
+#include "fd.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace cerberus::files {
+
+std::string read_file(const std::string& path)
+{
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd)
+        throw_errno("open " + path);
+    std::string content;
+    char buf[4096];
+    for (;;) {
+        ssize_t n = ::read(fd.get(), buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            throw_errno("read " + path);
+        if (n == 0)
+            return content;
+        content.append(buf, n);
+    }
+}
+
+static void write_all(int fd, const std::string& content, const std::string& path)
+{
+    size_t done = 0;
+    while (done < content.size()) {
+        ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            throw_errno("writing \"" + content.substr(0, 64) + "\" to " + path);
+        done += n;
+    }
+}
+
+void write_file(const std::string& path, const std::string& content)
+{
+    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_TRUNC));
+    if (!fd)
+        throw_errno("open " + path);
+    write_all(fd.get(), content, path);
+}
+
+void write_file_atomic(const std::string& path, const std::string& content, unsigned mode)
+{
+    std::string tmp = path + ".tmp";
+    UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode));
+    if (!fd)
+        throw_errno("create " + tmp);
+    write_all(fd.get(), content, tmp);
+    if (::rename(tmp.c_str(), path.c_str()) != 0) {
+        int err = errno;
+        ::unlink(tmp.c_str());
+        throw_errno("rename " + tmp + " to " + path, err);
+    }
+}
+
+bool exists(const std::string& path)
+{
+    struct stat st;
+    return ::lstat(path.c_str(), &st) == 0;
+}
+
+void make_dirs(const std::string& path, unsigned mode)
+{
+    for (size_t pos = 1; pos != std::string::npos;) {
+        pos = path.find('/', pos + 1);
+        std::string prefix = path.substr(0, pos);
+        if (::mkdir(prefix.c_str(), mode) != 0 && errno != EEXIST)
+            throw_errno("mkdir " + prefix);
+    }
+}
+
+} // namespace cerberus::files

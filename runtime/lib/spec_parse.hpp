@@ -1,0 +1,17 @@
+// config.json → spec::Spec. Every type error names the JSON path of the
+// offending field, e.g. `process.user.uid: expected an unsigned integer`.
+#pragma once
+
+#include "spec.hpp"
+
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+
+namespace cerberus::spec {
+
+Spec parse(const nlohmann::json& config);
+
+// Reads and parses <bundle>/config.json; errors name the file.
+Spec load_bundle(const std::string& bundle_dir);
+
+} // namespace cerberus::spec

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs everything Cerberus needs to build and test on Debian 12.
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+packages=(
+    build-essential cmake pkg-config clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
+    libseccomp-dev libcap-ng-dev nlohmann-json3-dev libspdlog-dev doctest-dev
+    busybox-static bats jq iproute2 procps psmisc cpio qemu-system-x86 runc crun hyperfine time
+)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
