@@ -1,0 +1,20 @@
+// OCI hooks: each runs with the container state JSON on stdin, its own args
+// and env, and an optional timeout after which it is killed.
+#pragma once
+
+#include "spec.hpp"
+
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <vector>
+
+namespace cerberus::hooks {
+
+// Runs the hooks in order; the first failure throws, naming the kind and path.
+void run_all(const std::vector<spec::Hook>& hooks, const std::string& kind, const std::string& state_json);
+
+// Hooks survive in state.json between create and delete as JSON.
+std::string to_json(const spec::Hooks& hooks);
+spec::Hooks from_json(const std::string& text);
+
+} // namespace cerberus::hooks

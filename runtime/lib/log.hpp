@@ -1,0 +1,14 @@
+// Logging set-up: text or JSON lines (the logrus shape containerd's shim and
+// podman read: {"level":"error","msg":"...","time":"..."}) to --log or stderr.
+#pragma once
+
+#include <string>
+
+namespace cerberus::log {
+
+enum class Format { text, json };
+
+// path empty: stderr. debug: also log debug messages.
+void init(const std::string& path, Format format, bool debug);
+
+} // namespace cerberus::log

@@ -1,0 +1,302 @@
+#include "mounts.hpp"
+
+#include "devices.hpp"
+#include "error.hpp"
+#include "fd.hpp"
+#include "files.hpp"
+
+#include <fcntl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstring>
+#include <vector>
+
+namespace cerberus::mounts {
+namespace {
+
+struct OptionFlag {
+    const char* name;
+    bool clear;
+    unsigned long flag;
+};
+
+constexpr OptionFlag option_flags[] = {
+    {"ro", false, MS_RDONLY},          {"rw", true, MS_RDONLY},           {"nosuid", false, MS_NOSUID},
+    {"suid", true, MS_NOSUID},         {"nodev", false, MS_NODEV},        {"dev", true, MS_NODEV},
+    {"noexec", false, MS_NOEXEC},      {"exec", true, MS_NOEXEC},         {"sync", false, MS_SYNCHRONOUS},
+    {"async", true, MS_SYNCHRONOUS},   {"dirsync", false, MS_DIRSYNC},    {"remount", false, MS_REMOUNT},
+    {"mand", false, MS_MANDLOCK},      {"nomand", true, MS_MANDLOCK},     {"noatime", false, MS_NOATIME},
+    {"atime", true, MS_NOATIME},       {"nodiratime", false, MS_NODIRATIME}, {"diratime", true, MS_NODIRATIME},
+    {"relatime", false, MS_RELATIME},  {"norelatime", true, MS_RELATIME}, {"strictatime", false, MS_STRICTATIME},
+    {"nostrictatime", true, MS_STRICTATIME}, {"silent", false, MS_SILENT}, {"loud", true, MS_SILENT},
+};
+
+constexpr std::pair<const char*, unsigned long> propagation_flags[] = {
+    {"private", MS_PRIVATE},         {"rprivate", MS_PRIVATE | MS_REC},       {"shared", MS_SHARED},
+    {"rshared", MS_SHARED | MS_REC}, {"slave", MS_SLAVE},                     {"rslave", MS_SLAVE | MS_REC},
+    {"unbindable", MS_UNBINDABLE},   {"runbindable", MS_UNBINDABLE | MS_REC},
+};
+
+// Flags the kernel keeps locked on a bind mount and that a remount must repeat.
+unsigned long locked_flags(const std::string& path)
+{
+    struct statvfs st;
+    if (::statvfs(path.c_str(), &st) != 0)
+        return 0;
+    unsigned long flags = 0;
+    if (st.f_flag & ST_NOSUID)
+        flags |= MS_NOSUID;
+    if (st.f_flag & ST_NODEV)
+        flags |= MS_NODEV;
+    if (st.f_flag & ST_NOEXEC)
+        flags |= MS_NOEXEC;
+    if (st.f_flag & ST_RDONLY)
+        flags |= MS_RDONLY;
+    return flags;
+}
+
+void do_mount(const std::string& source, const std::string& target, const char* type, unsigned long flags,
+              const std::string& data)
+{
+    if (::mount(source.empty() ? nullptr : source.c_str(), target.c_str(), type, flags,
+                data.empty() ? nullptr : data.c_str()) != 0)
+        throw_errno("mount " + (source.empty() ? std::string(type ? type : "") : source) + " on " + target +
+                    (type ? std::string(" (") + type + ")" : ""));
+}
+
+void remount_bind(const std::string& target, unsigned long flags)
+{
+    unsigned long base = MS_BIND | MS_REMOUNT;
+    if (::mount(nullptr, target.c_str(), nullptr, base | flags, nullptr) == 0)
+        return;
+    // In a user namespace the kernel refuses to drop locked flags: keep them.
+    do_mount("", target, nullptr, base | flags | locked_flags(target), "");
+}
+
+void create_mount_point(const std::string& target, bool is_file)
+{
+    if (!is_file) {
+        files::make_dirs(target);
+        return;
+    }
+    files::make_dirs(target.substr(0, target.rfind('/')));
+    UniqueFd fd(::open(target.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
+    if (!fd && errno != EISDIR)
+        throw_errno("create mount point " + target);
+}
+
+void mount_entry(const RootfsContext& ctx, const spec::Mount& m)
+{
+    MountFlags opts = parse_options(m.options);
+    std::string target = secure_join(ctx.rootfs, m.destination);
+    bool bind = opts.bind || m.type == "bind";
+    if (bind) {
+        struct stat st;
+        if (::stat(m.source.c_str(), &st) != 0)
+            throw_errno("bind source " + m.source);
+        create_mount_point(target, !S_ISDIR(st.st_mode));
+        do_mount(m.source, target, nullptr, MS_BIND | (opts.flags & MS_REC), "");
+        unsigned long extra = opts.flags & ~(MS_REC | MS_BIND | MS_REMOUNT);
+        if (extra)
+            remount_bind(target, extra);
+    } else {
+        create_mount_point(target, false);
+        unsigned long flags = opts.flags & ~MS_REC;
+        if (m.type == "cgroup" || m.type == "cgroup2") {
+            do_mount("cgroup2", target, "cgroup2", flags, "");
+        } else if (m.type == "sysfs" && ctx.in_user_namespace && !ctx.new_network_namespace) {
+            // sysfs cannot be mounted from a user namespace that does not own the
+            // network namespace: give the host's, read-only, as runc does.
+            do_mount("/sys", target, nullptr, MS_BIND | MS_REC, "");
+            remount_bind(target, MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC);
+        } else if (m.type == "mqueue" && ::mount(m.source.c_str(), target.c_str(), "mqueue", flags, nullptr) != 0) {
+            // mqueue of the host's ipc namespace: bind it instead, as runc does.
+            do_mount("/dev/mqueue", target, nullptr, MS_BIND, "");
+        } else if (m.type != "mqueue") {
+            do_mount(m.source, target, m.type.c_str(), flags, opts.data);
+        }
+    }
+    if (opts.propagation)
+        do_mount("", target, nullptr, opts.propagation, "");
+}
+
+void make_dev_symlinks(const std::string& rootfs)
+{
+    const std::pair<const char*, const char*> links[] = {
+        {"/proc/self/fd", "/dev/fd"},         {"/proc/self/fd/0", "/dev/stdin"},
+        {"/proc/self/fd/1", "/dev/stdout"},   {"/proc/self/fd/2", "/dev/stderr"},
+    };
+    for (const auto& [target, link] : links) {
+        std::string path = rootfs + link;
+        if (::symlink(target, path.c_str()) != 0 && errno != EEXIST)
+            throw_errno("symlink " + path);
+    }
+    if (files::exists("/proc/kcore")) {
+        std::string core = rootfs + "/dev/core";
+        if (::symlink("/proc/kcore", core.c_str()) != 0 && errno != EEXIST)
+            throw_errno("symlink " + core);
+    }
+}
+
+} // namespace
+
+MountFlags parse_options(const std::vector<std::string>& options)
+{
+    MountFlags out;
+    for (const auto& opt : options) {
+        bool known = false;
+        for (const auto& f : option_flags)
+            if (opt == f.name) {
+                out.flags = f.clear ? (out.flags & ~f.flag) : (out.flags | f.flag);
+                known = true;
+            }
+        for (const auto& [name, flag] : propagation_flags)
+            if (opt == name) {
+                out.propagation |= flag;
+                known = true;
+            }
+        if (opt == "bind" || opt == "rbind") {
+            out.bind = true;
+            out.flags |= MS_BIND | (opt == "rbind" ? MS_REC : 0);
+            known = true;
+        }
+        if (!known)
+            out.data += (out.data.empty() ? "" : ",") + opt;
+    }
+    return out;
+}
+
+std::string secure_join(const std::string& rootfs, const std::string& path)
+{
+    std::vector<std::string> pending; // components still to walk, last first
+    auto push_components = [&](const std::string& p) {
+        std::vector<std::string> parts;
+        size_t start = 0;
+        while (start <= p.size()) {
+            size_t end = p.find('/', start);
+            if (end == std::string::npos)
+                end = p.size();
+            if (end > start)
+                parts.push_back(p.substr(start, end - start));
+            start = end + 1;
+        }
+        pending.insert(pending.end(), parts.rbegin(), parts.rend());
+    };
+    push_components(path);
+    std::vector<std::string> resolved;
+    for (int links = 0; !pending.empty();) {
+        std::string part = pending.back();
+        pending.pop_back();
+        if (part == ".")
+            continue;
+        if (part == "..") {
+            if (!resolved.empty())
+                resolved.pop_back();
+            continue;
+        }
+        std::string current = rootfs;
+        for (const auto& r : resolved)
+            current += "/" + r;
+        current += "/" + part;
+        char target[PATH_MAX];
+        ssize_t n = ::readlink(current.c_str(), target, sizeof target - 1);
+        if (n < 0) { // not a symlink, or does not exist yet
+            resolved.push_back(part);
+            continue;
+        }
+        if (++links > 255)
+            throw Error("resolving " + path + " in " + rootfs + ": too many symlinks", ELOOP);
+        std::string link(target, n);
+        if (!link.empty() && link[0] == '/')
+            resolved.clear();
+        push_components(link);
+    }
+    std::string out = rootfs;
+    for (const auto& r : resolved)
+        out += "/" + r;
+    return out;
+}
+
+void prepare_rootfs(const RootfsContext& ctx)
+{
+    const spec::Linux& linux = *ctx.spec.linux;
+    unsigned long root_propagation = MS_SLAVE | MS_REC;
+    for (const auto& [name, flag] : propagation_flags)
+        if (linux.rootfs_propagation == name && !(flag & MS_SHARED))
+            root_propagation = flag;
+    do_mount("", "/", nullptr, root_propagation, "");
+    do_mount(ctx.rootfs, ctx.rootfs, nullptr, MS_BIND | MS_REC, "");
+    for (const auto& m : ctx.spec.mounts)
+        with_context("mounts " + m.destination, [&] { mount_entry(ctx, m); });
+    files::make_dirs(ctx.rootfs + "/dev");
+    devices::create_all(ctx.rootfs, linux.devices, ctx.in_user_namespace);
+    make_dev_symlinks(ctx.rootfs);
+    if (files::exists(ctx.rootfs + "/dev/pts/ptmx")) {
+        std::string ptmx = ctx.rootfs + "/dev/ptmx";
+        ::unlink(ptmx.c_str());
+        if (::symlink("pts/ptmx", ptmx.c_str()) != 0)
+            throw_errno("symlink " + ptmx);
+    }
+}
+
+void enter_rootfs(const std::string& rootfs, bool no_pivot)
+{
+    if (::chdir(rootfs.c_str()) != 0)
+        throw_errno("chdir " + rootfs);
+    if (no_pivot) {
+        do_mount(rootfs, "/", nullptr, MS_MOVE, "");
+        if (::chroot(".") != 0)
+            throw_errno("chroot " + rootfs);
+    } else {
+        // pivot_root(".", ".") stacks the old root on top of the new one;
+        // detaching "." afterwards removes it without a temporary directory.
+        UniqueFd old_root(::open("/", O_DIRECTORY | O_RDONLY | O_CLOEXEC));
+        if (!old_root)
+            throw_errno("open /");
+        if (::syscall(SYS_pivot_root, ".", ".") != 0)
+            throw_errno("pivot_root " + rootfs);
+        if (::fchdir(old_root.get()) != 0)
+            throw_errno("fchdir to the old root");
+        do_mount("", ".", nullptr, MS_SLAVE | MS_REC, "");
+        if (::umount2(".", MNT_DETACH) != 0)
+            throw_errno("unmount the old root");
+    }
+    if (::chdir("/") != 0)
+        throw_errno("chdir /");
+}
+
+void finish_rootfs(const spec::Spec& spec)
+{
+    const spec::Linux& linux = *spec.linux;
+    for (const auto& path : linux.masked_paths) {
+        struct stat st;
+        if (::stat(path.c_str(), &st) != 0) {
+            if (errno == ENOENT)
+                continue;
+            throw_errno("masked path " + path);
+        }
+        if (S_ISDIR(st.st_mode))
+            do_mount("tmpfs", path, "tmpfs", MS_RDONLY, "");
+        else
+            do_mount("/dev/null", path, nullptr, MS_BIND, "");
+    }
+    for (const auto& path : linux.readonly_paths) {
+        if (::mount(path.c_str(), path.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0) {
+            if (errno == ENOENT)
+                continue;
+            throw_errno("readonly path " + path);
+        }
+        remount_bind(path, MS_RDONLY | MS_REC);
+    }
+    if (spec.root.readonly)
+        remount_bind("/", MS_RDONLY);
+    if (linux.rootfs_propagation == "shared" || linux.rootfs_propagation == "rshared")
+        do_mount("", "/", nullptr, MS_SHARED | (linux.rootfs_propagation[0] == 'r' ? MS_REC : 0), "");
+}
+
+} // namespace cerberus::mounts

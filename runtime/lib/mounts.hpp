@@ -1,0 +1,45 @@
+// The container's filesystem, built by its init inside the new mount
+// namespace: rootfs propagation, the spec's mounts, /dev, pivot_root, and
+// masked and read-only paths.
+#pragma once
+
+#include "spec.hpp"
+
+#include <sys/types.h>
+
+#include <string>
+
+namespace cerberus::mounts {
+
+struct MountFlags {
+    unsigned long flags = 0;       // MS_* set on the mount
+    unsigned long propagation = 0; // MS_SHARED, MS_PRIVATE, ... (with MS_REC)
+    bool bind = false;
+    std::string data; // options the filesystem interprets
+};
+
+// Splits config.json mount options into flags, propagation and data.
+MountFlags parse_options(const std::vector<std::string>& options);
+
+// rootfs + path, with every symlink resolved as if rootfs were "/", so a
+// malicious rootfs cannot point a mount outside itself.
+std::string secure_join(const std::string& rootfs, const std::string& path);
+
+struct RootfsContext {
+    const spec::Spec& spec;
+    std::string rootfs;   // absolute host path of the rootfs
+    bool in_user_namespace = false;
+    bool new_network_namespace = false;
+    bool cgroup_v2_unified = true;
+};
+
+// Everything up to (not including) pivot_root.
+void prepare_rootfs(const RootfsContext& ctx);
+
+// pivot_root into rootfs (or MS_MOVE + chroot for --no-pivot), then chdir("/").
+void enter_rootfs(const std::string& rootfs, bool no_pivot);
+
+// After pivot_root: masked and read-only paths, read-only root, propagation.
+void finish_rootfs(const spec::Spec& spec);
+
+} // namespace cerberus::mounts

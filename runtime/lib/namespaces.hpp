@@ -1,0 +1,30 @@
+// Linux namespaces named as in config.json, and the id maps of a new user namespace.
+#pragma once
+
+#include "spec.hpp"
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cerberus::namespaces {
+
+// CLONE_NEW* flag of a namespace type ("network" → CLONE_NEWNET).
+std::optional<int> clone_flag_of(const std::string& type);
+
+// /proc/<pid>/ns/<name> entry name of a namespace type ("network" → "net").
+std::string proc_name_of(const std::string& type);
+
+// Flags of the namespaces the spec asks to create (those without a path).
+int new_namespace_flags(const spec::Linux& linux);
+
+// Namespaces to join by path, user namespace first so the others are joined
+// with its privileges; pid and time last since they only affect children.
+std::vector<spec::Namespace> joined_in_order(const spec::Linux& linux);
+
+// Writes /proc/<pid>/{uid_map,setgroups,gid_map} for a child in a new user namespace.
+void write_id_maps(pid_t pid, const spec::Linux& linux);
+
+} // namespace cerberus::namespaces

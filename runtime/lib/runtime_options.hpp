@@ -1,0 +1,16 @@
+// Global options of the runtime, shared by every command.
+#pragma once
+
+#include <string>
+
+namespace cerberus {
+
+struct RuntimeOptions {
+    std::string root = "/run/cerberus";
+    bool systemd_cgroup = false;
+    std::string default_policy;                      // --default-policy FILE
+    bool lock_policy = false;                        // --lock-policy
+    std::string policy_dir = "/etc/cerberus/policies";
+};
+
+} // namespace cerberus
