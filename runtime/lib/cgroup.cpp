@@ -1,0 +1,226 @@
+#include "cgroup.hpp"
+
+#include "cgroup_files.hpp"
+#include "cgroup_path.hpp"
+#include "cgroup_translate.hpp"
+#include "device_filter.hpp"
+#include "error.hpp"
+#include "fd.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+namespace cerberus::cgroups {
+
+namespace {
+
+// The v1 hierarchies a container joins on hybrid hosts, used or not by its
+// resources: update, pause, ps and events need them later.
+const char* const container_v1_controllers[] = {"blkio",   "cpu",    "cpuacct", "cpuset", "devices",
+                                                "freezer", "hugetlb", "memory",  "pids"};
+
+// Enabled on a pure cgroup v2 host whether the resources name them or not.
+const char* const common_v2_controllers[] = {"cpu", "cpuset", "hugetlb", "io", "memory", "pids"};
+
+std::vector<std::string> words(const std::optional<std::string>& text)
+{
+    std::vector<std::string> out;
+    std::istringstream in(text.value_or(""));
+    for (std::string word; in >> word;)
+        out.push_back(word);
+    return out;
+}
+
+bool contains(const std::vector<std::string>& list, const std::string& item)
+{
+    return std::find(list.begin(), list.end(), item) != list.end();
+}
+
+} // namespace
+
+struct Cgroup::Plan {
+    std::vector<std::pair<std::string, ControlWrite>> writes; // (dir, write) in order
+    std::vector<bpf_insn> device_program;                     // empty: devices left as they are
+};
+
+Cgroup::Cgroup(const Mounts& mounts, std::string path)
+    : mounts_(mounts), path_(std::move(path)), unified_dir_(mounts.unified + path_)
+{
+    std::set<std::string> roots;
+    for (const char* controller : container_v1_controllers)
+        if (auto root = mounts_.v1_mount(controller); root && roots.insert(*root).second)
+            v1_dirs_.push_back(*root + path_);
+}
+
+Cgroup::Cgroup(Cgroup&& other) noexcept
+    : mounts_(std::move(other.mounts_)), path_(std::move(other.path_)), unified_dir_(std::move(other.unified_dir_)),
+      v1_dirs_(std::move(other.v1_dirs_)), created_(std::exchange(other.created_, {}))
+{
+}
+
+Cgroup& Cgroup::operator=(Cgroup&& other) noexcept
+{
+    if (this != &other) {
+        remove_created();
+        mounts_ = std::move(other.mounts_);
+        path_ = std::move(other.path_);
+        unified_dir_ = std::move(other.unified_dir_);
+        v1_dirs_ = std::move(other.v1_dirs_);
+        created_ = std::exchange(other.created_, {});
+    }
+    return *this;
+}
+
+Cgroup::~Cgroup()
+{
+    remove_created();
+}
+
+void Cgroup::release() noexcept
+{
+    created_.clear();
+}
+
+void Cgroup::remove_created() noexcept
+{
+    for (auto dir = created_.rbegin(); dir != created_.rend(); ++dir)
+        remove_cgroup_dir(*dir, mounts_.create_missing_files);
+    created_.clear();
+}
+
+std::string Cgroup::v1_dir(const std::string& controller) const
+{
+    auto root = mounts_.v1_mount(controller);
+    return root ? *root + path_ : std::string();
+}
+
+Cgroup Cgroup::open(const std::string& saved_path, const Mounts& mounts)
+{
+    return Cgroup(mounts, resolve_cgroups_path(saved_path, "", false));
+}
+
+Cgroup Cgroup::create(const CreateRequest& request, const Mounts& mounts)
+{
+    Cgroup cgroup(mounts, resolve_cgroups_path(request.cgroups_path, request.container_id, request.systemd));
+    static const spec::Resources no_resources;
+    const spec::Resources& resources = request.resources ? *request.resources : no_resources;
+    // A new cgroup has no memory limit yet.
+    Plan plan = cgroup.make_plan(resources, request.default_devices, UINT64_MAX);
+
+    std::vector<std::string> enable;
+    if (mounts.layout == Layout::unified)
+        enable.assign(std::begin(common_v2_controllers), std::end(common_v2_controllers));
+    for (const auto& [dir, write] : plan.writes) {
+        std::string controller = controller_of_key(write.file);
+        if (dir == cgroup.unified_dir_ && !controller.empty() && !contains(enable, controller))
+            enable.push_back(controller);
+    }
+
+    with_context("creating cgroup " + cgroup.path_, [&] {
+        cgroup.make_dirs(mounts.unified, enable, false);
+        std::set<std::string> roots;
+        for (const char* controller : container_v1_controllers)
+            if (auto root = mounts.v1_mount(controller); root && roots.insert(*root).second)
+                cgroup.make_dirs(*root, {}, *root == mounts.v1_mount("cpuset"));
+        cgroup.execute(plan);
+    });
+    return cgroup;
+}
+
+// Each level enables the wanted controllers for the next one down, and a new
+// v1 cpuset level starts with its parent's cpus and mems (empty ones refuse tasks).
+void Cgroup::make_dirs(const std::string& root, const std::vector<std::string>& enable, bool cpuset)
+{
+    std::string dir = root;
+    std::istringstream components(path_);
+    for (std::string component; std::getline(components, component, '/');) {
+        if (component.empty())
+            continue;
+        if (!enable.empty()) {
+            auto available = words(read_control_if_exists(dir + "/cgroup.controllers"));
+            auto enabled = words(read_control_if_exists(dir + "/cgroup.subtree_control"));
+            std::string request;
+            for (const auto& controller : enable)
+                if (contains(available, controller) && !contains(enabled, controller))
+                    request += (request.empty() ? "+" : " +") + controller;
+            if (!request.empty())
+                write_control(dir + "/cgroup.subtree_control", request, mounts_.create_missing_files);
+        }
+        const std::string parent = dir;
+        dir += "/" + component;
+        if (::mkdir(dir.c_str(), 0755) == 0)
+            created_.push_back(dir);
+        else if (errno != EEXIST)
+            throw_errno("mkdir " + dir);
+        if (cpuset)
+            for (const char* file : {"/cpuset.cpus", "/cpuset.mems"}) {
+                auto inherited = read_control_if_exists(parent + file);
+                auto own = read_control_if_exists(dir + file);
+                if (inherited && !inherited->empty() && (!own || own->empty()))
+                    write_control(dir + file, *inherited, mounts_.create_missing_files);
+            }
+    }
+}
+
+Cgroup::Plan Cgroup::make_plan(const spec::Resources& resources, std::span<const spec::DeviceRule> default_devices,
+                               uint64_t current_memory_limit) const
+{
+    std::vector<spec::DeviceRule> device_rules = resources.devices;
+    device_rules.insert(device_rules.end(), default_devices.begin(), default_devices.end());
+
+    Plan plan;
+    for (Kind kind : all_kinds) {
+        std::string dir = v1_dir(v1_controller(kind));
+        if (kind == Kind::devices && dir.empty()) {
+            if (!device_rules.empty())
+                plan.device_program = device_filter_program(device_rules);
+            continue;
+        }
+        auto writes = dir.empty() ? v2_writes(resources, kind)
+                                  : v1_writes(resources, kind, device_rules, current_memory_limit);
+        for (auto& write : writes)
+            plan.writes.emplace_back(dir.empty() ? unified_dir_ : dir, std::move(write));
+    }
+    return plan;
+}
+
+void Cgroup::execute(const Plan& plan) const
+{
+    for (const auto& [dir, write] : plan.writes) {
+        const std::string path = dir + "/" + write.file;
+        if (write.only_if_exists && !control_exists(path))
+            continue;
+        write_control(path, write.value, mounts_.create_missing_files);
+    }
+    if (plan.device_program.empty())
+        return;
+    UniqueFd dir(::open(unified_dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!dir)
+        throw_errno("opening " + unified_dir_);
+    with_context(unified_dir_, [&] { attach_device_filter(dir.get(), plan.device_program); });
+}
+
+void Cgroup::apply(const spec::Resources& resources, std::span<const spec::DeviceRule> default_devices) const
+{
+    uint64_t current_memory_limit = UINT64_MAX;
+    if (std::string memory = v1_dir("memory"); !memory.empty() && resources.memory) {
+        const std::string path = memory + "/memory.limit_in_bytes";
+        if (auto text = read_control_if_exists(path))
+            current_memory_limit = parse_control_u64(*text, path);
+    }
+    with_context("updating cgroup " + path_,
+                 [&] { execute(make_plan(resources, default_devices, current_memory_limit)); });
+}
+
+void Cgroup::add_process(pid_t pid) const
+{
+    for (const auto& dir : v1_dirs_)
+        write_control(dir + "/cgroup.procs", std::to_string(pid), mounts_.create_missing_files);
+    write_control(unified_dir_ + "/cgroup.procs", std::to_string(pid), mounts_.create_missing_files);
+}
+
+} // namespace cerberus::cgroups

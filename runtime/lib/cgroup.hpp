@@ -1,0 +1,104 @@
+// A container's cgroup: its directory in cgroup2 and, on hybrid hosts, in
+// each v1 hierarchy. Created by `create` (which applies spec::Resources),
+// re-opened from the saved path by delete, kill, pause, update, ps, events.
+#pragma once
+
+#include "cgroup_mounts.hpp"
+#include "cgroup_stats.hpp"
+#include "spec.hpp"
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace cerberus::cgroups {
+
+struct CreateRequest {
+    std::string cgroups_path; // linux.cgroupsPath as written
+    std::string container_id; // names the cgroup when cgroups_path is empty
+    bool systemd = false;     // --systemd-cgroup: not supported, create throws
+    const spec::Resources* resources = nullptr;
+    // Allowed after the spec's device rules; usually default_allowed_devices().
+    std::vector<spec::DeviceRule> default_devices;
+};
+
+class Cgroup {
+public:
+    // Checks and translates the resources, makes the directories (enabling
+    // cgroup2 controllers in the parents), then applies the resources. If
+    // anything fails, the directories made are removed again. Until release(),
+    // destruction removes them too.
+    static Cgroup create(const CreateRequest& request, const Mounts& mounts = Mounts::detect());
+
+    // The cgroup of a container created earlier; saved_path is path().
+    static Cgroup open(const std::string& saved_path, const Mounts& mounts = Mounts::detect());
+
+    Cgroup(Cgroup&& other) noexcept;
+    Cgroup& operator=(Cgroup&& other) noexcept;
+    Cgroup(const Cgroup&) = delete;
+    Cgroup& operator=(const Cgroup&) = delete;
+    ~Cgroup();
+
+    // Keeps the directories: the container was created.
+    void release() noexcept;
+
+    // Moves pid into the cgroup in every hierarchy.
+    void add_process(pid_t pid) const;
+
+    // Writes the resources (again, for update). Device rules change only when
+    // resources.devices or default_devices is not empty.
+    void apply(const spec::Resources& resources, std::span<const spec::DeviceRule> default_devices = {}) const;
+
+    // Stops / restarts every process (cgroup.freeze, or the v1 freezer).
+    void freeze() const;
+    void thaw() const;
+    bool frozen() const;
+
+    // Every process in the cgroup and its descendants.
+    std::vector<pid_t> pids() const;
+
+    // SIGKILL through cgroup.kill where the kernel has it; otherwise the
+    // processes are frozen, signalled one by one, then thawed.
+    void kill_all(int signal) const;
+
+    Stats stats() const;
+
+    // The cgroup2 directory's id: what bpf_get_current_cgroup_id() returns
+    // for its tasks.
+    uint64_t id() const;
+
+    // Removes the directories (and any sub-cgroups), waiting briefly for
+    // exiting processes; kill_first sends SIGKILL to what is left first.
+    void destroy(bool kill_first = false);
+
+    // The clean cgroup path, the same under every root ("/docker/<id>"): the
+    // value to keep in state.json for open().
+    const std::string& path() const { return path_; }
+    const std::string& unified_dir() const { return unified_dir_; }
+    const Mounts& mounts() const { return mounts_; }
+
+private:
+    struct Plan;
+
+    Cgroup(const Mounts& mounts, std::string path);
+
+    // The container's directory in controller's v1 hierarchy, "" when the
+    // controller is not mounted on v1.
+    std::string v1_dir(const std::string& controller) const;
+    Plan make_plan(const spec::Resources& resources, std::span<const spec::DeviceRule> default_devices,
+                   uint64_t current_memory_limit) const;
+    void execute(const Plan& plan) const;
+    void make_dirs(const std::string& root, const std::vector<std::string>& enable, bool cpuset);
+    void remove_created() noexcept;
+
+    Mounts mounts_;
+    std::string path_;
+    std::string unified_dir_;
+    std::vector<std::string> v1_dirs_; // one per v1 hierarchy the container uses
+    std::vector<std::string> created_; // in order of creation, removed on failure
+};
+
+} // namespace cerberus::cgroups

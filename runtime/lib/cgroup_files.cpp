@@ -1,0 +1,94 @@
+#include "cgroup_files.hpp"
+
+#include "error.hpp"
+#include "fd.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <charconv>
+
+namespace cerberus::cgroups {
+
+void write_control(const std::string& path, const std::string& value, bool create)
+{
+    const std::string what = "writing \"" + value + "\" to " + path;
+    // A stand-in file keeps every value written, one a line, for tests to read.
+    int flags = O_WRONLY | O_CLOEXEC | (create ? O_CREAT | O_APPEND : 0);
+    UniqueFd fd(::open(path.c_str(), flags, 0644));
+    if (!fd)
+        throw_errno(what);
+    ssize_t n;
+    do
+        n = ::write(fd.get(), value.data(), value.size());
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+        throw_errno(what);
+    if (create && ::write(fd.get(), "\n", 1) < 0)
+        throw_errno(what);
+}
+
+std::optional<std::string> read_control_if_exists(const std::string& path)
+{
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd && errno == ENOENT)
+        return std::nullopt;
+    if (!fd)
+        throw_errno("reading " + path);
+    std::string content;
+    char buf[4096];
+    for (;;) {
+        ssize_t n = ::read(fd.get(), buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            throw_errno("reading " + path);
+        if (n == 0)
+            break;
+        content.append(buf, n);
+    }
+    if (!content.empty() && content.back() == '\n')
+        content.pop_back();
+    return content;
+}
+
+std::string read_control(const std::string& path)
+{
+    auto content = read_control_if_exists(path);
+    if (!content)
+        throw_errno("reading " + path, ENOENT);
+    return *content;
+}
+
+bool control_exists(const std::string& path)
+{
+    struct stat st;
+    return ::stat(path.c_str(), &st) == 0;
+}
+
+int remove_cgroup_dir(const std::string& dir, bool with_files)
+{
+    if (with_files)
+        if (DIR* stream = ::opendir(dir.c_str())) {
+            while (dirent* entry = ::readdir(stream))
+                if (entry->d_type == DT_REG)
+                    ::unlinkat(dirfd(stream), entry->d_name, 0);
+            ::closedir(stream);
+        }
+    return ::rmdir(dir.c_str());
+}
+
+uint64_t parse_control_u64(const std::string& text, const std::string& path)
+{
+    if (text == "max")
+        return UINT64_MAX;
+    uint64_t value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size())
+        throw Error("parsing " + path + ": \"" + text + "\" is not a number", EINVAL);
+    return value;
+}
+
+} // namespace cerberus::cgroups

@@ -1,0 +1,34 @@
+// Where the host's cgroup hierarchies are mounted, read from mountinfo.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace cerberus::cgroups {
+
+// unified: cgroup2 at the root (/sys/fs/cgroup); hybrid: v1 controllers
+// mounted one per hierarchy plus cgroup2 beside them (/sys/fs/cgroup/unified).
+enum class Layout { unified, hybrid };
+
+struct Mounts {
+    Layout layout = Layout::unified;
+    std::string unified;                   // cgroup2 mount point
+    std::map<std::string, std::string> v1; // controller -> mount point (hybrid only)
+    // Tests point the roots at a plain directory, where control files do not
+    // appear by themselves on mkdir as they do in cgroupfs: create them on write.
+    bool create_missing_files = false;
+
+    // The v1 mount point of controller, or nullopt when it is not on v1.
+    std::optional<std::string> v1_mount(const std::string& controller) const;
+
+    // From /proc/self/mountinfo; throws when no cgroup2 is mounted.
+    static Mounts detect();
+    static Mounts parse(std::string_view mountinfo);
+};
+
+// Shorthand for Mounts::detect().layout.
+Layout detect_layout();
+
+} // namespace cerberus::cgroups

@@ -1,0 +1,51 @@
+// spec::Resources as control-file writes, for cgroup v2 and for v1. Pure:
+// every value is checked here, before the runtime touches the host.
+#pragma once
+
+#include "spec.hpp"
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace cerberus::cgroups {
+
+// One group of resources; each lives in one hierarchy (on hybrid hosts a
+// kind's v1 controller may be mounted, or the controller is on cgroup2).
+enum class Kind { memory, cpu, cpuset, pids, io, hugetlb, devices, unified };
+
+inline constexpr Kind all_kinds[] = {Kind::memory, Kind::cpu,     Kind::cpuset,  Kind::pids,
+                                     Kind::io,     Kind::hugetlb, Kind::devices, Kind::unified};
+
+// The v1 hierarchy holding kind's files ("blkio" for io), "" for unified.
+const char* v1_controller(Kind kind);
+
+struct ControlWrite {
+    std::string file; // name inside the cgroup dir
+    std::string value;
+    bool only_if_exists = false; // the kernel may lack it (memory.memsw.*)
+
+    bool operator==(const ControlWrite&) const = default;
+};
+
+// Devices are not files on v2 (see device_filter.hpp): empty for Kind::devices.
+std::vector<ControlWrite> v2_writes(const spec::Resources& resources, Kind kind);
+
+// device_rules: the spec's rules followed by the runtime's defaults.
+// current_memory_limit: memory.limit_in_bytes now, which orders the memory
+// and memory+swap writes so that the kernel accepts both.
+std::vector<ControlWrite> v1_writes(const spec::Resources& resources, Kind kind,
+                                    std::span<const spec::DeviceRule> device_rules, uint64_t current_memory_limit);
+
+// The cgroup2 controller that owns a unified key ("memory.high" -> "memory"),
+// "" for core files ("cgroup.freeze").
+std::string controller_of_key(const std::string& key);
+
+// cpu.shares [2, 262144] to cpu.weight [1, 10000].
+uint64_t shares_to_weight(uint64_t shares);
+
+// blkio.weight [10, 1000] to io.weight [1, 10000].
+uint64_t blkio_to_io_weight(uint64_t weight);
+
+} // namespace cerberus::cgroups
