@@ -1,0 +1,17 @@
+// The container process's identity: groups, gid, uid and umask.
+#pragma once
+
+#include "spec.hpp"
+
+namespace cerberus::user {
+
+// Child, after capabilities::drop_bounding_set and before
+// capabilities::apply_capabilities. Sets the supplementary groups to exactly
+// additionalGids (skipped, like runc, when /proc/self/setgroups says "deny";
+// then asking for additionalGids is an error), then gid and uid (real,
+// effective and saved) keeping the permitted capabilities across the uid
+// change, then the umask (default 0022). Changing credentials resets the
+// parent-death signal and dumpable flag: the caller re-arms what it needs.
+void apply_user(const spec::User& user);
+
+} // namespace cerberus::user
