@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The agent policy, enforced by BPF LSM programs. Loaded once per host and
+ * pinned; every hook first finds the policy of the current task's cgroup (or
+ * of an ancestor, so nested cgroups stay policed) and returns at once for
+ * tasks outside any policed container. Rules come from the maps that
+ * policy_compile fills; layouts are in cerberus_policy.h. */
+
+#include "policy_common.bpf.h"
+#include "policy_net.bpf.h"
+#include "policy_paths.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+SEC("lsm/file_open")
+int BPF_PROG(cerb_file_open, struct file *file, int ret)
+{
+    __u64 cgroup_id;
+    struct cerb_policy *policy = find_policy(&cgroup_id);
+    if (ret || !policy || !(policy->flags & (CERB_HAS_PATHS | CERB_HAS_DENIED)))
+        return ret;
+    if (!(policy->flags & CERB_ARMED) && !(file->f_flags & FMODE_EXEC))
+        return 0;
+    struct scratch *s = get_scratch();
+    if (!s)
+        return ret;
+    long size = bpf_d_path(&file->f_path, s->path, sizeof(s->path));
+    /* Pipes, sockets and anonymous inodes reopened through /proc are objects
+     * the task already holds, not places in the file system. */
+    if (size > 0 && s->path[0] != '/')
+        return 0;
+    bool want_write = (file->f_mode & FMODE_WRITE) || (file->f_flags & O_TRUNC);
+    bool is_dir = (file->f_inode->i_mode & S_IFMT) == S_IFDIR;
+    return check_path(policy, cgroup_id, size, want_write, is_dir, CERB_OP_OPEN, EACCES);
+}
+
+/* allowed_bins: only the listed files may be exec'd, by the path the kernel
+ * resolved (so memfds, copies and links elsewhere do not match). */
+SEC("lsm/bprm_check_security")
+int BPF_PROG(cerb_bprm_check, struct linux_binprm *bprm, int ret)
+{
+    __u64 cgroup_id;
+    struct cerb_policy *policy = find_policy(&cgroup_id);
+    if (ret || !policy || !(policy->flags & CERB_HAS_BINS))
+        return ret;
+    struct scratch *s = get_scratch();
+    if (!s)
+        return ret;
+    struct path_walk w;
+    long size = bpf_d_path(&bprm->file->f_path, s->path, sizeof(s->path));
+    if (walk_path(&w, cgroup_id, size) < 0)
+        return refuse_path(policy, cgroup_id, CERB_OP_EXEC, CERB_RULE_PATH_UNRESOLVED, EACCES, 0, 0);
+    if (w.exact_kinds & CERB_PATH_BIN)
+        return 0;
+    return refuse_path(policy, cgroup_id, CERB_OP_EXEC, CERB_RULE_NOT_IN_ALLOWED_BINS, EACCES, 0, 0);
+}
+
+/* Arms the policy once an exec in the container has succeeded: from the new
+ * program's first instruction on, every rule applies. */
+SEC("lsm/bprm_committed_creds")
+int BPF_PROG(cerb_bprm_committed_creds, struct linux_binprm *bprm)
+{
+    __u64 cgroup_id;
+    struct cerb_policy *policy = find_policy(&cgroup_id);
+    if (policy && !(policy->flags & CERB_ARMED))
+        policy->flags |= CERB_ARMED; /* only programs write flags after install; racing writers set the same bit */
+    return 0;
+}
+
+/* With allowed_bins, executable file mappings must come from an allowed
+ * binary or from under read_only_paths: this stops the dynamic loader run
+ * directly on an unlisted file. */
+SEC("lsm/mmap_file")
+int BPF_PROG(cerb_mmap_file, struct file *file, unsigned long reqprot, unsigned long prot, unsigned long flags,
+             int ret)
+{
+    __u64 cgroup_id;
+    if (ret || !file || !(prot & PROT_EXEC))
+        return ret;
+    struct cerb_policy *policy = find_armed_policy(&cgroup_id);
+    if (!policy || !(policy->flags & CERB_HAS_BINS))
+        return 0;
+    struct scratch *s = get_scratch();
+    if (!s)
+        return 0;
+    struct path_walk w;
+    long size = bpf_d_path(&file->f_path, s->path, sizeof(s->path));
+    if (walk_path(&w, cgroup_id, size) < 0)
+        return refuse_path(policy, cgroup_id, CERB_OP_MMAP_EXEC, CERB_RULE_PATH_UNRESOLVED, EACCES, 0, 0);
+    if ((w.exact_kinds & CERB_PATH_BIN) || w.allow_kinds == CERB_PATH_READ_ONLY)
+        return 0;
+    return refuse_path(policy, cgroup_id, CERB_OP_MMAP_EXEC, CERB_RULE_EXEC_MAPPING, EACCES, 0, 0);
+}
+
+SEC("lsm/socket_connect")
+int BPF_PROG(cerb_socket_connect, struct socket *sock, struct sockaddr *address, int addrlen, int ret)
+{
+    __u64 cgroup_id;
+    struct cerb_policy *policy = find_armed_policy(&cgroup_id);
+    if (ret || !policy)
+        return ret;
+    return check_destination(policy, cgroup_id, sock, address, addrlen, CERB_OP_CONNECT);
+}
+
+/* Unconnected sends (sendto/sendmsg with an address) name their destination here. */
+SEC("lsm/socket_sendmsg")
+int BPF_PROG(cerb_socket_sendmsg, struct socket *sock, struct msghdr *msg, int size, int ret)
+{
+    __u64 cgroup_id;
+    struct cerb_policy *policy = find_armed_policy(&cgroup_id);
+    if (ret || !policy)
+        return ret;
+    void *name = BPF_CORE_READ(msg, msg_name);
+    if (!name)
+        return 0;
+    return check_destination(policy, cgroup_id, sock, name, BPF_CORE_READ(msg, msg_namelen), CERB_OP_SENDMSG);
+}
+
+SEC("lsm/socket_create")
+int BPF_PROG(cerb_socket_create, int family, int type, int protocol, int kern, int ret)
+{
+    __u64 cgroup_id;
+    if (ret || kern)
+        return ret;
+    struct cerb_policy *policy = find_armed_policy(&cgroup_id);
+    if (!policy || !(policy->flags & CERB_HAS_HOSTS))
+        return 0;
+    int kind = type & SOCK_TYPE_MASK;
+    if (family != AF_PACKET && kind != SOCK_RAW && kind != SOCK_PACKET)
+        return 0;
+    struct cerb_event *e = event_start(policy, cgroup_id, CERB_OP_SOCKET, CERB_RULE_RAW_SOCKET, EPERM);
+    if (e) {
+        e->target_kind = CERB_TARGET_NUMBER;
+        e->family = family;
+        e->number = type;
+        bpf_ringbuf_submit(e, 0);
+    }
+    return verdict(policy, EPERM);
+}
+
+SEC("lsm/capable")
+int BPF_PROG(cerb_capable, const struct cred *cred, struct user_namespace *ns, int cap, unsigned int opts, int ret)
+{
+    __u64 cgroup_id;
+    if (ret || cap < 0 || cap > 63)
+        return ret;
+    struct cerb_policy *policy = find_armed_policy(&cgroup_id);
+    if (!policy || !(policy->forbidden_caps & (1ULL << cap)))
+        return 0;
+    if (opts & CAP_OPT_NOAUDIT) /* a probe by the kernel, not a request by the task */
+        return verdict(policy, EPERM);
+    return refuse(policy, cgroup_id, CERB_OP_CAPABILITY, CERB_RULE_FORBIDDEN_CAP, EPERM, CERB_TARGET_CAPABILITY, cap);
+}
+
+SEC("lsm/bpf")
+int BPF_PROG(cerb_bpf, int cmd, union bpf_attr *attr, unsigned int size, int ret)
+{
+    __u64 cgroup_id;
+    struct cerb_policy *policy = find_armed_policy(&cgroup_id);
+    if (ret || !policy)
+        return ret;
+    return refuse(policy, cgroup_id, CERB_OP_BPF, CERB_RULE_ESCALATION, EPERM, CERB_TARGET_NUMBER, cmd);
+}
+
+SEC("lsm/perf_event_open")
+int BPF_PROG(cerb_perf_event_open, struct perf_event_attr *attr, int type, int ret)
+{
+    __u64 cgroup_id;
+    struct cerb_policy *policy = find_armed_policy(&cgroup_id);
+    if (ret || !policy)
+        return ret;
+    return refuse(policy, cgroup_id, CERB_OP_PERF_EVENT, CERB_RULE_ESCALATION, EPERM, CERB_TARGET_NUMBER, type);
+}
+
+SEC("lsm/kernel_module_request")
+int BPF_PROG(cerb_kernel_module_request, char *kmod_name, int ret)
+{
+    __u64 cgroup_id;
+    struct cerb_policy *policy = find_armed_policy(&cgroup_id);
+    if (ret || !policy)
+        return ret;
+    struct cerb_event *e = event_start(policy, cgroup_id, CERB_OP_MODULE, CERB_RULE_ESCALATION, EPERM);
+    if (e) {
+        e->target_kind = CERB_TARGET_PATH;
+        long n = bpf_probe_read_kernel_str(e->path, sizeof(e->path), kmod_name);
+        e->path_len = n > 0 ? n - 1 : 0;
+        bpf_ringbuf_submit(e, 0);
+    }
+    return verdict(policy, EPERM);
+}
+
+SEC("lsm/kernel_read_file")
+int BPF_PROG(cerb_kernel_read_file, struct file *file, enum kernel_read_file_id id, bool contents, int ret)
+{
+    __u64 cgroup_id;
+    if (ret || (id != READING_MODULE && id != READING_KEXEC_IMAGE && id != READING_KEXEC_INITRAMFS))
+        return ret;
+    struct cerb_policy *policy = find_armed_policy(&cgroup_id);
+    if (!policy)
+        return 0;
+    __u16 op = id == READING_MODULE ? CERB_OP_MODULE : CERB_OP_KEXEC;
+    return refuse(policy, cgroup_id, op, CERB_RULE_ESCALATION, EPERM, CERB_TARGET_NUMBER, id);
+}
+
+SEC("lsm/kernel_load_data")
+int BPF_PROG(cerb_kernel_load_data, enum kernel_load_data_id id, bool contents, int ret)
+{
+    __u64 cgroup_id;
+    if (ret || (id != LOADING_MODULE && id != LOADING_KEXEC_IMAGE))
+        return ret;
+    struct cerb_policy *policy = find_armed_policy(&cgroup_id);
+    if (!policy)
+        return 0;
+    __u16 op = id == LOADING_MODULE ? CERB_OP_MODULE : CERB_OP_KEXEC;
+    return refuse(policy, cgroup_id, op, CERB_RULE_ESCALATION, EPERM, CERB_TARGET_NUMBER, id);
+}
+
+SEC("lsm/userns_create")
+int BPF_PROG(cerb_userns_create, const struct cred *cred, int ret)
+{
+    __u64 cgroup_id;
+    struct cerb_policy *policy = find_armed_policy(&cgroup_id);
+    if (ret || !policy)
+        return ret;
+    return refuse(policy, cgroup_id, CERB_OP_USERNS, CERB_RULE_ESCALATION, EPERM, CERB_TARGET_NONE, 0);
+}
+
+/* Mounts would give a file a second, allowed name. */
+static __always_inline int refuse_mount(int ret)
+{
+    __u64 cgroup_id;
+    struct cerb_policy *policy = find_armed_policy(&cgroup_id);
+    if (ret || !policy || !(policy->flags & (CERB_HAS_PATHS | CERB_HAS_DENIED | CERB_HAS_BINS)))
+        return ret;
+    return refuse(policy, cgroup_id, CERB_OP_MOUNT, CERB_RULE_ESCALATION, EPERM, CERB_TARGET_NONE, 0);
+}
+
+SEC("lsm/sb_mount")
+int BPF_PROG(cerb_sb_mount, const char *dev_name, const struct path *path, const char *type, unsigned long flags,
+             void *data, int ret)
+{
+    return refuse_mount(ret);
+}
+
+SEC("lsm/move_mount")
+int BPF_PROG(cerb_move_mount, const struct path *from_path, const struct path *to_path, int ret)
+{
+    return refuse_mount(ret);
+}
+
+SEC("lsm/path_rename")
+int BPF_PROG(cerb_path_rename, const struct path *old_dir, struct dentry *old_dentry, const struct path *new_dir,
+             struct dentry *new_dentry, unsigned int flags, int ret)
+{
+    ret = check_change(old_dir, old_dentry, CERB_OP_RENAME, ret);
+    return check_change(new_dir, new_dentry, CERB_OP_RENAME, ret);
+}
+
+/* A hard link is a rename that keeps the old name: both names are written.
+ * Both are in the same mount, so the old one is found through new_dir's. */
+SEC("lsm/path_link")
+int BPF_PROG(cerb_path_link, struct dentry *old_dentry, const struct path *new_dir, struct dentry *new_dentry,
+             int ret)
+{
+    __u64 cgroup_id;
+    ret = check_change(new_dir, new_dentry, CERB_OP_LINK, ret);
+    if (ret)
+        return ret;
+    struct cerb_policy *policy = find_armed_policy(&cgroup_id);
+    if (!policy || !(policy->flags & (CERB_HAS_PATHS | CERB_HAS_DENIED)))
+        return 0;
+    struct scratch *s = get_scratch();
+    if (!s)
+        return 0;
+    long size = build_path(s, BPF_CORE_READ(old_dentry, d_parent), BPF_CORE_READ(new_dir, mnt), old_dentry);
+    return check_path(policy, cgroup_id, size, true, false, CERB_OP_LINK, EACCES);
+}
+
+SEC("lsm/path_unlink")
+int BPF_PROG(cerb_path_unlink, const struct path *dir, struct dentry *dentry, int ret)
+{
+    return check_change(dir, dentry, CERB_OP_UNLINK, ret);
+}
+
+SEC("lsm/path_rmdir")
+int BPF_PROG(cerb_path_rmdir, const struct path *dir, struct dentry *dentry, int ret)
+{
+    return check_change(dir, dentry, CERB_OP_UNLINK, ret);
+}
+
+SEC("lsm/path_mkdir")
+int BPF_PROG(cerb_path_mkdir, const struct path *dir, struct dentry *dentry, umode_t mode, int ret)
+{
+    return check_change(dir, dentry, CERB_OP_CREATE, ret);
+}
+
+SEC("lsm/path_mknod")
+int BPF_PROG(cerb_path_mknod, const struct path *dir, struct dentry *dentry, umode_t mode, unsigned int dev,
+             int ret)
+{
+    return check_change(dir, dentry, CERB_OP_CREATE, ret);
+}
+
+SEC("lsm/path_symlink")
+int BPF_PROG(cerb_path_symlink, const struct path *dir, struct dentry *dentry, const char *old_name, int ret)
+{
+    return check_change(dir, dentry, CERB_OP_CREATE, ret);
+}
+
+SEC("lsm/path_truncate")
+int BPF_PROG(cerb_path_truncate, const struct path *path, int ret)
+{
+    return check_change(path, NULL, CERB_OP_SETATTR, ret);
+}
+
+SEC("lsm/path_chmod")
+int BPF_PROG(cerb_path_chmod, const struct path *path, umode_t mode, int ret)
+{
+    return check_change(path, NULL, CERB_OP_SETATTR, ret);
+}
+
+SEC("lsm/path_chown")
+int BPF_PROG(cerb_path_chown, const struct path *path, __u32 uid, __u32 gid, int ret) /* kuid_t, kgid_t */
+{
+    return check_change(path, NULL, CERB_OP_SETATTR, ret);
+}

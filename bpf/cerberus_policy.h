@@ -1,0 +1,171 @@
+/* Layout shared by the BPF LSM programs (cerberus_policy.bpf.c) and the
+ * runtime (policy_compile, bpf_loader): map keys and values and the
+ * ring-buffer event. Fixed-width fields with explicit padding only; the
+ * runtime static_asserts every size. Changing a layout changes the pinned
+ * maps' key/value sizes, which the loader detects and refuses. */
+#ifndef CERBERUS_POLICY_H
+#define CERBERUS_POLICY_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define CERB_PIN_DIR "/sys/fs/bpf/cerberus"
+
+/* Capacity: 1,000 containers with tens of rules each, with room to spare. */
+#define CERB_MAX_CONTAINERS 16384
+#define CERB_MAX_NET_RULES 65536
+#define CERB_MAX_PATH_RULES 131072
+#define CERB_EVENTS_BYTES (8 * 1024 * 1024)
+
+#define CERB_PATH_MAX 4096 /* scratch buffer for bpf_d_path; a power of two */
+#define CERB_EVENT_PATH 256 /* bytes of the path kept in an event */
+#define CERB_MAX_PORT_RANGES 8
+
+/* struct cerb_policy.flags */
+#define CERB_ENFORCE (1u << 0) /* else audit: allow and report */
+#define CERB_HAS_HOSTS (1u << 1) /* allowed_hosts present: network is allow-listed */
+#define CERB_HAS_PATHS (1u << 2) /* allowed_paths or read_only_paths present */
+#define CERB_HAS_DENIED (1u << 3) /* denied_paths present */
+#define CERB_HAS_BINS (1u << 4) /* allowed_bins present */
+/* Set by the programs (never by the compiler) when the container's first
+ * program is exec'd. Before that only the runtime's own init runs in the
+ * cgroup, setting the container up, and only its exec is checked. */
+#define CERB_ARMED (1u << 5)
+
+/* cerberus_policies: cgroup id -> what applies to that container. */
+struct cerb_policy {
+    __u32 flags;
+    __u32 pad;
+    __u64 forbidden_caps; /* bit n = capability n */
+    __u64 events_lost; /* bumped by the programs when the ring buffer is full */
+};
+
+/* cerberus_net4 / cerberus_net6: LPM tries. prefixlen counts the 64 bits of
+ * the cgroup id plus the CIDR's prefix, so each container owns a subtree. */
+struct cerb_net4_key {
+    __u32 prefixlen;
+    __u32 cgroup_lo;
+    __u32 cgroup_hi;
+    __u8 addr[4];
+};
+
+struct cerb_net6_key {
+    __u32 prefixlen;
+    __u32 cgroup_lo;
+    __u32 cgroup_hi;
+    __u8 addr[16];
+};
+
+struct cerb_port_range {
+    __u16 first; /* host byte order, inclusive */
+    __u16 last;
+};
+
+/* Ports allowed for one CIDR. The compiler folds the ports of every shorter
+ * CIDR covering this one into it, because the trie only returns the longest. */
+struct cerb_net_value {
+    __u32 nranges;
+    struct cerb_port_range ranges[CERB_MAX_PORT_RANGES];
+};
+
+/* cerberus_paths: one entry per path rule. The hash is FNV-1a over the path
+ * bytes (no trailing '/'; the root is the empty string), seeded with the
+ * per-host seed in cerberus_config, so that colliding paths cannot be
+ * prepared in advance. */
+struct cerb_path_key {
+    __u64 cgroup_id;
+    __u64 hash;
+    __u32 len;
+    __u32 pad;
+};
+
+/* struct cerb_path_value.kinds */
+#define CERB_PATH_ALLOW (1u << 0) /* allowed_paths: read and write below it */
+#define CERB_PATH_READ_ONLY (1u << 1) /* read_only_paths: read below it */
+#define CERB_PATH_DENY (1u << 2) /* denied_paths: nothing below it */
+#define CERB_PATH_BIN (1u << 3) /* allowed_bins: this exact file may be exec'd */
+
+struct cerb_path_value {
+    __u32 kinds;
+    __u32 pad;
+};
+
+/* cerberus_config: a one-entry array. */
+struct cerb_config {
+    __u64 path_seed;
+    __u32 host_netns; /* inode of the host's network namespace (of /proc/1/ns/net) */
+    __u32 pad;
+};
+
+/* Event operations. */
+enum cerb_op {
+    CERB_OP_CONNECT = 1,
+    CERB_OP_SENDMSG = 2,
+    CERB_OP_SOCKET = 3,
+    CERB_OP_OPEN = 4,
+    CERB_OP_EXEC = 5,
+    CERB_OP_MMAP_EXEC = 6,
+    CERB_OP_CAPABILITY = 7,
+    CERB_OP_BPF = 8,
+    CERB_OP_PERF_EVENT = 9,
+    CERB_OP_MODULE = 10, /* module request or load */
+    CERB_OP_KEXEC = 11,
+    CERB_OP_USERNS = 12,
+    CERB_OP_MOUNT = 13,
+    CERB_OP_LINK = 14,
+    CERB_OP_RENAME = 15,
+    CERB_OP_UNLINK = 16, /* unlink, rmdir */
+    CERB_OP_CREATE = 17, /* mkdir, mknod, symlink */
+    CERB_OP_SETATTR = 18, /* truncate, chmod, chown */
+};
+
+/* Which rule decided. */
+enum cerb_rule {
+    CERB_RULE_NOT_IN_ALLOWED_HOSTS = 1,
+    CERB_RULE_ADDRESS_FAMILY = 2, /* family other than inet, inet6, unix, netlink */
+    CERB_RULE_RAW_SOCKET = 3,
+    CERB_RULE_NOT_IN_ALLOWED_PATHS = 4,
+    CERB_RULE_DENIED_PATH = 5, /* rule_len: length of the denied_paths entry */
+    CERB_RULE_READ_ONLY_PATH = 6, /* rule_len: length of the read_only_paths entry */
+    CERB_RULE_NOT_IN_ALLOWED_BINS = 7,
+    CERB_RULE_EXEC_MAPPING = 8, /* PROT_EXEC mapping of a file not in allowed_bins or read_only_paths */
+    CERB_RULE_FORBIDDEN_CAP = 9,
+    CERB_RULE_ESCALATION = 10, /* bpf, perf, modules, kexec, userns, mount */
+    CERB_RULE_PATH_UNRESOLVED = 11, /* too long or deep for the buffers, or a relative unix socket path */
+};
+
+#define CERB_VERDICT_DENIED 1
+#define CERB_VERDICT_AUDIT 2
+
+/* struct cerb_event.target_kind */
+#define CERB_TARGET_NONE 0
+#define CERB_TARGET_ADDRESS 1 /* family, port, addr */
+#define CERB_TARGET_PATH 2 /* path */
+#define CERB_TARGET_CAPABILITY 3 /* number */
+#define CERB_TARGET_NUMBER 4 /* number: socket type, bpf cmd, read/load id */
+
+/* One denial (or, in audit mode, would-be denial), sent on cerberus_events. */
+struct cerb_event {
+    __u64 time_ns; /* bpf_ktime_get_boot_ns: CLOCK_BOOTTIME */
+    __u64 cgroup_id;
+    __u32 pid; /* thread group id, as seen from the host */
+    __u32 tid;
+    __u32 uid;
+    __u32 gid;
+    char comm[16];
+    __u16 op; /* enum cerb_op */
+    __u8 verdict; /* CERB_VERDICT_* */
+    __u8 target_kind;
+    __s32 err; /* errno returned (or that would be, in audit mode), positive */
+    __u16 rule; /* enum cerb_rule */
+    __u16 family; /* AF_INET, AF_INET6, AF_UNIX... for addresses and sockets */
+    __u16 port; /* host byte order */
+    __u16 rule_len;
+    __u32 number; /* capability, socket type, bpf command... */
+    __u32 path_len; /* bytes of path used, without the NUL */
+    __u8 addr[16];
+    char path[CERB_EVENT_PATH];
+};
+
+#endif

@@ -1,0 +1,169 @@
+/* Shared by the agent policy programs: maps, policy lookup, events. */
+
+#pragma once
+
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "cerberus_policy.h"
+
+#define EPERM 1
+#define EACCES 13
+#define AF_UNSPEC 0
+#define AF_UNIX 1
+#define AF_INET 2
+#define AF_INET6 10
+#define AF_NETLINK 16
+#define AF_PACKET 17
+#define SOCK_RAW 3
+#define SOCK_PACKET 10
+#define SOCK_TYPE_MASK 0xf
+#define FMODE_WRITE 0x2
+#define FMODE_EXEC 0x20 /* also __FMODE_EXEC in f_flags, the flag open_exec passes */
+#define O_TRUNC 01000
+#define PROT_EXEC 0x4
+#define S_IFMT 00170000
+#define S_IFDIR 0040000
+#define CAP_OPT_NOAUDIT 0x2
+#define UNIX_PATH_MAX 108
+#define MAX_CGROUP_NESTING 8 /* cgroup levels below a container that stay policed */
+#define MAX_DEPTH 32 /* path components build_path follows; a power of two */
+#define NAME_BUF 256 /* NAME_MAX + 1 */
+#define FNV_OFFSET 0xcbf29ce484222325ULL
+#define FNV_PRIME 0x100000001b3ULL
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, CERB_MAX_CONTAINERS);
+    __type(key, __u64);
+    __type(value, struct cerb_policy);
+} cerb_policies SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_LPM_TRIE);
+    __uint(max_entries, CERB_MAX_NET_RULES);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
+    __type(key, struct cerb_net4_key);
+    __type(value, struct cerb_net_value);
+} cerb_net4 SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_LPM_TRIE);
+    __uint(max_entries, CERB_MAX_NET_RULES);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
+    __type(key, struct cerb_net6_key);
+    __type(value, struct cerb_net_value);
+} cerb_net6 SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, CERB_MAX_PATH_RULES);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
+    __type(key, struct cerb_path_key);
+    __type(value, struct cerb_path_value);
+} cerb_paths SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct cerb_config);
+} cerb_config SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_RINGBUF);
+    __uint(max_entries, CERB_EVENTS_BYTES);
+} cerb_events SEC(".maps");
+
+/* bpf_d_path output. Per CPU: programs are not preempted under the VM lane's
+ * (Debian default) voluntary preemption. */
+struct scratch {
+    char path[CERB_PATH_MAX];
+    __u64 components[MAX_DEPTH]; /* build_path's dentries, deepest first */
+};
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct scratch);
+} cerb_scratch SEC(".maps");
+
+static __always_inline struct cerb_policy *find_policy(__u64 *cgroup_id)
+{
+    struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+    int level = BPF_CORE_READ(task, cgroups, dfl_cgrp, level);
+
+    for (int i = 0; i < MAX_CGROUP_NESTING; i++) {
+        if (level - i < 1)
+            break;
+        __u64 id = bpf_get_current_ancestor_cgroup_id(level - i);
+        struct cerb_policy *policy = bpf_map_lookup_elem(&cerb_policies, &id);
+        if (policy) {
+            *cgroup_id = id;
+            return policy;
+        }
+    }
+    return NULL;
+}
+
+/* The policy, once the container runs its own program (see CERB_ARMED). */
+static __always_inline struct cerb_policy *find_armed_policy(__u64 *cgroup_id)
+{
+    struct cerb_policy *policy = find_policy(cgroup_id);
+    return policy && (policy->flags & CERB_ARMED) ? policy : NULL;
+}
+
+static __always_inline struct scratch *get_scratch(void)
+{
+    __u32 zero = 0;
+    return bpf_map_lookup_elem(&cerb_scratch, &zero);
+}
+
+/* Starts an event with the fields every operation shares; NULL (and one more
+ * lost event counted) when the ring buffer is full. */
+static __always_inline struct cerb_event *event_start(struct cerb_policy *policy, __u64 cgroup_id, __u16 op,
+                                                      __u16 rule, int err)
+{
+    struct cerb_event *e = bpf_ringbuf_reserve(&cerb_events, sizeof(*e), 0);
+    if (!e) {
+        __sync_fetch_and_add(&policy->events_lost, 1);
+        return NULL;
+    }
+    __builtin_memset(e, 0, sizeof(*e));
+    __u64 pid_tgid = bpf_get_current_pid_tgid();
+    __u64 uid_gid = bpf_get_current_uid_gid();
+    e->time_ns = bpf_ktime_get_boot_ns();
+    e->cgroup_id = cgroup_id;
+    e->pid = pid_tgid >> 32;
+    e->tid = (__u32)pid_tgid;
+    e->uid = (__u32)uid_gid;
+    e->gid = uid_gid >> 32;
+    bpf_get_current_comm(e->comm, sizeof(e->comm));
+    e->op = op;
+    e->rule = rule;
+    e->err = err;
+    e->verdict = (policy->flags & CERB_ENFORCE) ? CERB_VERDICT_DENIED : CERB_VERDICT_AUDIT;
+    return e;
+}
+
+static __always_inline int verdict(struct cerb_policy *policy, int err)
+{
+    return (policy->flags & CERB_ENFORCE) ? -err : 0;
+}
+
+/* Reports and decides an operation whose target is a number (or nothing). */
+static __always_inline int refuse(struct cerb_policy *policy, __u64 cgroup_id, __u16 op, __u16 rule, int err,
+                                  __u8 target_kind, __u32 number)
+{
+    struct cerb_event *e = event_start(policy, cgroup_id, op, rule, err);
+    if (e) {
+        e->target_kind = target_kind;
+        e->number = number;
+        bpf_ringbuf_submit(e, 0);
+    }
+    return verdict(policy, err);
+}

@@ -1,0 +1,119 @@
+/* Network rules: destinations of connect and sendmsg. */
+
+#pragma once
+
+#include "policy_common.bpf.h"
+
+#include "policy_paths.bpf.h"
+
+static __always_inline bool ports_allow(const struct cerb_net_value *v, __u16 port)
+{
+    for (int i = 0; i < CERB_MAX_PORT_RANGES; i++) {
+        if (i < v->nranges && port >= v->ranges[i].first && port <= v->ranges[i].last)
+            return true;
+    }
+    return false;
+}
+
+/* Loopback is the container's own only in a network namespace of its own. */
+static __always_inline bool own_network_namespace(struct socket *sock)
+{
+    __u32 zero = 0;
+    struct cerb_config *config = bpf_map_lookup_elem(&cerb_config, &zero);
+    return config && BPF_CORE_READ(sock, sk, __sk_common.skc_net.net, ns.inum) != config->host_netns;
+}
+
+static __always_inline bool inet4_allowed(__u64 cgroup_id, const __u8 *addr, __u16 port, struct socket *sock)
+{
+    struct cerb_net4_key key = {.prefixlen = 64 + 32, .cgroup_lo = (__u32)cgroup_id, .cgroup_hi = cgroup_id >> 32};
+    __builtin_memcpy(key.addr, addr, 4);
+    struct cerb_net_value *v = bpf_map_lookup_elem(&cerb_net4, &key);
+    if (v && ports_allow(v, port))
+        return true;
+    return addr[0] == 127 && own_network_namespace(sock);
+}
+
+static __always_inline bool all_zero(const __u8 *bytes, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (bytes[i])
+            return false;
+    }
+    return true;
+}
+
+static __always_inline bool inet6_allowed(__u64 cgroup_id, const __u8 *addr, __u16 port, struct socket *sock)
+{
+    /* An IPv4-mapped address (::ffff:a.b.c.d) reaches the IPv4 host. */
+    if (all_zero(addr, 10) && addr[10] == 0xff && addr[11] == 0xff)
+        return inet4_allowed(cgroup_id, addr + 12, port, sock);
+    struct cerb_net6_key key = {.prefixlen = 64 + 128, .cgroup_lo = (__u32)cgroup_id, .cgroup_hi = cgroup_id >> 32};
+    __builtin_memcpy(key.addr, addr, 16);
+    struct cerb_net_value *v = bpf_map_lookup_elem(&cerb_net6, &key);
+    if (v && ports_allow(v, port))
+        return true;
+    return all_zero(addr, 15) && addr[15] == 1 && own_network_namespace(sock);
+}
+
+static __always_inline int refuse_address(struct cerb_policy *policy, __u64 cgroup_id, __u16 op, __u16 rule,
+                                          __u16 family, const __u8 *addr, int addr_len, __u16 port)
+{
+    struct cerb_event *e = event_start(policy, cgroup_id, op, rule, EPERM);
+    if (e) {
+        e->target_kind = CERB_TARGET_ADDRESS;
+        e->family = family;
+        e->port = port;
+        if (addr_len == 4)
+            __builtin_memcpy(e->addr, addr, 4);
+        else if (addr_len == 16)
+            __builtin_memcpy(e->addr, addr, 16);
+        bpf_ringbuf_submit(e, 0);
+    }
+    return verdict(policy, EPERM);
+}
+
+/* A destination of connect or sendmsg; address is a kernel copy. */
+static __always_inline int check_destination(struct cerb_policy *policy, __u64 cgroup_id, struct socket *sock,
+                                             void *address, int addrlen, __u16 op)
+{
+    __u16 family = 0;
+    if (bpf_probe_read_kernel(&family, sizeof(family), address) < 0)
+        return 0;
+
+    if (family == AF_INET && (policy->flags & CERB_HAS_HOSTS)) {
+        struct sockaddr_in sin = {};
+        if (addrlen < (int)sizeof(sin) || bpf_probe_read_kernel(&sin, sizeof(sin), address) < 0)
+            return 0; /* the kernel rejects it as EINVAL */
+        __u16 port = bpf_ntohs(sin.sin_port);
+        if (inet4_allowed(cgroup_id, (const __u8 *)&sin.sin_addr, port, sock))
+            return 0;
+        return refuse_address(policy, cgroup_id, op, CERB_RULE_NOT_IN_ALLOWED_HOSTS, family,
+                              (const __u8 *)&sin.sin_addr, 4, port);
+    }
+    if (family == AF_INET6 && (policy->flags & CERB_HAS_HOSTS)) {
+        struct sockaddr_in6 sin6 = {};
+        if (addrlen < 24 || bpf_probe_read_kernel(&sin6, sizeof(sin6), address) < 0)
+            return 0; /* SIN6_LEN_RFC2133 is the kernel's minimum */
+        __u16 port = bpf_ntohs(sin6.sin6_port);
+        if (inet6_allowed(cgroup_id, (const __u8 *)&sin6.sin6_addr, port, sock))
+            return 0;
+        return refuse_address(policy, cgroup_id, op, CERB_RULE_NOT_IN_ALLOWED_HOSTS, family,
+                              (const __u8 *)&sin6.sin6_addr, 16, port);
+    }
+    if (family == AF_UNIX && (policy->flags & (CERB_HAS_PATHS | CERB_HAS_DENIED))) {
+        struct scratch *s = get_scratch();
+        if (!s)
+            return 0;
+        long size = bpf_probe_read_kernel_str(s->path, UNIX_PATH_MAX,
+                                              (const char *)address + offsetof(struct sockaddr_un, sun_path));
+        if (size <= 1)
+            return 0; /* abstract or unnamed: not a path */
+        if (s->path[0] != '/')
+            return refuse_path(policy, cgroup_id, op, CERB_RULE_PATH_UNRESOLVED, EPERM, 0, 0);
+        return check_path(policy, cgroup_id, size, true, false, op, EPERM);
+    }
+    if ((policy->flags & CERB_HAS_HOSTS) && family != AF_INET && family != AF_INET6 && family != AF_UNIX &&
+        family != AF_UNSPEC && family != AF_NETLINK)
+        return refuse_address(policy, cgroup_id, op, CERB_RULE_ADDRESS_FAMILY, family, NULL, 0, 0);
+    return 0;
+}

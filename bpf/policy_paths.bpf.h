@@ -1,0 +1,226 @@
+/* Path rules: matching a path against a container's entries, and building
+ * the path of a dentry where bpf_d_path is not allowed. */
+
+#pragma once
+
+#include "policy_common.bpf.h"
+
+struct path_walk {
+    __u64 cgroup_id;
+    __u64 hash;
+    __u32 deny_len; /* length + 1 of the denied_paths entry that matched */
+    __u32 allow_len; /* length of the longest allowed/read-only prefix */
+    __u32 allow_kinds; /* its kinds */
+    __u32 exact_kinds; /* kinds of an entry for the whole path */
+    __u32 dot_component; /* a "." or ".." component was seen */
+    char prev[3]; /* the last three bytes, newest first */
+};
+
+/* One byte of the path: at each component boundary look the prefix up. */
+static long walk_byte(__u32 i, void *ctx)
+{
+    struct path_walk *w = ctx;
+    struct scratch *s = get_scratch();
+    if (!s)
+        return 1;
+    char c = s->path[i & (CERB_PATH_MAX - 1)];
+    if (c == '/' || c == 0) {
+        if (w->prev[0] == '.' && (w->prev[1] == '/' || (w->prev[1] == '.' && w->prev[2] == '/')))
+            w->dot_component = 1;
+        struct cerb_path_key key = {.cgroup_id = w->cgroup_id, .hash = w->hash, .len = i};
+        struct cerb_path_value *rule = bpf_map_lookup_elem(&cerb_paths, &key);
+        if (rule) {
+            if (rule->kinds & CERB_PATH_DENY) {
+                w->deny_len = i + 1;
+                return 1;
+            }
+            if (rule->kinds & (CERB_PATH_ALLOW | CERB_PATH_READ_ONLY)) {
+                w->allow_kinds = rule->kinds & (CERB_PATH_ALLOW | CERB_PATH_READ_ONLY);
+                w->allow_len = i;
+            }
+            if (c == 0)
+                w->exact_kinds = rule->kinds;
+        }
+        if (c == 0)
+            return 1;
+    }
+    w->hash = (w->hash ^ (__u8)c) * FNV_PRIME;
+    w->prev[2] = w->prev[1];
+    w->prev[1] = w->prev[0];
+    w->prev[0] = c;
+    return 0;
+}
+
+/* Matches the NUL-terminated path in the scratch buffer (length with the NUL
+ * in size) against the container's path rules. */
+static __always_inline int walk_path(struct path_walk *w, __u64 cgroup_id, long size)
+{
+    __u32 zero = 0;
+    struct cerb_config *config = bpf_map_lookup_elem(&cerb_config, &zero);
+    if (!config || size <= 0 || size > CERB_PATH_MAX)
+        return -1;
+    __builtin_memset(w, 0, sizeof(*w));
+    w->cgroup_id = cgroup_id;
+    w->hash = FNV_OFFSET ^ config->path_seed;
+    bpf_loop(size, walk_byte, w, 0);
+    return 0;
+}
+
+static __always_inline int refuse_path(struct cerb_policy *policy, __u64 cgroup_id, __u16 op, __u16 rule, int err,
+                                       __u32 rule_len, __u32 number)
+{
+    struct cerb_event *e = event_start(policy, cgroup_id, op, rule, err);
+    if (e) {
+        struct scratch *s = get_scratch();
+        e->target_kind = CERB_TARGET_PATH;
+        e->rule_len = rule_len;
+        e->number = number;
+        if (s) {
+            long n = bpf_probe_read_kernel_str(e->path, sizeof(e->path), s->path);
+            e->path_len = n > 0 ? n - 1 : 0;
+        }
+        bpf_ringbuf_submit(e, 0);
+    }
+    return verdict(policy, err);
+}
+
+/* The path rules for an open (or a unix socket connect, want_write set). */
+static __always_inline int check_path(struct cerb_policy *policy, __u64 cgroup_id, long size, bool want_write,
+                                      bool is_dir, __u16 op, int err)
+{
+    struct path_walk w;
+    if (walk_path(&w, cgroup_id, size) < 0 || w.dot_component)
+        return refuse_path(policy, cgroup_id, op, CERB_RULE_PATH_UNRESOLVED, err, 0, 0);
+    if (w.deny_len)
+        return refuse_path(policy, cgroup_id, op, CERB_RULE_DENIED_PATH, err, w.deny_len - 1, 0);
+    if (!(policy->flags & CERB_HAS_PATHS) || (is_dir && !want_write))
+        return 0;
+    if (!w.allow_kinds)
+        return refuse_path(policy, cgroup_id, op, CERB_RULE_NOT_IN_ALLOWED_PATHS, err, 0, 0);
+    if (want_write && !(w.allow_kinds & CERB_PATH_ALLOW))
+        return refuse_path(policy, cgroup_id, op, CERB_RULE_READ_ONLY_PATH, err, w.allow_len, 0);
+    return 0;
+}
+
+struct path_build {
+    __u64 dentry; /* struct dentry *, where the walk up is */
+    __u64 vfsmnt; /* struct vfsmount *, its mount */
+    __u64 mnt; /* struct mount *, the same */
+    __u64 root_dentry; /* the task's root */
+    __u64 root_mnt;
+    long pos; /* bytes written on the way down */
+    __u32 n; /* dentries collected in scratch.components */
+    __u32 reached_root;
+    __u32 failed;
+    __u32 pad;
+};
+
+/* One step towards the root: collect the dentry, or cross to the parent mount. */
+static long build_up(__u32 i, void *ctx)
+{
+    struct path_build *b = ctx;
+    struct scratch *s = get_scratch();
+    if (!s) {
+        b->failed = 1;
+        return 1;
+    }
+    struct dentry *dentry = (struct dentry *)b->dentry;
+    struct vfsmount *vfsmnt = (struct vfsmount *)b->vfsmnt;
+    struct mount *mnt = (struct mount *)b->mnt;
+    if (b->dentry == b->root_dentry && b->vfsmnt == b->root_mnt) {
+        b->reached_root = 1;
+        return 1;
+    }
+    if (dentry == BPF_CORE_READ(vfsmnt, mnt_root)) {
+        struct mount *parent = BPF_CORE_READ(mnt, mnt_parent);
+        if (parent == mnt) { /* the namespace's root */
+            b->reached_root = 1;
+            return 1;
+        }
+        b->dentry = (__u64)BPF_CORE_READ(mnt, mnt_mountpoint);
+        b->mnt = (__u64)parent;
+        b->vfsmnt = (__u64)&parent->mnt;
+        return 0;
+    }
+    if (b->n >= MAX_DEPTH) {
+        b->failed = 1;
+        return 1;
+    }
+    s->components[b->n & (MAX_DEPTH - 1)] = b->dentry;
+    b->n++;
+    b->dentry = (__u64)BPF_CORE_READ(dentry, d_parent);
+    return 0;
+}
+
+/* One component on the way down: "/<name>". */
+static long build_down(__u32 k, void *ctx)
+{
+    struct path_build *b = ctx;
+    struct scratch *s = get_scratch();
+    if (!s || k >= b->n)
+        return 1;
+    struct dentry *component = (struct dentry *)s->components[(b->n - 1 - k) & (MAX_DEPTH - 1)];
+    long pos = b->pos;
+    if (pos < 0 || pos > CERB_PATH_MAX - NAME_BUF - 2) {
+        b->failed = 1;
+        return 1;
+    }
+    s->path[pos++] = '/';
+    long len = bpf_probe_read_kernel_str(&s->path[pos], NAME_BUF, BPF_CORE_READ(component, d_name.name));
+    if (len <= 1) {
+        b->failed = 1;
+        return 1;
+    }
+    b->pos = pos + len - 1;
+    return 0;
+}
+
+/* Writes the path of dentry (in mount vfsmnt), as the current task sees it,
+ * then "/<last>" when last is set, into the scratch buffer. bpf_d_path is not
+ * allowed in the path hooks, so this walks dentries and mounts like d_path.
+ * Returns the size with the NUL, or -1 when deeper or longer than the buffers. */
+static __always_inline long build_path(struct scratch *s, struct dentry *dentry, struct vfsmount *vfsmnt,
+                                       struct dentry *last)
+{
+    struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+    struct path_build b;
+    __builtin_memset(&b, 0, sizeof(b));
+    b.dentry = (__u64)dentry;
+    b.vfsmnt = (__u64)vfsmnt;
+    b.mnt = (__u64)container_of(vfsmnt, struct mount, mnt);
+    b.root_dentry = (__u64)BPF_CORE_READ(task, fs, root.dentry);
+    b.root_mnt = (__u64)BPF_CORE_READ(task, fs, root.mnt);
+    if (last) {
+        s->components[0] = (__u64)last;
+        b.n = 1;
+    }
+    bpf_loop(2 * MAX_DEPTH, build_up, &b, 0); /* components and mount crossings */
+    if (!b.reached_root || b.failed)
+        return -1;
+    bpf_loop(MAX_DEPTH, build_down, &b, 0);
+    long pos = b.pos;
+    if (b.failed || pos < 0 || pos > CERB_PATH_MAX - 2)
+        return -1;
+    if (b.n == 0)
+        s->path[pos++] = '/';
+    s->path[pos] = 0;
+    return pos + 1;
+}
+
+/* The path rules for a change to the name dir/last (or to path itself when
+ * last is NULL): a write, allowed only under allowed_paths and never under
+ * denied_paths. */
+static __always_inline int check_change(const struct path *dir, struct dentry *last, __u16 op, int ret)
+{
+    __u64 cgroup_id;
+    if (ret)
+        return ret;
+    struct cerb_policy *policy = find_armed_policy(&cgroup_id);
+    if (!policy || !(policy->flags & (CERB_HAS_PATHS | CERB_HAS_DENIED)))
+        return 0;
+    struct scratch *s = get_scratch();
+    if (!s)
+        return 0;
+    long size = build_path(s, BPF_CORE_READ(dir, dentry), BPF_CORE_READ(dir, mnt), last);
+    return check_path(policy, cgroup_id, size, true, false, op, EACCES);
+}

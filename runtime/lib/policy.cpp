@@ -1,0 +1,186 @@
+// Parsing and validation of the policy document.
+#include "policy.hpp"
+
+#include "error.hpp"
+
+#include <cap-ng.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+namespace cerberus::policy {
+
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void invalid(const std::string& field, const std::string& what)
+{
+    throw Error(field + ": " + what, EINVAL);
+}
+
+std::string json_quoted(const std::string& value)
+{
+    return json(value).dump();
+}
+
+const json& expect(const json& value, json::value_t type, const char* type_name, const std::string& field)
+{
+    if (value.type() != type)
+        invalid(field, std::string("expected ") + type_name + ", got " + value.type_name() + " " + value.dump());
+    return value;
+}
+
+std::vector<std::string> string_list(const json& value, const std::string& field)
+{
+    std::vector<std::string> items;
+    for (size_t i = 0; i < expect(value, json::value_t::array, "an array", field).size(); ++i)
+        items.push_back(expect(value[i], json::value_t::string, "a string", field + "[" + std::to_string(i) + "]")
+                            .get<std::string>());
+    return items;
+}
+
+std::vector<std::string> path_list(const json& value, const std::string& field)
+{
+    std::vector<std::string> paths;
+    auto items = string_list(value, field);
+    for (size_t i = 0; i < items.size(); ++i)
+        paths.push_back(normalize_policy_path(items[i], field + "[" + std::to_string(i) + "]"));
+    return paths;
+}
+
+Mode parse_mode(const json& value)
+{
+    auto text = expect(value, json::value_t::string, "a string", "policy.mode").get<std::string>();
+    if (text == "enforce")
+        return Mode::enforce;
+    if (text == "audit")
+        return Mode::audit;
+    invalid("policy.mode", "unknown mode " + json_quoted(text) + " (expected \"enforce\" or \"audit\")");
+}
+
+std::vector<int> parse_caps(const json& value)
+{
+    std::set<int> caps;
+    auto names = string_list(value, "policy.forbidden_caps");
+    for (size_t i = 0; i < names.size(); ++i) {
+        auto number = capability_number(names[i]);
+        if (!number)
+            invalid("policy.forbidden_caps[" + std::to_string(i) + "]", "unknown capability " + json_quoted(names[i]));
+        caps.insert(*number);
+    }
+    return {caps.begin(), caps.end()};
+}
+
+} // namespace
+
+std::string normalize_policy_path(const std::string& path, const std::string& field)
+{
+    if (path.empty() || path[0] != '/')
+        invalid(field, "path " + json_quoted(path) + " is not absolute");
+    if (path.find('\0') != std::string::npos)
+        invalid(field, "path " + json_quoted(path) + " contains a NUL byte");
+    std::string normal;
+    size_t start = 0;
+    while (start < path.size()) {
+        size_t end = path.find('/', start);
+        if (end == std::string::npos)
+            end = path.size();
+        std::string component = path.substr(start, end - start);
+        if (component == "." || component == "..")
+            invalid(field, "path " + json_quoted(path) + " has a \"" + component + "\" component");
+        if (!component.empty())
+            normal += "/" + component;
+        start = end + 1;
+    }
+    return normal.empty() ? "/" : normal;
+}
+
+bool path_within(const std::string& path, const std::string& prefix)
+{
+    if (prefix == "/")
+        return true;
+    return path.compare(0, prefix.size(), prefix) == 0 && (path.size() == prefix.size() || path[prefix.size()] == '/');
+}
+
+std::optional<int> capability_number(const std::string& name)
+{
+    std::string upper = name;
+    std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return std::toupper(c); });
+    if (upper.rfind("CAP_", 0) != 0)
+        return std::nullopt;
+    int number = capng_name_to_capability(upper.substr(4).c_str());
+    if (number < 0)
+        return std::nullopt;
+    return number;
+}
+
+std::string capability_name(int number)
+{
+    const char* name = capng_capability_to_name(static_cast<unsigned>(number));
+    std::string upper = name ? name : std::to_string(number);
+    std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return std::toupper(c); });
+    return "CAP_" + upper;
+}
+
+Policy parse_policy(const std::string& text)
+{
+    json document;
+    try {
+        document = json::parse(text);
+    } catch (const json::parse_error& e) {
+        invalid("policy", std::string("invalid JSON: ") + e.what());
+    }
+    expect(document, json::value_t::object, "an object", "policy");
+
+    Policy policy;
+    for (const auto& [key, value] : document.items()) {
+        std::string field = "policy." + key;
+        if (key == "mode") {
+            policy.mode = parse_mode(value);
+        } else if (key == "allowed_hosts") {
+            std::vector<HostRule> rules;
+            auto items = string_list(value, field);
+            for (size_t i = 0; i < items.size(); ++i)
+                rules.push_back(parse_host_rule(items[i], field + "[" + std::to_string(i) + "]"));
+            policy.allowed_hosts = std::move(rules);
+        } else if (key == "allowed_paths") {
+            policy.allowed_paths = path_list(value, field);
+        } else if (key == "read_only_paths") {
+            policy.read_only_paths = path_list(value, field);
+        } else if (key == "denied_paths") {
+            policy.denied_paths = path_list(value, field);
+        } else if (key == "allowed_bins") {
+            policy.allowed_bins = path_list(value, field);
+            for (size_t i = 0; i < policy.allowed_bins->size(); ++i) {
+                if ((*policy.allowed_bins)[i] == "/")
+                    invalid(field + "[" + std::to_string(i) + "]", "\"/\" is not a file");
+            }
+        } else if (key == "forbidden_caps") {
+            policy.forbidden_caps = parse_caps(value);
+        } else {
+            invalid("policy", "unknown field " + json_quoted(key));
+        }
+    }
+    return policy;
+}
+
+void apply_policy_to_spec(const Policy& policy, spec::Spec& spec)
+{
+    if (!spec.process)
+        return;
+    spec.process->no_new_privileges = true;
+    if (!spec.process->capabilities || policy.forbidden_caps.empty())
+        return;
+    auto forbidden = [&](const std::string& name) {
+        auto number = capability_number(name);
+        return number && std::binary_search(policy.forbidden_caps.begin(), policy.forbidden_caps.end(), *number);
+    };
+    auto& caps = *spec.process->capabilities;
+    for (auto* set : {&caps.bounding, &caps.effective, &caps.inheritable, &caps.permitted, &caps.ambient})
+        std::erase_if(*set, forbidden);
+}
+
+} // namespace cerberus::policy

@@ -1,0 +1,111 @@
+// The agent policy: what a container may connect to, open, exec and which
+// capabilities it may never use. Parsed from JSON (an annotation, a profile
+// file or the runtime's default), validated completely before anything is
+// applied, then compiled to BPF map entries by policy_compile.
+#pragma once
+
+#include "spec.hpp"
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cerberus::policy {
+
+inline constexpr const char* inline_annotation = "io.cerberus.policy";
+inline constexpr const char* profile_annotation = "io.cerberus.policy.profile";
+inline constexpr const char* default_policy_dir = "/etc/cerberus/policies";
+
+enum class Mode { enforce, audit };
+
+struct PortRange {
+    uint16_t first = 0;
+    uint16_t last = 65535;
+    bool operator==(const PortRange&) const = default;
+};
+
+// An IPv4 or IPv6 network; addr holds 4 or 16 meaningful bytes, host bits zero.
+struct Cidr {
+    int family = 0; // AF_INET or AF_INET6
+    std::array<uint8_t, 16> addr{};
+    unsigned prefix = 0;
+    bool operator==(const Cidr&) const = default;
+    bool contains(const Cidr& other) const;
+};
+
+// One allowed_hosts entry: a network, or a host name until resolve_host_names.
+struct HostRule {
+    std::string text; // as written, for messages
+    std::optional<Cidr> network;
+    std::string host_name;
+    PortRange ports;
+};
+
+// An absent allow-list (nullopt) does not restrict; an empty one allows nothing.
+struct Policy {
+    Mode mode = Mode::enforce;
+    std::optional<std::vector<HostRule>> allowed_hosts;
+    std::optional<std::vector<std::string>> allowed_paths;
+    std::optional<std::vector<std::string>> read_only_paths;
+    std::vector<std::string> denied_paths;
+    std::optional<std::vector<std::string>> allowed_bins;
+    std::vector<int> forbidden_caps; // capability numbers, sorted, unique
+
+    bool restricts_paths() const { return allowed_paths || read_only_paths; }
+};
+
+// Parses a policy document. Errors name the field and value, e.g.
+// `policy.allowed_hosts[2]: bad CIDR "10.0.0.0/33"` (errno EINVAL).
+Policy parse_policy(const std::string& json);
+
+// One allowed_hosts entry ("1.1.1.1:443", "[2001:db8::1]:443", "10.0.0.0/8:1000-2000",
+// "2001:db8::/32", "example.org:443"); field names the entry in errors.
+HostRule parse_host_rule(const std::string& text, const std::string& field);
+
+// Paths are absolute; "." and ".." components are refused; "//" and a
+// trailing "/" are dropped. Returns the normal form ("/" stays "/").
+std::string normalize_policy_path(const std::string& path, const std::string& field);
+
+// True when prefix is path or one of its ancestors, by whole components.
+bool path_within(const std::string& path, const std::string& prefix);
+
+// Capability number for "CAP_SYS_ADMIN" (any case); name for a number.
+std::optional<int> capability_number(const std::string& name);
+std::string capability_name(int number);
+
+// Returns the addresses (as /32 or /128 networks) a host name stands for.
+using HostResolver = std::function<std::vector<Cidr>(const std::string& host_name)>;
+
+// getaddrinfo, A and AAAA.
+std::vector<Cidr> resolve_with_getaddrinfo(const std::string& host_name);
+
+// Replaces each host-name rule by one rule per address, same ports.
+Policy resolve_host_names(Policy policy, const HostResolver& resolve);
+
+// --lock-policy: the annotation may only narrow the default. Returns the
+// effective policy, or throws an error naming the first widening entry.
+Policy narrow_policy(const Policy& locked_default, const Policy& annotation);
+
+// Where a container's policy comes from (global flags of the runtime).
+struct PolicySources {
+    std::string policy_dir = default_policy_dir;
+    std::string default_policy_file; // --default-policy, empty: none
+    bool lock = false; // --lock-policy
+    HostResolver resolve = resolve_with_getaddrinfo;
+};
+
+// The effective policy of a bundle (host names resolved), or nullopt when
+// neither an annotation nor a default policy gives one. Called in create,
+// before anything is set up.
+std::optional<Policy> resolve_policy(const std::map<std::string, std::string>& annotations,
+                                     const PolicySources& sources);
+
+// What a policy changes in the config: noNewPrivileges forced on, and the
+// forbidden capabilities dropped from all five sets.
+void apply_policy_to_spec(const Policy& policy, spec::Spec& spec);
+
+} // namespace cerberus::policy

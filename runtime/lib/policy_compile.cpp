@@ -1,0 +1,149 @@
+#include "policy_compile.hpp"
+
+#include "error.hpp"
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+namespace cerberus::policy {
+
+namespace {
+
+constexpr uint64_t fnv_offset = 0xcbf29ce484222325ULL;
+constexpr uint64_t fnv_prime = 0x100000001b3ULL;
+
+// Sorted, with overlapping and adjacent ranges merged.
+std::vector<PortRange> merged(std::vector<PortRange> ranges)
+{
+    std::sort(ranges.begin(), ranges.end(),
+              [](const PortRange& a, const PortRange& b) { return a.first < b.first; });
+    std::vector<PortRange> out;
+    for (const auto& range : ranges) {
+        if (!out.empty() && range.first <= static_cast<uint32_t>(out.back().last) + 1)
+            out.back().last = std::max(out.back().last, range.last);
+        else
+            out.push_back(range);
+    }
+    return out;
+}
+
+std::string cidr_text(const Cidr& network)
+{
+    char text[INET6_ADDRSTRLEN] = {};
+    inet_ntop(network.family, network.addr.data(), text, sizeof(text));
+    return std::string(text) + "/" + std::to_string(network.prefix);
+}
+
+cerb_net_value net_value(const Cidr& network, const std::vector<PortRange>& ports)
+{
+    auto ranges = merged(ports);
+    if (ranges.size() > CERB_MAX_PORT_RANGES)
+        throw Error("policy.allowed_hosts: " + std::to_string(ranges.size()) + " port ranges apply to " +
+                        cidr_text(network) + ", at most " + std::to_string(CERB_MAX_PORT_RANGES) + " fit",
+                    E2BIG);
+    cerb_net_value value{};
+    value.nranges = static_cast<uint32_t>(ranges.size());
+    for (size_t i = 0; i < ranges.size(); ++i)
+        value.ranges[i] = {ranges[i].first, ranges[i].last};
+    return value;
+}
+
+template <typename Key>
+Key net_key(const Cidr& network, uint64_t cgroup_id)
+{
+    Key key{};
+    key.prefixlen = 64 + network.prefix;
+    key.cgroup_lo = static_cast<uint32_t>(cgroup_id);
+    key.cgroup_hi = static_cast<uint32_t>(cgroup_id >> 32);
+    std::memcpy(key.addr, network.addr.data(), sizeof(key.addr));
+    return key;
+}
+
+// One entry per distinct network; each also allows the ports of every
+// shorter network that covers it, since the trie answers with the longest.
+void compile_hosts(const std::vector<HostRule>& rules, CompiledPolicy& out)
+{
+    std::vector<std::pair<Cidr, std::vector<PortRange>>> networks;
+    for (const auto& rule : rules) {
+        if (!rule.network)
+            throw Error("policy.allowed_hosts: host name \"" + rule.host_name + "\" was not resolved", EINVAL);
+        auto same = std::find_if(networks.begin(), networks.end(),
+                                 [&](const auto& entry) { return entry.first == *rule.network; });
+        if (same == networks.end())
+            networks.push_back({*rule.network, {rule.ports}});
+        else
+            same->second.push_back(rule.ports);
+    }
+    for (const auto& [network, own_ports] : networks) {
+        auto ports = own_ports;
+        for (const auto& [other, other_ports] : networks) {
+            if (other.prefix < network.prefix && other.contains(network))
+                ports.insert(ports.end(), other_ports.begin(), other_ports.end());
+        }
+        if (network.family == AF_INET)
+            out.net4.push_back({net_key<cerb_net4_key>(network, out.cgroup_id), net_value(network, ports)});
+        else
+            out.net6.push_back({net_key<cerb_net6_key>(network, out.cgroup_id), net_value(network, ports)});
+    }
+}
+
+// The programs hash the bytes before each '/', so the root is the empty prefix.
+std::string prefix_form(const std::string& path)
+{
+    return path == "/" ? std::string() : path;
+}
+
+} // namespace
+
+uint64_t path_hash(std::string_view path, uint64_t seed)
+{
+    uint64_t hash = fnv_offset ^ seed;
+    for (unsigned char c : path)
+        hash = (hash ^ c) * fnv_prime;
+    return hash;
+}
+
+CompiledPolicy compile_policy(const Policy& policy, uint64_t cgroup_id, uint64_t path_seed)
+{
+    CompiledPolicy out;
+    out.cgroup_id = cgroup_id;
+    auto& flags = out.policy.flags;
+    if (policy.mode == Mode::enforce)
+        flags |= CERB_ENFORCE;
+    if (policy.allowed_hosts) {
+        flags |= CERB_HAS_HOSTS;
+        compile_hosts(*policy.allowed_hosts, out);
+    }
+    if (policy.restricts_paths())
+        flags |= CERB_HAS_PATHS;
+    if (!policy.denied_paths.empty())
+        flags |= CERB_HAS_DENIED;
+    if (policy.allowed_bins)
+        flags |= CERB_HAS_BINS;
+    for (int cap : policy.forbidden_caps)
+        out.policy.forbidden_caps |= 1ULL << cap;
+
+    std::map<std::string, uint32_t> kinds;
+    for (const auto& path : policy.allowed_paths.value_or(std::vector<std::string>{}))
+        kinds[prefix_form(path)] |= CERB_PATH_ALLOW;
+    for (const auto& path : policy.read_only_paths.value_or(std::vector<std::string>{}))
+        kinds[prefix_form(path)] |= CERB_PATH_READ_ONLY;
+    for (const auto& path : policy.denied_paths)
+        kinds[prefix_form(path)] |= CERB_PATH_DENY;
+    for (const auto& path : policy.allowed_bins.value_or(std::vector<std::string>{}))
+        kinds[path] |= CERB_PATH_BIN;
+    for (const auto& [path, path_kinds] : kinds) {
+        PathEntry entry{};
+        entry.key.cgroup_id = cgroup_id;
+        entry.key.hash = path_hash(path, path_seed);
+        entry.key.len = static_cast<uint32_t>(path.size());
+        entry.value.kinds = path_kinds;
+        out.paths.push_back(entry);
+    }
+    return out;
+}
+
+} // namespace cerberus::policy

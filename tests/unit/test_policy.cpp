@@ -1,0 +1,252 @@
+#include "error.hpp"
+#include "policy.hpp"
+
+#include <doctest/doctest.h>
+
+#include <arpa/inet.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+using namespace cerberus;
+using namespace cerberus::policy;
+
+namespace {
+
+std::string error_of(const std::string& json)
+{
+    try {
+        parse_policy(json);
+    } catch (const Error& e) {
+        CHECK(e.errnum() == EINVAL);
+        return e.what();
+    }
+    return "no error";
+}
+
+Cidr address(const char* text)
+{
+    Cidr out;
+    out.family = std::string(text).find(':') == std::string::npos ? AF_INET : AF_INET6;
+    out.prefix = out.family == AF_INET ? 32 : 128;
+    REQUIRE(inet_pton(out.family, text, out.addr.data()) == 1);
+    return out;
+}
+
+std::vector<Cidr> fake_dns(const std::string& name)
+{
+    if (name == "example.org")
+        return {address("93.184.216.34"), address("2606:2800:220:1::1")};
+    throw Error("cannot resolve \"" + name + "\": Name or service not known", ENOENT);
+}
+
+struct TempDir {
+    std::filesystem::path path;
+    TempDir()
+    {
+        char pattern[] = "/tmp/cerberus-policy-test.XXXXXX";
+        REQUIRE(mkdtemp(pattern));
+        path = pattern;
+    }
+    ~TempDir() { std::filesystem::remove_all(path); }
+    std::string write(const std::string& name, const std::string& text) const
+    {
+        std::ofstream(path / name) << text;
+        return (path / name).string();
+    }
+};
+
+} // namespace
+
+TEST_CASE("policy: the issue's example parses")
+{
+    auto p = parse_policy(R"({
+      "mode": "enforce",
+      "allowed_hosts": ["1.1.1.1:443", "10.20.0.0/16", "[2001:db8::1]:443", "2001:db8:1::/48", "example.org:443"],
+      "allowed_paths": ["/workspace", "/tmp/"],
+      "read_only_paths": ["/usr", "/lib", "/bin", "/etc"],
+      "denied_paths": ["/etc/shadow", "/workspace/.git/config"],
+      "allowed_bins": ["/usr/bin/python3", "/bin/sh"],
+      "forbidden_caps": ["CAP_SYS_ADMIN", "cap_net_raw"]
+    })");
+    CHECK(p.mode == Mode::enforce);
+    REQUIRE(p.allowed_hosts->size() == 5);
+    CHECK((*p.allowed_hosts)[0].network == address("1.1.1.1"));
+    CHECK((*p.allowed_hosts)[0].ports == PortRange{443, 443});
+    CHECK((*p.allowed_hosts)[1].network->prefix == 16);
+    CHECK((*p.allowed_hosts)[1].ports == PortRange{0, 65535});
+    CHECK((*p.allowed_hosts)[2].network == address("2001:db8::1"));
+    CHECK((*p.allowed_hosts)[3].network->prefix == 48);
+    CHECK((*p.allowed_hosts)[4].host_name == "example.org");
+    CHECK((*p.allowed_paths)[1] == "/tmp");
+    CHECK(p.forbidden_caps == std::vector<int>{13, 21}); // CAP_NET_RAW, CAP_SYS_ADMIN
+    CHECK(capability_name(21) == "CAP_SYS_ADMIN");
+}
+
+TEST_CASE("policy: absent lists do not restrict, empty ones allow nothing")
+{
+    auto p = parse_policy(R"({"allowed_hosts": [], "mode": "audit"})");
+    CHECK(p.mode == Mode::audit);
+    CHECK(p.allowed_hosts->empty());
+    CHECK_FALSE(p.allowed_paths);
+    CHECK_FALSE(p.restricts_paths());
+}
+
+TEST_CASE("policy: errors name the field and the value")
+{
+    CHECK(error_of(R"({"allowed_hosts": ["1.1.1.1", "::1", "10.0.0.0/33"]})") ==
+          R"(policy.allowed_hosts[2]: bad CIDR "10.0.0.0/33")");
+    CHECK(error_of(R"({"allowed_hosts": ["10.0.0.1/8"]})") ==
+          R"(policy.allowed_hosts[0]: bad CIDR (host bits set) "10.0.0.1/8")");
+    CHECK(error_of(R"({"allowed_hosts": ["2001:db8::/129"]})") ==
+          R"(policy.allowed_hosts[0]: bad CIDR "2001:db8::/129")");
+    CHECK(error_of(R"({"allowed_hosts": ["1.1.1.1:0"]})") ==
+          R"(policy.allowed_hosts[0]: bad port or port range "1.1.1.1:0")");
+    CHECK(error_of(R"({"allowed_hosts": ["10.0.0.0/8:2000-1000"]})") ==
+          R"(policy.allowed_hosts[0]: bad port or port range "10.0.0.0/8:2000-1000")");
+    CHECK(error_of(R"({"allowed_hosts": ["[2001:db8::1]443"]})") ==
+          R"(policy.allowed_hosts[0]: expected ":PORT" after "]" in "[2001:db8::1]443")");
+    CHECK(error_of(R"({"allowed_hosts": ["bad host!"]})") ==
+          R"(policy.allowed_hosts[0]: bad address or host name "bad host!")");
+    CHECK(error_of(R"({"allowed_hosts": "1.1.1.1"})") ==
+          R"(policy.allowed_hosts: expected an array, got string "1.1.1.1")");
+    CHECK(error_of(R"({"allowed_paths": ["/ok", 3]})") == "policy.allowed_paths[1]: expected a string, got number 3");
+    CHECK(error_of(R"({"allowed_paths": ["tmp"]})") == R"(policy.allowed_paths[0]: path "tmp" is not absolute)");
+    CHECK(error_of(R"({"denied_paths": ["/a/../etc"]})") ==
+          R"(policy.denied_paths[0]: path "/a/../etc" has a ".." component)");
+    CHECK(error_of(R"({"forbidden_caps": ["CAP_SYS_ADMIN", "CAP_FLY"]})") ==
+          R"(policy.forbidden_caps[1]: unknown capability "CAP_FLY")");
+    CHECK(error_of(R"({"forbidden_caps": ["SYS_ADMIN"]})") ==
+          R"(policy.forbidden_caps[0]: unknown capability "SYS_ADMIN")");
+    CHECK(error_of(R"({"mode": "permissive"})") ==
+          R"(policy.mode: unknown mode "permissive" (expected "enforce" or "audit"))");
+    CHECK(error_of(R"({"allowed_host": []})") == R"(policy: unknown field "allowed_host")");
+    CHECK(error_of("[1]") == "policy: expected an object, got array [1]");
+    CHECK(error_of("{").rfind("policy: invalid JSON", 0) == 0);
+}
+
+TEST_CASE("policy: host rule forms")
+{
+    auto range = parse_host_rule("10.0.0.0/8:1000-2000", "f");
+    CHECK(range.network->prefix == 8);
+    CHECK(range.ports == PortRange{1000, 2000});
+    auto v6net = parse_host_rule("[2001:db8::/32]:443", "f");
+    CHECK(v6net.network->prefix == 32);
+    CHECK(v6net.ports.first == 443);
+    auto name = parse_host_rule("api.example.org:8000-8080", "f");
+    CHECK(name.host_name == "api.example.org");
+    CHECK(name.ports == PortRange{8000, 8080});
+    CHECK(parse_host_rule("::1", "f").network == address("::1"));
+}
+
+TEST_CASE("policy: paths are matched by whole components")
+{
+    CHECK(normalize_policy_path("//workspace//x/", "f") == "/workspace/x");
+    CHECK(normalize_policy_path("/", "f") == "/");
+    CHECK(path_within("/tmp/a", "/tmp"));
+    CHECK(path_within("/tmp", "/tmp"));
+    CHECK_FALSE(path_within("/tmpfoo", "/tmp"));
+    CHECK(path_within("/anything", "/"));
+}
+
+TEST_CASE("policy: host names resolve to one rule per address")
+{
+    auto p = resolve_host_names(parse_policy(R"({"allowed_hosts": ["1.1.1.1", "example.org:443"]})"), fake_dns);
+    REQUIRE(p.allowed_hosts->size() == 3);
+    CHECK((*p.allowed_hosts)[1].network == address("93.184.216.34"));
+    CHECK((*p.allowed_hosts)[2].network == address("2606:2800:220:1::1"));
+    CHECK((*p.allowed_hosts)[2].ports.first == 443);
+    auto unknown = parse_policy(R"({"allowed_hosts": ["1.1.1.1", "nowhere.invalid"]})");
+    CHECK_THROWS_WITH(resolve_host_names(unknown, fake_dns),
+                      R"(policy.allowed_hosts[1]: cannot resolve "nowhere.invalid": Name or service not known)");
+}
+
+TEST_CASE("policy: --lock-policy lets annotations narrow, never widen")
+{
+    auto base = resolve_host_names(parse_policy(R"({
+      "mode": "enforce",
+      "allowed_hosts": ["10.0.0.0/8:1000-2000", "example.org:443"],
+      "allowed_paths": ["/workspace"], "read_only_paths": ["/usr"],
+      "denied_paths": ["/etc/shadow"], "allowed_bins": ["/bin/sh", "/usr/bin/python3"],
+      "forbidden_caps": ["CAP_SYS_ADMIN"]})"),
+                                   fake_dns);
+    auto narrow = [&](const std::string& json) { return narrow_policy(base, resolve_host_names(parse_policy(json), fake_dns)); };
+
+    auto p = narrow(R"({"allowed_hosts": ["10.1.0.0/16:1500", "[2606:2800:220:1::1]:443"],
+                        "allowed_paths": ["/workspace/src"], "read_only_paths": ["/usr/lib", "/workspace/docs"],
+                        "denied_paths": ["/workspace/.git"], "allowed_bins": ["/bin/sh"],
+                        "forbidden_caps": ["CAP_NET_RAW"]})");
+    CHECK(p.allowed_hosts->size() == 2);
+    CHECK(*p.allowed_bins == std::vector<std::string>{"/bin/sh"});
+    CHECK(p.denied_paths == std::vector<std::string>{"/workspace/.git", "/etc/shadow"});
+    CHECK(p.forbidden_caps == std::vector<int>{13, 21});
+
+    auto kept = narrow("{}");
+    CHECK(kept.allowed_hosts->size() == 3);
+    CHECK(*kept.allowed_paths == std::vector<std::string>{"/workspace"});
+    CHECK(*kept.allowed_bins == std::vector<std::string>{"/bin/sh", "/usr/bin/python3"});
+
+    CHECK_THROWS_WITH(narrow(R"({"mode": "audit"})"),
+                      R"(policy.mode: "audit" widens the locked default policy)");
+    CHECK_THROWS_WITH(narrow(R"({"allowed_hosts": ["10.0.0.0/8:999-1000"]})"),
+                      R"(policy.allowed_hosts[0]: "10.0.0.0/8:999-1000" widens the locked default policy)");
+    CHECK_THROWS_WITH(narrow(R"({"allowed_hosts": ["0.0.0.0/0"]})"),
+                      R"(policy.allowed_hosts[0]: "0.0.0.0/0" widens the locked default policy)");
+    CHECK_THROWS_WITH(narrow(R"({"allowed_paths": ["/usr/local"]})"),
+                      R"(policy.allowed_paths[0]: "/usr/local" widens the locked default policy)");
+    CHECK_THROWS_WITH(narrow(R"({"read_only_paths": ["/workspacex"]})"),
+                      R"(policy.read_only_paths[0]: "/workspacex" widens the locked default policy)");
+    CHECK_THROWS_WITH(narrow(R"({"allowed_bins": ["/bin/busybox"]})"),
+                      R"(policy.allowed_bins[0]: "/bin/busybox" widens the locked default policy)");
+}
+
+TEST_CASE("policy: sources")
+{
+    TempDir dir;
+    PolicySources sources{.policy_dir = dir.path.string(), .resolve = fake_dns};
+    dir.write("web.json", R"({"allowed_hosts": ["1.1.1.1:443"]})");
+
+    CHECK_FALSE(resolve_policy({}, sources));
+    auto inline_policy = resolve_policy({{inline_annotation, R"({"mode": "audit"})"}}, sources);
+    REQUIRE(inline_policy);
+    CHECK(inline_policy->mode == Mode::audit);
+    auto profile = resolve_policy({{profile_annotation, "web"}}, sources);
+    REQUIRE(profile);
+    CHECK(profile->allowed_hosts->size() == 1);
+
+    CHECK_THROWS_WITH(resolve_policy({{profile_annotation, "../web"}}, sources),
+                      R"(annotation io.cerberus.policy.profile: bad profile name "../web" (a plain name, without "/" or ".."))");
+    CHECK_THROWS_WITH(resolve_policy({{inline_annotation, R"({"allowed_paths": ["x"]})"}}, sources),
+                      R"(annotation io.cerberus.policy: policy.allowed_paths[0]: path "x" is not absolute)");
+    CHECK_THROWS_AS(resolve_policy({{profile_annotation, "missing"}}, sources), Error);
+    CHECK_THROWS_WITH(resolve_policy({{inline_annotation, "{}"}, {profile_annotation, "web"}}, sources),
+                      "annotations io.cerberus.policy and io.cerberus.policy.profile are mutually exclusive");
+
+    sources.default_policy_file = dir.write("default.json", R"({"allowed_hosts": ["example.org:443"]})");
+    auto fallback = resolve_policy({}, sources);
+    REQUIRE(fallback);
+    CHECK(fallback->allowed_hosts->size() == 2); // resolved
+    CHECK(resolve_policy({{profile_annotation, "web"}}, sources)->allowed_hosts->size() == 1); // not locked
+    sources.lock = true;
+    CHECK_THROWS_WITH(resolve_policy({{profile_annotation, "web"}}, sources),
+                      R"(--lock-policy: policy.allowed_hosts[0]: "1.1.1.1:443" widens the locked default policy)");
+}
+
+TEST_CASE("policy: applied to the spec")
+{
+    spec::Spec spec;
+    spec.process.emplace();
+    spec.process->capabilities = spec::Capabilities{
+        .bounding = {"CAP_SYS_ADMIN", "CAP_KILL"}, .effective = {"CAP_SYS_ADMIN"}, .inheritable = {"CAP_NET_RAW"},
+        .permitted = {"CAP_SYS_ADMIN", "CAP_NET_RAW", "CAP_KILL"}, .ambient = {"CAP_SYS_ADMIN"}};
+    apply_policy_to_spec(parse_policy(R"({"forbidden_caps": ["CAP_SYS_ADMIN", "CAP_NET_RAW"]})"), spec);
+    CHECK(spec.process->no_new_privileges);
+    const auto& caps = *spec.process->capabilities;
+    CHECK(caps.bounding == std::vector<std::string>{"CAP_KILL"});
+    CHECK(caps.effective.empty());
+    CHECK(caps.inheritable.empty());
+    CHECK(caps.permitted == std::vector<std::string>{"CAP_KILL"});
+    CHECK(caps.ambient.empty());
+}
