@@ -1,0 +1,42 @@
+#!/bin/sh
+# Agent policy, escalation paths: forbidden capabilities denied at use (EPERM) and dropped from the config,
+# noNewPrivileges forced, and bpf(), new user namespaces and raw sockets refused whenever a policy is present.
+# vm-timeout: 300
+. /vm/lib.sh
+
+vm_has_cerberus && vm_has_probe || exit 0
+bundle=/tmp/bundle-policy-esc
+n=0
+
+policy_run() {
+    policy="$1"
+    shift
+    n=$((n + 1))
+    make_bundle "$bundle" "$@" && bundle_edit "$bundle" '.annotations["io.cerberus.policy"] = $p' --arg p "$policy" ||
+        return 99
+    # A config that grants what the policy forbids: the policy must win.
+    bundle_edit "$bundle" '.root.readonly = false | .process.noNewPrivileges = false |
+        .process.capabilities = ({"bounding": $c, "effective": $c, "permitted": $c, "inheritable": $c, "ambient": $c})' \
+        --argjson c '["CAP_CHOWN", "CAP_SYS_ADMIN", "CAP_NET_RAW", "CAP_SETUID", "CAP_SETGID", "CAP_DAC_OVERRIDE"]'
+    cerberus run --bundle "$bundle" "policy-esc-$n"
+    status=$?
+    cerberus delete --force "policy-esc-$n" >/dev/null 2>&1
+    return $status
+}
+
+policy='{"forbidden_caps": ["CAP_CHOWN", "CAP_SYS_ADMIN"]}'
+p=/bin/cerberus-probe
+
+vm_expect_errno "forbidden cap denied" EPERM policy_run "$policy" chown 1 /bin/cerberus-probe
+vm_expect_output "forbidden caps dropped from every set" dropped policy_run "$policy" sh -c \
+    'for v in $(awk "/^Cap(Inh|Prm|Eff|Bnd|Amb)/ { print \$2 }" /proc/self/status); do
+         [ $((0x$v & 0x200001)) -eq 0 ] || exit 1
+     done; echo dropped'
+vm_expect_contains "noNewPrivileges forced" "NoNewPrivs:	1" policy_run "$policy" grep NoNewPrivs /proc/self/status
+vm_expect_errno "bpf() denied" EPERM policy_run "$policy" $p bpf
+vm_expect_errno "new user namespace denied" EPERM policy_run "$policy" $p unshare-user
+vm_expect_output "raw socket without allowed_hosts" ok policy_run "$policy" $p raw-socket
+vm_expect_errno "raw socket with allowed_hosts" EPERM policy_run '{"allowed_hosts": []}' $p raw-socket
+
+rm -rf "$bundle"
+exit 0

@@ -1,0 +1,42 @@
+#!/bin/sh
+# Agent policy, allowed_bins: only the listed files are exec'd; a copy of an allowed binary, a memfd and
+# execveat fail with EACCES; in audit mode they run.
+# vm-timeout: 300
+. /vm/lib.sh
+
+vm_has_cerberus && vm_has_probe || exit 0
+bundle=/tmp/bundle-policy-exec
+n=0
+
+policy_run() {
+    policy="$1"
+    shift
+    n=$((n + 1))
+    make_bundle "$bundle" "$@" && bundle_edit "$bundle" '.annotations["io.cerberus.policy"] = $p' --arg p "$policy" ||
+        return 99
+    bundle_edit "$bundle" '.root.readonly = false'
+    mkdir -p "$bundle/rootfs/workspace"
+    cp "$bundle/rootfs/bin/cerberus-probe" "$bundle/rootfs/workspace/probe-copy"
+    cerberus run --bundle "$bundle" "policy-exec-$n"
+    status=$?
+    cerberus delete --force "policy-exec-$n" >/dev/null 2>&1
+    return $status
+}
+
+# busybox applets are symlinks to /bin/busybox: the kernel checks the file they resolve to.
+enforce='{"allowed_bins": ["/bin/busybox", "/bin/cerberus-probe"], "read_only_paths": ["/bin", "/usr", "/sbin", "/proc"],
+          "allowed_paths": ["/workspace", "/dev", "/tmp"]}'
+audit='{"mode": "audit", "allowed_bins": ["/bin/cerberus-probe"]}'
+p=/bin/cerberus-probe
+
+vm_expect_output "allowed binary" hi policy_run "$enforce" /bin/echo hi
+vm_expect_output "allowed probe" ok policy_run "$enforce" $p exec /bin/cerberus-probe read /bin/busybox
+vm_expect_errno "copied binary" EACCES policy_run "$enforce" $p exec /workspace/probe-copy ids
+vm_expect_errno "memfd exec" EACCES policy_run "$enforce" $p memfd-exec /bin/cerberus-probe ids
+vm_check_fails "first program not listed" policy_run '{"allowed_bins": ["/bin/cerberus-probe"]}' /bin/true
+
+vm_expect_contains "audit copied binary runs" uid=0 policy_run "$audit" $p exec /workspace/probe-copy ids
+vm_expect_contains "audit memfd runs" uid=0 policy_run "$audit" $p memfd-exec /bin/cerberus-probe ids
+
+rm -rf "$bundle"
+exit 0

@@ -1,0 +1,63 @@
+#!/bin/sh
+# Agent policy, path rules: allowed, read-only and denied paths matched by whole components, and the
+# bypasses (symlink, hard link, /proc/self/fd and /proc/self/root, "..", rename) failing; the same opens succeed in audit mode.
+# Denied opens and changes give EACCES.
+# vm-timeout: 300
+. /vm/lib.sh
+
+vm_has_cerberus && vm_has_probe || exit 0
+bundle=/tmp/bundle-policy-files
+n=0
+
+# policy_run POLICY ARG...: runs the args in a fresh container (rootfs with /workspace and /data) under the policy.
+policy_run() {
+    policy="$1"
+    shift
+    n=$((n + 1))
+    make_bundle "$bundle" "$@" && bundle_edit "$bundle" '.annotations["io.cerberus.policy"] = $p' --arg p "$policy" ||
+        return 99
+    bundle_edit "$bundle" '.root.readonly = false'
+    r="$bundle/rootfs"
+    mkdir -p "$r/workspace/sub" "$r/data" "$r/workspacex"
+    echo ok >"$r/workspace/ok"
+    echo secret >"$r/workspace/secret"
+    echo outside >"$r/data/outside"
+    echo x >"$r/workspacex/file"
+    ln -s /data/outside "$r/workspace/link"
+    cerberus run --bundle "$bundle" "policy-files-$n"
+    status=$?
+    cerberus delete --force "policy-files-$n" >/dev/null 2>&1
+    return $status
+}
+
+enforce='{"allowed_paths": ["/workspace", "/tmp", "/dev"], "read_only_paths": ["/bin", "/usr", "/sbin", "/etc", "/proc"],
+          "denied_paths": ["/workspace/secret"]}'
+audit='{"mode": "audit", "allowed_paths": ["/workspace", "/dev"], "read_only_paths": ["/bin", "/usr", "/sbin", "/proc"]}'
+p=/bin/cerberus-probe
+
+vm_expect_output "read allowed" ok policy_run "$enforce" $p read /workspace/ok
+vm_expect_output "write allowed" ok policy_run "$enforce" $p write /workspace/new
+vm_expect_output "read-only read" ok policy_run "$enforce" $p read /etc/passwd
+vm_expect_errno "read-only write" EACCES policy_run "$enforce" $p write /etc/passwd
+vm_expect_errno "outside denied" EACCES policy_run "$enforce" $p read /data/outside
+vm_expect_errno "denied path wins" EACCES policy_run "$enforce" $p read /workspace/secret
+vm_expect_errno "whole components only" EACCES policy_run "$enforce" $p read /workspacex/file
+vm_expect_errno "symlink" EACCES policy_run "$enforce" $p read /workspace/link
+vm_expect_errno "dotdot" EACCES policy_run "$enforce" $p read /workspace/../data/outside
+vm_expect_errno "proc self root" EACCES policy_run "$enforce" $p read /proc/self/root/data/outside
+vm_expect_errno "proc self fd" EACCES policy_run "$enforce" sh -c 'exec 3</proc/self/root; exec /bin/cerberus-probe read /proc/self/fd/3/data/outside'
+vm_expect_errno "hard link out of a denied path" EACCES policy_run "$enforce" ln /workspace/secret /workspace/alias
+vm_expect_errno "hard link from outside" EACCES policy_run "$enforce" ln /data/outside /workspace/alias
+vm_expect_errno "rename from outside" EACCES policy_run "$enforce" mv /data/outside /workspace/moved
+vm_expect_errno "rename of a denied file" EACCES policy_run "$enforce" mv /workspace/secret /workspace/public
+vm_check "rename inside" policy_run "$enforce" mv /workspace/ok /workspace/sub/ok
+vm_expect_errno "unlink read-only" EACCES policy_run "$enforce" rm /etc/passwd
+vm_expect_errno "truncate read-only" EACCES policy_run "$enforce" truncate -s 0 /etc/passwd
+vm_expect_errno "mkdir outside" EACCES policy_run "$enforce" $p mkdir /data/new
+vm_expect_output "mkdir inside" ok policy_run "$enforce" $p mkdir /workspace/newdir
+
+vm_expect_output "audit outside read" ok policy_run "$audit" $p read /data/outside
+vm_expect_output "audit read-only write" ok policy_run "$audit" $p write /bin/new-file
+
+rm -rf "$bundle"
+exit 0

@@ -1,0 +1,48 @@
+#!/bin/sh
+# Agent policy across containers: two containers with different policies run side by side and each gets
+# only its own rules; after delete no map entry of either remains; the pinned programs stay loaded for the
+# next container.
+# vm-timeout: 300
+. /vm/lib.sh
+
+vm_has_cerberus && vm_has_probe || exit 0
+
+# bundle_with DIR POLICY ARG...
+bundle_with() {
+    dir="$1" policy="$2"
+    shift 2
+    make_bundle "$dir" "$@" && bundle_edit "$dir" '.annotations["io.cerberus.policy"] = $p' --arg p "$policy"
+}
+
+a=/tmp/bundle-policy-a
+b=/tmp/bundle-policy-b
+# Each container tries the other's destination after a pause, so both policies are installed at once.
+bundle_with "$a" '{"allowed_hosts": ["192.0.2.1:443"]}' sh -c \
+    'sleep 1; /bin/cerberus-probe connect tcp 192.0.2.1 443; /bin/cerberus-probe connect tcp 198.51.100.1 443' || exit 0
+bundle_with "$b" '{"allowed_hosts": ["198.51.100.1:443"]}' sh -c \
+    'sleep 1; /bin/cerberus-probe connect tcp 192.0.2.1 443; /bin/cerberus-probe connect tcp 198.51.100.1 443' || exit 0
+cerberus run --bundle "$a" policy-side-a >/tmp/policy-side-a.out 2>&1 &
+pid_a=$!
+cerberus run --bundle "$b" policy-side-b >/tmp/policy-side-b.out 2>&1 &
+pid_b=$!
+wait $pid_a $pid_b
+vm_expect_output "container a gets its own rules" "$(printf 'errno=101 (ENETUNREACH)\nerrno=1 (EPERM)')" cat /tmp/policy-side-a.out
+vm_expect_output "container b gets its own rules" "$(printf 'errno=1 (EPERM)\nerrno=101 (ENETUNREACH)')" cat /tmp/policy-side-b.out
+cerberus delete --force policy-side-a >/dev/null 2>&1
+cerberus delete --force policy-side-b >/dev/null 2>&1
+
+vm_check "programs stay pinned" test -e /sys/fs/bpf/cerberus/cerb_policies
+if command -v bpftool >/dev/null; then
+    for map in cerb_policies cerb_net4 cerb_net6 cerb_paths; do
+        vm_expect_output "no $map entry left after delete" 0 \
+            sh -c "bpftool map dump pinned /sys/fs/bpf/cerberus/$map -j | jq length"
+    done
+else
+    vm_skip "no map entry left after delete" "bpftool is not in the VM"
+fi
+
+make_bundle "$a" /bin/cerberus-probe connect tcp 203.0.113.9 443
+vm_expect_errno "no policy: nothing is denied" ENETUNREACH cerberus run --bundle "$a" policy-none
+cerberus delete --force policy-none >/dev/null 2>&1
+rm -rf "$a" "$b" /tmp/policy-side-a.out /tmp/policy-side-b.out
+exit 0

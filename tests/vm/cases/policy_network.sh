@@ -1,0 +1,61 @@
+#!/bin/sh
+# Agent policy, network rules: connect and unconnected sendto, IPv4 and IPv6, TCP and UDP, CIDRs and port
+# ranges, raw sockets; the same actions succeed in audit mode. The container has its own network namespace
+# with only lo (down), so an allowed destination fails later (ENETUNREACH, or EADDRNOTAVAIL for IPv6: no
+# source address) while a denied one gets EPERM.
+# vm-timeout: 300
+. /vm/lib.sh
+
+vm_has_cerberus && vm_has_probe || exit 0
+bundle=/tmp/bundle-policy-net
+n=0
+
+# policy_run POLICY ARG...: runs the args in a fresh container under the policy.
+policy_run() {
+    policy="$1"
+    shift
+    n=$((n + 1))
+    # CAP_NET_RAW granted, so a refused raw socket is the policy's doing, not the capability's.
+    make_bundle "$bundle" "$@" && bundle_edit "$bundle" '.annotations["io.cerberus.policy"] = $p |
+        .process.capabilities[] += ["CAP_NET_RAW"]' --arg p "$policy" ||
+        return 99
+    cerberus run --bundle "$bundle" "policy-net-$n"
+    status=$?
+    cerberus delete --force "policy-net-$n" >/dev/null 2>&1
+    return $status
+}
+
+enforce='{"allowed_hosts": ["192.0.2.0/24:443", "198.51.100.7:1000-2000", "[2001:db8::1]:443", "2001:db8:1::/48"]}'
+audit='{"mode": "audit", "allowed_hosts": ["192.0.2.1:443"]}'
+p=/bin/cerberus-probe
+
+vm_expect_errno "tcp4 allowed by cidr" ENETUNREACH policy_run "$enforce" $p connect tcp 192.0.2.9 443
+vm_expect_errno "tcp4 other port denied" EPERM policy_run "$enforce" $p connect tcp 192.0.2.9 444
+vm_expect_errno "tcp4 outside denied" EPERM policy_run "$enforce" $p connect tcp 203.0.113.9 443
+vm_expect_errno "tcp4 port range allowed" ENETUNREACH policy_run "$enforce" $p connect tcp 198.51.100.7 1500
+vm_expect_errno "tcp4 port range end denied" EPERM policy_run "$enforce" $p connect tcp 198.51.100.7 2001
+vm_expect_errno "udp4 connect denied" EPERM policy_run "$enforce" $p connect udp 203.0.113.9 53
+vm_expect_errno "udp4 sendto allowed" ENETUNREACH policy_run "$enforce" $p sendto udp 192.0.2.9 443
+vm_expect_errno "udp4 sendto denied" EPERM policy_run "$enforce" $p sendto udp 203.0.113.9 53
+vm_expect_errno "tcp6 allowed" EADDRNOTAVAIL policy_run "$enforce" $p connect tcp 2001:db8::1 443
+vm_expect_errno "tcp6 other port denied" EPERM policy_run "$enforce" $p connect tcp 2001:db8::1 80
+vm_expect_errno "tcp6 cidr allowed" EADDRNOTAVAIL policy_run "$enforce" $p connect tcp 2001:db8:1::77 8080
+vm_expect_errno "tcp6 outside denied" EPERM policy_run "$enforce" $p connect tcp 2001:db8:2::1 443
+vm_expect_errno "udp6 sendto denied" EPERM policy_run "$enforce" $p sendto udp 2001:db8:2::1 53
+vm_expect_errno "v4-mapped v6 checked as v4" EPERM policy_run "$enforce" $p connect tcp ::ffff:203.0.113.9 443
+vm_expect_errno "raw socket refused" EPERM policy_run "$enforce" $p raw-socket
+
+# Its own network namespace: loopback is the container's own and stays reachable.
+vm_run policy_run "$enforce" $p connect tcp 127.0.0.1 9
+case "$VM_STDOUT" in
+*EPERM*) vm_fail "own loopback reachable" "$VM_STDOUT" ;;
+*) vm_ok "own loopback reachable" ;;
+esac
+
+vm_expect_errno "audit tcp4 allowed" ENETUNREACH policy_run "$audit" $p connect tcp 203.0.113.9 443
+vm_expect_errno "audit udp4 sendto allowed" ENETUNREACH policy_run "$audit" $p sendto udp 203.0.113.9 53
+vm_expect_errno "audit tcp6 allowed" EADDRNOTAVAIL policy_run "$audit" $p connect tcp 2001:db8:2::1 443
+vm_expect_output "audit raw socket allowed" ok policy_run "$audit" $p raw-socket
+
+rm -rf "$bundle"
+exit 0

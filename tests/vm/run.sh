@@ -1,0 +1,235 @@
+#!/bin/bash
+# The real-kernel test lane: boots Debian's own kernel under qemu (TCG) from an initramfs holding busybox,
+# cerberus, cerberus-probe and the case scripts, runs tests/vm/cases/*.sh there with BPF LSM and pure
+# cgroup v2, and reports the verdicts the cases print on the serial console.
+#
+# Usage: tests/vm/run.sh [--build BUILD_DIR] [--cases DIR_OR_GLOB] [--add SRC[:DEST]]... [--keep]
+#   --build   where cerberus and cerberus-probe were built (default: <repo>/build); optional
+#   --cases   a directory of case scripts or a glob of them (default: tests/vm/cases)
+#   --add     extra file or directory to put in the VM at DEST (default: same path); ELF programs bring
+#             their libraries
+#   --keep    keep the work directory (initramfs, console log); it is kept anyway when the lane fails
+# Environment: VM_TIMEOUT (whole boot, s, default 600), VM_CASE_TIMEOUT (per case, s, default 120; a case
+# may say `# vm-timeout: N`), VM_MODULES (kernel modules to load, default "overlay veth"; a case may add
+# its own with `# vm-modules: a b`), CERBERUS_CACHE (kernel cache, default /var/cache/cerberus).
+# Output: each VMTEST line, timings, then `N passed, N failed`; exit status 1 on any failure.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+
+build_dir=""
+cases_arg="$here/cases"
+keep=0
+extra=()
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+    --build) build_dir="$2"; shift 2 ;;
+    --cases) cases_arg="$2"; shift 2 ;;
+    --add) extra+=("$2"); shift 2 ;;
+    --keep) keep=1; shift ;;
+    -h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
+    *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
+    esac
+done
+[[ -n "$build_dir" || ! -d "$repo/build" ]] || build_dir="$repo/build"
+[[ -z "$build_dir" || -d "$build_dir" ]] || { echo "run.sh: no build directory $build_dir" >&2; exit 2; }
+
+vm_timeout="${VM_TIMEOUT:-600}"
+case_timeout="${VM_CASE_TIMEOUT:-120}"
+modules_wanted="${VM_MODULES:-overlay veth}"
+
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
+die() { echo "run.sh: $*" >&2; exit 1; }
+
+is_static_busybox() {
+    command -v busybox >/dev/null && ! ldd "$(command -v busybox)" >/dev/null 2>&1
+}
+
+# Installs what the lane needs on a fresh Debian 12 (CI runs as root, non-interactively).
+ensure_tools() {
+    local need=()
+    command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
+    command -v cpio >/dev/null || need+=(cpio)
+    command -v jq >/dev/null || need+=(jq)
+    is_static_busybox || need+=(busybox-static)
+    [[ ${#need[@]} -eq 0 ]] && return
+    [[ $(id -u) -eq 0 ]] || die "missing ${need[*]}; install them or run as root"
+    echo "run.sh: installing ${need[*]}" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y -q --no-install-recommends "${need[@]}" >&2 ||
+        { apt-get update -q >&2 && apt-get install -y -q --no-install-recommends "${need[@]}" >&2; }
+}
+
+# The case scripts selected by --cases, one path a line.
+list_cases() {
+    if [[ -d "$cases_arg" ]]; then
+        ls "$cases_arg"/*.sh 2>/dev/null || true
+    else
+        # shellcheck disable=SC2086 # the argument is a glob on purpose
+        ls -d $cases_arg 2>/dev/null || true
+    fi
+}
+
+# Copies a host file to the same or given path under the root, with every library ldd names for it.
+install_file() {
+    local root="$1" src="$2" dest="${3:-$2}" lib
+    mkdir -p "$root$(dirname "$dest")"
+    cp -aL "$src" "$root$dest"
+    [[ -f "$src" && -x "$src" ]] || return 0
+    for lib in $(ldd "$src" 2>/dev/null | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\//) print $i }'); do
+        [[ -e "$root$lib" ]] && continue
+        mkdir -p "$root$(dirname "$lib")"
+        cp -L "$lib" "$root$lib"
+    done
+}
+
+# busybox and a symlink for each of its applets, leaving any file already there (bin/busybox itself).
+install_busybox() {
+    local root="$1" applet
+    install_file "$root" "$(command -v busybox)" /bin/busybox
+    for applet in $(busybox --list-full); do
+        [[ -e "$root/$applet" || -L "$root/$applet" ]] && continue
+        [[ -d "$root/${applet%/*}" ]] || mkdir -p "$root/${applet%/*}"
+        ln -s /bin/busybox "$root/$applet"
+    done
+}
+
+# Module file for a name (dashes and underscores are the same to the kernel), relative to the modules dir.
+module_path() {
+    local name="$1"
+    (cd "$moddir" && find kernel -name "$name.ko" -o -name "${name//_/-}.ko" -o -name "${name//-/_}.ko") |
+        head -n1
+}
+
+# Appends the module and its dependencies (first) to the load list; modules not shipped are skipped
+# (they are built in or absent).
+add_module() {
+    local name="$1" path dep
+    grep -qx "$name" "$work/modules.seen" 2>/dev/null && return
+    echo "$name" >>"$work/modules.seen"
+    path="$(module_path "$name")"
+    [[ -n "$path" ]] || return 0
+    for dep in $(tr '\0' '\n' <"$moddir/$path" | sed -n 's/^depends=//p' | tr ',' ' '); do
+        add_module "$dep"
+    done
+    mkdir -p "$root/lib/modules/$kver/$(dirname "$path")"
+    cp "$moddir/$path" "$root/lib/modules/$kver/$path"
+    echo "/lib/modules/$kver/$path" >>"$root/vm/modules.list"
+}
+
+build_initramfs() {
+    local bin probe item src dest name
+    rm -rf "$root"
+    # The rootfs for OCI bundles (busybox, and cerberus-probe below); the VM's own root starts as a copy.
+    mkdir -p "$root/rootfs"/{dev,proc,sys,tmp,run,etc,root}
+    install_busybox "$root/rootfs"
+    printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n' >"$root/rootfs/etc/passwd"
+    printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/rootfs/etc/group"
+    cp -a "$root/rootfs/." "$root/"
+    mkdir -p "$root"/{newroot,vm/cases,usr/local/bin}
+    if [[ $(id -u) -eq 0 ]]; then
+        mknod "$root/dev/console" c 5 1
+        mknod "$root/dev/null" c 1 3
+    fi
+    install_file "$root" "$(command -v jq)" /usr/bin/jq
+
+    if [[ -n "$build_dir" ]]; then
+        bin="$build_dir/cerberus"
+        if [[ -x "$bin" ]]; then
+            install_file "$root" "$bin" /usr/local/bin/cerberus
+        else
+            echo "run.sh: no $bin; cases that need cerberus emit nothing" >&2
+        fi
+        probe="$(find "$build_dir" -maxdepth 3 -type f -name cerberus-probe -perm -u+x 2>/dev/null | head -n1)"
+        if [[ -n "$probe" ]]; then
+            install_file "$root" "$probe" /usr/local/bin/cerberus-probe
+            install_file "$root/rootfs" "$probe" /bin/cerberus-probe
+        fi
+    fi
+    for item in "${extra[@]}"; do
+        src="${item%%:*}"
+        dest="${item#*:}"
+        [[ "$item" == *:* ]] || dest="$(realpath "$src")"
+        install_file "$root" "$src" "$dest"
+    done
+
+    install -m 0644 "$here/lib.sh" "$root/vm/lib.sh"
+    install -m 0755 "$here/init.sh" "$root/init"
+    # The whole directory of the selected cases goes in, so cases can ship fixtures beside them.
+    for name in "${cases[@]}"; do
+        cp -a "$(dirname "$name")"/. "$root/vm/cases/"
+    done
+    : >"$root/vm/run.list"
+    : >"$root/vm/modules.list"
+    for name in "${cases[@]}"; do
+        echo "/vm/cases/$(basename "$name")" >>"$root/vm/run.list"
+        modules_wanted+=" $(sed -n 's/^# vm-modules://p' "$name")"
+    done
+    rm -f "$work/modules.seen"
+    for name in $modules_wanted; do add_module "$name"; done
+
+    (cd "$root" && find . -print0 | cpio --null -o -H newc -R 0:0 --quiet) | gzip -1 >"$work/initramfs.gz"
+}
+
+ensure_tools
+mapfile -t cases < <(list_cases)
+[[ ${#cases[@]} -gt 0 ]] || die "no case scripts match $cases_arg"
+
+t_start="$(now)"
+kernel_paths="$("$here/fetch-kernel.sh")" || die "cannot fetch the kernel"
+vmlinuz="$(sed -n 1p <<<"$kernel_paths")"
+moddir="$(sed -n 2p <<<"$kernel_paths")"
+kver="$(basename "$moddir")"
+t_fetched="$(now)"
+
+work="$(mktemp -d /tmp/cerberus-vm.XXXXXX)"
+root="$work/root"
+log="$work/console.log"
+remove_work() { [[ $keep -eq 1 ]] || rm -rf "$work"; }
+trap remove_work EXIT
+
+build_initramfs
+t_built="$(now)"
+
+status=0
+timeout -k 10 "$vm_timeout" qemu-system-x86_64 \
+    -accel tcg,thread=multi -cpu max -m 1024 -smp 2 -nographic -no-reboot \
+    -kernel "$vmlinuz" -initrd "$work/initramfs.gz" \
+    -append "console=ttyS0 quiet lsm=landlock,lockdown,yama,integrity,apparmor,bpf panic=-1 VM_CASE_TIMEOUT=$case_timeout" \
+    </dev/null >"$log" 2>&1 || status=$?
+t_done="$(now)"
+
+verdicts="$(tr -d '\r' <"$log" | grep -aoE 'VMTEST (ok|fail|skip) .*|VMTEST done' || true)"
+grep -E '^VMTEST (ok|fail|skip) ' <<<"$verdicts" || true
+passed="$(grep -c '^VMTEST ok ' <<<"$verdicts" || true)"
+failed="$(grep -c '^VMTEST fail ' <<<"$verdicts" || true)"
+skipped="$(grep -c '^VMTEST skip ' <<<"$verdicts" || true)"
+boot="$(tr -d '\r' <"$log" | sed -n 's/.*VMINFO boot_to_init \([0-9.]*\).*/\1/p' | head -n1)"
+
+problem=""
+if [[ $status -eq 124 || $status -eq 137 ]]; then
+    problem="the VM did not finish within ${vm_timeout}s"
+elif ! grep -q '^VMTEST done$' <<<"$verdicts"; then
+    problem="the VM stopped before VMTEST done (qemu exit status $status)"
+elif [[ $((passed + failed)) -eq 0 ]]; then
+    problem="no check ran"
+fi
+if [[ -n "$problem" || $failed -gt 0 ]]; then
+    keep=1
+    echo "---- last 50 lines of the console log ----"
+    tail -n 50 "$log" | tr -d '\r'
+    echo "------------------------------------------"
+    [[ -z "$problem" ]] || echo "VMTEST fail lane: $problem"
+    [[ -z "$problem" ]] || failed=$((failed + 1))
+fi
+echo "vm: kernel $kver; fetch $(elapsed "$t_start" "$t_fetched")s," \
+    "initramfs $(elapsed "$t_fetched" "$t_built")s ($(du -k "$work/initramfs.gz" | cut -f1) KiB)," \
+    "boot to /init ${boot:-?}s (guest clock), qemu $(elapsed "$t_built" "$t_done")s," \
+    "total $(elapsed "$t_start" "$t_done")s"
+[[ $keep -eq 0 ]] || echo "vm: console log and initramfs kept in $work"
+summary="$passed passed, $failed failed"
+[[ $skipped -eq 0 ]] || summary+=", $skipped skipped"
+echo "$summary"
+[[ $failed -eq 0 ]]
