@@ -1,0 +1,174 @@
+/* cerberus-probe: a static helper run inside test containers. Each
+ * subcommand performs one action and prints "ok" or "errno=N (NAME)", so
+ * tests assert what the container really gets from the kernel. */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/bpf.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int report(int rc)
+{
+    if (rc < 0) {
+        printf("errno=%d (%s)\n", errno, strerrorname_np(errno) ? strerrorname_np(errno) : "?");
+        return 1;
+    }
+    printf("ok\n");
+    return 0;
+}
+
+/* Fills an IPv4 or IPv6 socket address from text. */
+static socklen_t make_addr(const char* host, int port, struct sockaddr_storage* ss)
+{
+    memset(ss, 0, sizeof *ss);
+    struct sockaddr_in* in4 = (struct sockaddr_in*)ss;
+    struct sockaddr_in6* in6 = (struct sockaddr_in6*)ss;
+    if (inet_pton(AF_INET, host, &in4->sin_addr) == 1) {
+        in4->sin_family = AF_INET;
+        in4->sin_port = htons(port);
+        return sizeof *in4;
+    }
+    if (inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
+        in6->sin6_family = AF_INET6;
+        in6->sin6_port = htons(port);
+        return sizeof *in6;
+    }
+    fprintf(stderr, "bad address %s\n", host);
+    exit(2);
+}
+
+static int net(int argc, char** argv, int send_only)
+{
+    if (argc < 5) {
+        fprintf(stderr, "usage: %s tcp|udp HOST PORT\n", argv[1]);
+        return 2;
+    }
+    struct sockaddr_storage ss;
+    socklen_t len = make_addr(argv[3], atoi(argv[4]), &ss);
+    int type = strcmp(argv[2], "udp") == 0 ? SOCK_DGRAM : SOCK_STREAM;
+    int fd = socket(ss.ss_family, type, 0);
+    if (fd < 0)
+        return report(-1);
+    if (send_only)
+        return report(sendto(fd, "x", 1, 0, (struct sockaddr*)&ss, len) < 0 ? -1 : 0);
+    return report(connect(fd, (struct sockaddr*)&ss, len));
+}
+
+static int connect_unix(const char* path)
+{
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    strncpy(addr.sun_path, path, sizeof addr.sun_path - 1);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (fd < 0)
+        return report(-1);
+    return report(connect(fd, (struct sockaddr*)&addr, sizeof addr));
+}
+
+/* Forks up to n children that sleep; prints how many forks succeeded. */
+static int fork_many(int n)
+{
+    pid_t children[4096];
+    int made = 0;
+    for (int i = 0; i < n && i < 4096; ++i) {
+        pid_t pid = fork();
+        if (pid < 0)
+            break;
+        if (pid == 0) {
+            pause();
+            _exit(0);
+        }
+        children[made++] = pid;
+    }
+    printf("forked=%d\n", made);
+    for (int i = 0; i < made; ++i) {
+        kill(children[i], SIGKILL);
+        waitpid(children[i], NULL, 0);
+    }
+    return 0;
+}
+
+/* Copies a binary into a memfd and execs it from there. */
+static int memfd_exec(const char* path, char** argv)
+{
+    int src = open(path, O_RDONLY);
+    int mem = memfd_create("probe", 0);
+    if (src < 0 || mem < 0)
+        return report(-1);
+    char buf[65536];
+    ssize_t n;
+    while ((n = read(src, buf, sizeof buf)) > 0)
+        if (write(mem, buf, n) != n)
+            return report(-1);
+    char* envp[] = {NULL};
+    syscall(SYS_execveat, mem, "", argv, envp, AT_EMPTY_PATH);
+    return report(-1);
+}
+
+int main(int argc, char** argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: cerberus-probe COMMAND ARGS\n");
+        return 2;
+    }
+    const char* cmd = argv[1];
+    if (!strcmp(cmd, "connect"))
+        return net(argc, argv, 0);
+    if (!strcmp(cmd, "sendto"))
+        return net(argc, argv, 1);
+    if (!strcmp(cmd, "connect-unix") && argc > 2)
+        return connect_unix(argv[2]);
+    if (!strcmp(cmd, "read") && argc > 2)
+        return report(open(argv[2], O_RDONLY));
+    if (!strcmp(cmd, "write") && argc > 2)
+        return report(open(argv[2], O_WRONLY | O_CREAT, 0644));
+    if (!strcmp(cmd, "exec") && argc > 2) {
+        execv(argv[2], argv + 2);
+        return report(-1);
+    }
+    if (!strcmp(cmd, "memfd-exec") && argc > 2)
+        return memfd_exec(argv[2], argv + 2);
+    if (!strcmp(cmd, "mkdir") && argc > 2)
+        return report(mkdir(argv[2], 0755));
+    if (!strcmp(cmd, "raw-socket"))
+        return report(socket(AF_INET, SOCK_RAW, IPPROTO_ICMP));
+    if (!strcmp(cmd, "unshare-user"))
+        return report(unshare(CLONE_NEWUSER));
+    if (!strcmp(cmd, "bpf")) {
+        union bpf_attr attr = {.map_type = BPF_MAP_TYPE_ARRAY, .key_size = 4, .value_size = 4, .max_entries = 1};
+        return report(syscall(SYS_bpf, BPF_MAP_CREATE, &attr, sizeof attr));
+    }
+    if (!strcmp(cmd, "fork") && argc > 2)
+        return fork_many(atoi(argv[2]));
+    if (!strcmp(cmd, "ids")) {
+        gid_t groups[64];
+        int n = getgroups(64, groups);
+        printf("uid=%d gid=%d groups=", getuid(), getgid());
+        for (int i = 0; i < n; ++i)
+            printf("%s%d", i ? "," : "", groups[i]);
+        printf("\n");
+        return 0;
+    }
+    if (!strcmp(cmd, "fds")) { /* open descriptors beyond stdio */
+        int count = 0;
+        for (int fd = 3; fd < 1024; ++fd)
+            if (fcntl(fd, F_GETFD) >= 0)
+                printf("%sfd%d", count++ ? " " : "", fd);
+        printf("%sfds=%d\n", count ? " " : "", count);
+        return 0;
+    }
+    fprintf(stderr, "unknown command %s\n", cmd);
+    return 2;
+}

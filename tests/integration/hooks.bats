@@ -1,0 +1,53 @@
+#!/usr/bin/env bats
+# All six hook kinds run in order, with the state on stdin, and time out.
+
+load helpers
+
+setup() { setup_bundle; }
+teardown() { teardown_bundle; }
+
+# A hook script that appends its kind, the state's status and pid to a log.
+make_hook() {
+    cat > "$BATS_TEST_TMPDIR/hook.sh" <<HOOK
+#!/bin/sh
+state=\$(cat)
+echo "\$1 \$(echo "\$state" | jq -r .status) \$(echo "\$state" | jq -r .id)" >> "$BATS_TEST_TMPDIR/hooks.log"
+HOOK
+    chmod +x "$BATS_TEST_TMPDIR/hook.sh"
+}
+
+@test "hooks run in the order of the runtime-spec with the state on stdin" {
+    make_hook
+    hook() { echo '{"path": "'"$BATS_TEST_TMPDIR/hook.sh"'", "args": ["hook.sh", "'"$1"'"], "env": ["PATH=/usr/bin:/bin"]}'; }
+    edit_config ".hooks = {\"prestart\": [$(hook prestart)], \"createRuntime\": [$(hook createRuntime)], \"poststart\": [$(hook poststart)], \"poststop\": [$(hook poststop)]}"
+    set_args true
+    cerb create -b "$BUNDLE" "$ID"
+    cerb start "$ID"
+    for _ in $(seq 50); do [ "$(container_status)" = stopped ] && break; sleep 0.1; done
+    cerb delete "$ID"
+    run cat "$BATS_TEST_TMPDIR/hooks.log"
+    [ "${lines[0]}" = "prestart creating $ID" ]
+    [ "${lines[1]}" = "createRuntime creating $ID" ]
+    [ "${lines[2]}" = "poststart running $ID" ]
+    [ "${lines[3]}" = "poststop stopped $ID" ]
+}
+
+@test "createContainer and startContainer hooks run inside the container" {
+    # createContainer runs before pivot_root, startContainer after it, in the container's namespaces.
+    edit_config '.root.readonly = false | .hooks = {"createContainer": [{"path": "/bin/sh", "args": ["sh", "-c", "hostname > '"$BATS_TEST_TMPDIR"'/create-host"]}], "startContainer": [{"path": "/bin/sh", "args": ["sh", "-c", "hostname > /start-host"]}]}'
+    run_container true
+    [ "$status" -eq 0 ]
+    [ "$(cat "$BATS_TEST_TMPDIR/create-host")" = cerberus ]
+    [ "$(cat "$BUNDLE/rootfs/start-host")" = cerberus ]
+}
+
+@test "a hook that exceeds its timeout is killed and fails create" {
+    edit_config '.hooks = {"createRuntime": [{"path": "/bin/sleep", "args": ["sleep", "30"], "timeout": 1}]}'
+    set_args true
+    SECONDS=0
+    run cerb create -b "$BUNDLE" "$ID"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"timed out after 1s"* ]]
+    [ "$SECONDS" -lt 10 ]
+    [ ! -e "$ROOT/$ID" ]
+}

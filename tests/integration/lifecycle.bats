@@ -1,0 +1,152 @@
+#!/usr/bin/env bats
+# create/start/state/kill/delete behave as runc's do on the same bundle.
+
+load helpers
+
+setup() { setup_bundle; }
+teardown() { teardown_bundle; }
+
+@test "run prints the container's output and exits with its status" {
+    run_container sh -c 'echo hello from $(hostname); exit 7'
+    [ "$status" -eq 7 ]
+    [ "$output" = "hello from cerberus" ]
+}
+
+@test "create, start, state, kill, delete go through every status" {
+    set_args sleep 60
+    cerb create --bundle "$BUNDLE" --pid-file "$BATS_TEST_TMPDIR/pid" "$ID"
+    [ "$(container_status)" = created ]
+    pid=$(cat "$BATS_TEST_TMPDIR/pid")
+    [ "$(cerb state "$ID" | jq .pid)" -eq "$pid" ]
+    # The init waits for start: it has not exec'd sleep yet.
+    [ "$(cat /proc/$pid/comm)" != sleep ]
+    cerb start "$ID"
+    [ "$(container_status)" = running ]
+    [ "$(cat /proc/$pid/comm)" = sleep ]
+    cerb kill "$ID" KILL
+    for _ in $(seq 50); do [ "$(container_status)" = stopped ] && break; sleep 0.1; done
+    [ "$(container_status)" = stopped ]
+    cerb delete "$ID"
+    run cerb state "$ID"
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"does not exist"* ]]
+    [ ! -e "$ROOT/$ID" ]
+}
+
+@test "misuse fails as in runc: start twice, delete running, kill stopped" {
+    set_args sleep 60
+    cerb create -b "$BUNDLE" "$ID"
+    cerb start "$ID"
+    run cerb start "$ID"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"cannot start an already running container"* ]]
+    run cerb delete "$ID"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"cannot delete container $ID that is not stopped: running"* ]]
+    cerb delete --force "$ID"
+    run cerb state "$ID"
+    [ "$status" -eq 1 ]
+    run cerb delete "$ID"
+    [ "$status" -eq 1 ]
+    run cerb delete --force "$ID"
+    [ "$status" -eq 0 ]
+}
+
+@test "a created container can be deleted without --force and its init is killed" {
+    set_args sleep 60
+    cerb create --bundle="$BUNDLE" --pid-file="$BATS_TEST_TMPDIR/pid" "$ID"
+    pid=$(cat "$BATS_TEST_TMPDIR/pid")
+    cerb delete "$ID"
+    [ ! -e /proc/$pid ] || [ "$(awk '{print $3}' /proc/$pid/stat)" = Z ]
+}
+
+@test "start of a stopped container fails" {
+    set_args true
+    cerb create -b "$BUNDLE" "$ID"
+    cerb start "$ID"
+    for _ in $(seq 50); do [ "$(container_status)" = stopped ] && break; sleep 0.1; done
+    run cerb start "$ID"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"cannot start a container that has stopped"* ]]
+}
+
+@test "kill sends the named signal and kill --all reaches every process" {
+    set_args sh -c 'trap "echo got-term > /tmp/term; exit 0" TERM; sleep 1000 & wait'
+    edit_config '.root.readonly = false'
+    cerb create -b "$BUNDLE" "$ID"
+    cerb start "$ID"
+    sleep 0.3
+    cerb kill "$ID" TERM
+    for _ in $(seq 50); do [ "$(container_status)" = stopped ] && break; sleep 0.1; done
+    [ "$(container_status)" = stopped ]
+    [ "$(cat "$BUNDLE/rootfs/tmp/term")" = got-term ]
+}
+
+@test "list shows containers in table and json form" {
+    set_args sleep 60
+    cerb create -b "$BUNDLE" "$ID"
+    run cerb list
+    [[ "$output" == *"$ID"*created* ]]
+    [ "$(cerb list --format json | jq -r '.[0].id')" = "$ID" ]
+    [ "$(cerb list -q)" = "$ID" ]
+}
+
+@test "spec writes a config that runs, and refuses to overwrite it" {
+    run cerb spec --bundle "$BUNDLE"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"exists"* ]]
+}
+
+@test "delete removes the container's cgroup" {
+    set_args sleep 60
+    cerb create -b "$BUNDLE" "$ID"
+    [ -d "/sys/fs/cgroup/unified/cerberus-test/$ID" ] || [ -d "/sys/fs/cgroup/cerberus-test/$ID" ]
+    cerb delete --force "$ID"
+    [ ! -d "/sys/fs/cgroup/unified/cerberus-test/$ID" ]
+    [ ! -d "/sys/fs/cgroup/cerberus-test/$ID" ]
+    [ ! -d "/sys/fs/cgroup/pids/cerberus-test/$ID" ]
+}
+
+@test "features prints the runtime-spec features JSON with the policy annotations" {
+    run cerb features
+    [ "$status" -eq 0 ]
+    [ "$(echo "$output" | jq -r .ociVersionMax)" = 1.1.0 ]
+    echo "$output" | jq -e '.potentiallyUnsafeConfigAnnotations | index("io.cerberus.policy")'
+    echo "$output" | jq -e '.linux.namespaces | index("user")'
+}
+
+@test "global flags: --log-format json writes the error as a JSON line to --log" {
+    run cerb --log "$BATS_TEST_TMPDIR/log.json" --log-format json start no-such-container
+    [ "$status" -eq 1 ]
+    [ "$(tail -n1 "$BATS_TEST_TMPDIR/log.json" | jq -r .level)" = error ]
+    [[ "$(tail -n1 "$BATS_TEST_TMPDIR/log.json" | jq -r .msg)" == *"no-such-container"*"does not exist"* ]]
+}
+
+@test "--systemd-cgroup is refused with a clear error and leaves nothing" {
+    set_args true
+    run cerb --systemd-cgroup run -b "$BUNDLE" "$ID"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *systemd* ]]
+    [ ! -e "$ROOT/$ID" ]
+}
+
+@test "process.terminal: the pty master goes to --console-socket and the process has a tty" {
+    edit_config '.process.terminal = true'
+    set_args sh -c 'tty; echo hello-tty'
+    "$RECVTTY" "$BATS_TEST_TMPDIR/console.sock" > "$BATS_TEST_TMPDIR/tty.out" &
+    recv=$!
+    for _ in $(seq 50); do [ -S "$BATS_TEST_TMPDIR/console.sock" ] && break; sleep 0.1; done
+    cerb run -d -b "$BUNDLE" --console-socket "$BATS_TEST_TMPDIR/console.sock" "$ID"
+    wait "$recv"
+    run cat "$BATS_TEST_TMPDIR/tty.out"
+    [[ "$output" == *"/dev/pts/0"* ]]
+    [[ "$output" == *"hello-tty"* ]]
+}
+
+@test "process.terminal without --console-socket is refused" {
+    edit_config '.process.terminal = true'
+    set_args true
+    run cerb create -b "$BUNDLE" "$ID"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"--console-socket"* ]]
+}

@@ -1,0 +1,83 @@
+#!/usr/bin/env bats
+# The agent policy on this host: bad policies are refused before anything is
+# set up; where the kernel cannot enforce, create fails closed. (Enforcement
+# itself is tested in the real-kernel lane, tests/vm/cases/policy_*.sh.)
+
+load helpers
+
+setup() { setup_bundle; set_args probe connect tcp 203.0.113.9 443; }
+teardown() { teardown_bundle; }
+
+set_policy() {
+    edit_config --arg p "$1" '.annotations["io.cerberus.policy"] = $p'
+}
+
+expect_nothing_left() {
+    [ ! -e "$ROOT/$ID" ]
+    [ ! -d "/sys/fs/cgroup/unified/cerberus-test/$ID" ]
+    [ ! -d "/sys/fs/cgroup/pids/cerberus-test/$ID" ]
+}
+
+@test "a policy with an unknown field is refused, naming the field" {
+    set_policy '{"allowed_hosts": ["1.1.1.1:443"], "alowed_paths": ["/tmp"]}'
+    run cerb run -b "$BUNDLE" "$ID"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *'alowed_paths'* ]]
+    expect_nothing_left
+}
+
+@test "a bad CIDR is refused, naming the entry and value" {
+    set_policy '{"allowed_hosts": ["10.0.0.0/33"]}'
+    run cerb run -b "$BUNDLE" "$ID"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *'allowed_hosts[0]'*'10.0.0.0/33'* ]]
+    expect_nothing_left
+}
+
+@test "an unknown forbidden capability is refused" {
+    set_policy '{"forbidden_caps": ["CAP_FLY"]}'
+    run cerb run -b "$BUNDLE" "$ID"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *'CAP_FLY'* ]]
+}
+
+@test "a profile name with a slash is refused" {
+    edit_config '.annotations["io.cerberus.policy.profile"] = "../etc/passwd"'
+    run cerb run -b "$BUNDLE" "$ID"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *'io.cerberus.policy.profile'* ]]
+    expect_nothing_left
+}
+
+@test "a policy is enforced, or create fails closed and leaves nothing" {
+    set_policy '{"allowed_hosts": ["192.0.2.1:443"]}'
+    run cerb run -b "$BUNDLE" "$ID"
+    echo "status=$status output=$output"
+    if [[ "$output" == *"refusing to run the container unprotected"* ]]; then
+        [ "$status" -eq 1 ]
+        expect_nothing_left
+    else
+        [ "$output" = "errno=1 (EPERM)" ]
+    fi
+}
+
+@test "without a policy the same container runs as under runc" {
+    run cerb run -b "$BUNDLE" "$ID"
+    [ "$output" = "errno=101 (ENETUNREACH)" ]
+}
+
+@test "--default-policy applies when the bundle has no annotation" {
+    echo '{"allowed_hosts": ["10.0.0.0/33"]}' > "$BATS_TEST_TMPDIR/default.json"
+    run cerb --default-policy "$BATS_TEST_TMPDIR/default.json" run -b "$BUNDLE" "$ID"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *'10.0.0.0/33'* ]]
+}
+
+@test "--lock-policy refuses an annotation that widens the default" {
+    echo '{"allowed_hosts": ["192.0.2.1:443"]}' > "$BATS_TEST_TMPDIR/default.json"
+    set_policy '{"allowed_hosts": ["192.0.2.1:443", "203.0.113.9:443"]}'
+    run cerb --default-policy "$BATS_TEST_TMPDIR/default.json" --lock-policy run -b "$BUNDLE" "$ID"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *'203.0.113.9'* ]]
+    expect_nothing_left
+}

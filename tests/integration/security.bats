@@ -1,0 +1,63 @@
+#!/usr/bin/env bats
+# seccomp and cgroup limits really hold inside the container.
+
+load helpers
+
+setup() { setup_bundle; }
+teardown() { teardown_bundle; }
+
+@test "seccomp: a syscall denied with errnoRet fails with that errno; others work" {
+    edit_config '.linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW", "architectures": ["SCMP_ARCH_X86_64"], "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1}]} | .root.readonly = false'
+    run_container sh -c 'probe mkdir /tmp/x; probe read /bin/busybox'
+    [ "$status" -eq 0 ]
+    [ "${lines[0]}" = "errno=1 (EPERM)" ]
+    [ "${lines[1]}" = "ok" ]
+}
+
+@test "seccomp: argument filters deny only the matching call" {
+    # socket(AF_INET6, ...) refused, AF_INET allowed.
+    edit_config '.linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["socket"], "action": "SCMP_ACT_ERRNO", "errnoRet": 97, "args": [{"index": 0, "value": 10, "op": "SCMP_CMP_EQ"}]}]}'
+    run_container sh -c 'probe connect udp ::1 9; probe connect udp 127.0.0.1 9'
+    [ "${lines[0]}" = "errno=97 (EAFNOSUPPORT)" ]
+    # The IPv4 socket was created: connect fails only because lo is down in the new netns.
+    [ "${lines[1]}" = "errno=101 (ENETUNREACH)" ]
+}
+
+@test "seccomp: SCMP_ACT_KILL_PROCESS kills the process with SIGSYS" {
+    edit_config '.linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_KILL_PROCESS"}]}'
+    run_container probe mkdir /tmp/x
+    [ "$status" -eq $((128 + 31)) ]
+}
+
+@test "cgroups: a pids limit holds" {
+    edit_config '.linux.resources.pids = {"limit": 10}'
+    run_container probe fork 50
+    [ "$status" -eq 0 ]
+    # The probe itself is one of the ten.
+    [ "$output" = "forked=9" ]
+}
+
+@test "cgroups: memory and cpu limits are written where the host keeps them" {
+    edit_config '.linux.resources.memory = {"limit": 67108864} | .linux.resources.cpu = {"quota": 50000, "period": 100000, "shares": 512}'
+    set_args sleep 60
+    cerb create -b "$BUNDLE" "$ID"
+    path="cerberus-test/$ID"
+    if [ -d /sys/fs/cgroup/memory ]; then # hybrid host: v1 controllers
+        [ "$(cat /sys/fs/cgroup/memory/$path/memory.limit_in_bytes)" = 67108864 ]
+        [ "$(cat /sys/fs/cgroup/cpu/$path/cpu.cfs_quota_us)" = 50000 ]
+        [ "$(cat /sys/fs/cgroup/cpu/$path/cpu.shares)" = 512 ]
+        pid=$(cerb state "$ID" | jq .pid)
+        grep -q "memory:/$path\$" /proc/$pid/cgroup
+        grep -q "0::/$path\$" /proc/$pid/cgroup
+    else
+        [ "$(cat /sys/fs/cgroup/$path/memory.max)" = 67108864 ]
+        [ "$(cat /sys/fs/cgroup/$path/cpu.max)" = "50000 100000" ]
+    fi
+}
+
+@test "cgroups: the device rules refuse a device node the config does not allow" {
+    edit_config '.linux.devices = [{"type": "c", "path": "/dev/kmsg", "major": 1, "minor": 11, "fileMode": 438}]'
+    run_container sh -c 'probe read /dev/kmsg; probe read /dev/null'
+    [ "${lines[0]}" = "errno=1 (EPERM)" ]
+    [ "${lines[1]}" = "ok" ]
+}
