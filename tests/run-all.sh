@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Runs every test tier this machine can run, in order of cost; the last line
+# sums the tiers up. A tier that fails does not stop the others.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+build=$(cd "${1:-build}" && pwd)
+passed=0 failed=0 failed_tiers=""
+
+run_tier() {
+    local name=$1
+    shift
+    echo "=== tier $name: $*"
+    if "$@"; then
+        passed=$((passed + 1))
+    else
+        failed=$((failed + 1))
+        failed_tiers="$failed_tiers $name"
+    fi
+}
+
+run_tier unit "$build/unit-tests"
+run_tier integration tests/integration/run.sh "$build"
+run_tier vm tests/vm/run.sh --build "$build"
+run_tier conformance tests/conformance/run.sh --hide-cgroup2 \
+    --expect-pass-list tests/conformance/expected-pass.txt "$build/cerberus"
+
+[ -z "$failed_tiers" ] || echo "failed tiers:$failed_tiers"
+echo "tiers: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
