@@ -17,6 +17,7 @@
 #define CERB_MAX_NET_RULES 65536
 #define CERB_MAX_PATH_RULES 131072
 #define CERB_EVENTS_BYTES (8 * 1024 * 1024)
+#define CERB_EVENTS_PER_CONTAINER 4096 /* unread events one container may hold: about 1.4 MB */
 
 #define CERB_PATH_MAX 4096 /* scratch buffer for bpf_d_path; a power of two */
 #define CERB_EVENT_PATH 256 /* bytes of the path kept in an event */
@@ -36,9 +37,19 @@
 /* cerberus_policies: cgroup id -> what applies to that container. */
 struct cerb_policy {
     __u32 flags;
-    __u32 pad;
+    __u32 events_sent; /* events put in the ring buffer; wraps, only differences count */
     __u64 forbidden_caps; /* bit n = capability n */
-    __u64 events_lost; /* bumped by the programs when the ring buffer is full */
+    __u64 events_lost; /* bumped by the programs when the ring buffer is full or the container's share is */
+};
+
+/* cerberus_event_acct: cgroup id -> what the audit collector has taken from
+ * the ring buffer. Written only by the collector; the programs read consumed
+ * so that one container never holds more than CERB_EVENTS_PER_CONTAINER
+ * unread events, and a noisy container cannot starve the others. */
+struct cerb_event_acct {
+    __u32 consumed; /* compared with cerb_policy.events_sent, modulo 2^32 */
+    __u32 pad;
+    __u64 lost_reported; /* events_lost already written to the trail */
 };
 
 /* cerberus_net4 / cerberus_net6: LPM tries. prefixlen counts the 64 bits of

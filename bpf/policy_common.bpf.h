@@ -74,6 +74,13 @@ struct {
 } cerb_config SEC(".maps");
 
 struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, CERB_MAX_CONTAINERS);
+    __type(key, __u64);
+    __type(value, struct cerb_event_acct);
+} cerb_event_acct SEC(".maps");
+
+struct {
     __uint(type, BPF_MAP_TYPE_RINGBUF);
     __uint(max_entries, CERB_EVENTS_BYTES);
 } cerb_events SEC(".maps");
@@ -124,15 +131,21 @@ static __always_inline struct scratch *get_scratch(void)
 }
 
 /* Starts an event with the fields every operation shares; NULL (and one more
- * lost event counted) when the ring buffer is full. */
+ * lost event counted) when the container already holds its share of unread
+ * events or the ring buffer is full. */
 static __always_inline struct cerb_event *event_start(struct cerb_policy *policy, __u64 cgroup_id, __u16 op,
                                                       __u16 rule, int err)
 {
-    struct cerb_event *e = bpf_ringbuf_reserve(&cerb_events, sizeof(*e), 0);
+    struct cerb_event_acct *acct = bpf_map_lookup_elem(&cerb_event_acct, &cgroup_id);
+    __u32 unread = policy->events_sent - (acct ? acct->consumed : 0);
+    struct cerb_event *e = NULL;
+    if (unread < CERB_EVENTS_PER_CONTAINER)
+        e = bpf_ringbuf_reserve(&cerb_events, sizeof(*e), 0);
     if (!e) {
         __sync_fetch_and_add(&policy->events_lost, 1);
         return NULL;
     }
+    __sync_fetch_and_add(&policy->events_sent, 1);
     __builtin_memset(e, 0, sizeof(*e));
     __u64 pid_tgid = bpf_get_current_pid_tgid();
     __u64 uid_gid = bpf_get_current_uid_gid();

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
 #include <chrono>
 
@@ -115,6 +116,18 @@ void run_all(const std::vector<spec::Hook>& hooks, const std::string& kind, cons
 {
     for (size_t i = 0; i < hooks.size(); ++i)
         run_one(hooks[i], kind + " hook " + std::to_string(i) + " (" + hooks[i].path + ")", state_json);
+}
+
+void run_all_warning_on_failure(const std::vector<spec::Hook>& hooks, const std::string& kind,
+                                const std::string& state_json)
+{
+    for (size_t i = 0; i < hooks.size(); ++i) {
+        try {
+            run_one(hooks[i], kind + " hook " + std::to_string(i) + " (" + hooks[i].path + ")", state_json);
+        } catch (const Error& e) {
+            spdlog::warn("{}", e.what());
+        }
+    }
 }
 
 std::string to_json(const spec::Hooks& hooks)

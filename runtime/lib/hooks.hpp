@@ -13,6 +13,11 @@ namespace cerberus::hooks {
 // Runs the hooks in order; the first failure throws, naming the kind and path.
 void run_all(const std::vector<spec::Hook>& hooks, const std::string& kind, const std::string& state_json);
 
+// For poststart and poststop, whose failures the runtime-spec makes warnings:
+// every hook runs, and each failure is logged.
+void run_all_warning_on_failure(const std::vector<spec::Hook>& hooks, const std::string& kind,
+                                const std::string& state_json);
+
 // Hooks survive in state.json between create and delete as JSON.
 std::string to_json(const spec::Hooks& hooks);
 spec::Hooks from_json(const std::string& text);

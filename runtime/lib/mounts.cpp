@@ -225,11 +225,14 @@ std::string secure_join(const std::string& rootfs, const std::string& path)
 void prepare_rootfs(const RootfsContext& ctx)
 {
     const spec::Linux& linux = *ctx.spec.linux;
-    unsigned long root_propagation = MS_SLAVE | MS_REC;
-    for (const auto& [name, flag] : propagation_flags)
-        if (linux.rootfs_propagation == name && !(flag & MS_SHARED))
-            root_propagation = flag;
-    do_mount("", "/", nullptr, root_propagation, "");
+    // Our mounts must not propagate to the host. The propagation the config
+    // asks for is applied once inside the new root (finish_rootfs): an
+    // unbindable "/" could not be bound here. Without a mount namespace of
+    // its own the container shares the host's, whose propagation stays as is.
+    if (ctx.new_mount_namespace) {
+        bool private_root = linux.rootfs_propagation == "private" || linux.rootfs_propagation == "rprivate";
+        do_mount("", "/", nullptr, (private_root ? MS_PRIVATE : MS_SLAVE) | MS_REC, "");
+    }
     do_mount(ctx.rootfs, ctx.rootfs, nullptr, MS_BIND | MS_REC, "");
     for (const auto& m : ctx.spec.mounts)
         with_context("mounts " + m.destination, [&] { mount_entry(ctx, m); });
@@ -244,11 +247,15 @@ void prepare_rootfs(const RootfsContext& ctx)
     }
 }
 
-void enter_rootfs(const std::string& rootfs, bool no_pivot)
+void enter_rootfs(const std::string& rootfs, bool no_pivot, bool new_mount_namespace)
 {
     if (::chdir(rootfs.c_str()) != 0)
         throw_errno("chdir " + rootfs);
-    if (no_pivot) {
+    if (!new_mount_namespace) {
+        // The host's mount namespace: pivot_root or a move would change the host's root.
+        if (::chroot(".") != 0)
+            throw_errno("chroot " + rootfs);
+    } else if (no_pivot) {
         do_mount(rootfs, "/", nullptr, MS_MOVE, "");
         if (::chroot(".") != 0)
             throw_errno("chroot " + rootfs);
@@ -295,8 +302,9 @@ void finish_rootfs(const spec::Spec& spec)
     }
     if (spec.root.readonly)
         remount_bind("/", MS_RDONLY);
-    if (linux.rootfs_propagation == "shared" || linux.rootfs_propagation == "rshared")
-        do_mount("", "/", nullptr, MS_SHARED | (linux.rootfs_propagation[0] == 'r' ? MS_REC : 0), "");
+    for (const auto& [name, flag] : propagation_flags)
+        if (linux.rootfs_propagation == name)
+            do_mount("", "/", nullptr, flag, "");
 }
 
 } // namespace cerberus::mounts

@@ -28,16 +28,17 @@ std::string secure_join(const std::string& rootfs, const std::string& path);
 struct RootfsContext {
     const spec::Spec& spec;
     std::string rootfs;   // absolute host path of the rootfs
+    bool new_mount_namespace = true;
     bool in_user_namespace = false;
     bool new_network_namespace = false;
-    bool cgroup_v2_unified = true;
 };
 
 // Everything up to (not including) pivot_root.
 void prepare_rootfs(const RootfsContext& ctx);
 
-// pivot_root into rootfs (or MS_MOVE + chroot for --no-pivot), then chdir("/").
-void enter_rootfs(const std::string& rootfs, bool no_pivot);
+// pivot_root into rootfs (or MS_MOVE + chroot for --no-pivot, or only chroot
+// without a mount namespace of its own), then chdir("/").
+void enter_rootfs(const std::string& rootfs, bool no_pivot, bool new_mount_namespace);
 
 // After pivot_root: masked and read-only paths, read-only root, propagation.
 void finish_rootfs(const spec::Spec& spec);

@@ -1,11 +1,16 @@
 #include "namespaces.hpp"
 
 #include "error.hpp"
+#include "fd.hpp"
 #include "files.hpp"
 
+#include <net/if.h>
 #include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 
 #include <algorithm>
+#include <cstring>
 
 namespace cerberus::namespaces {
 namespace {
@@ -73,6 +78,20 @@ std::vector<spec::Namespace> joined_in_order(const spec::Linux& linux)
             if (ns.type == k.type && !ns.path.empty())
                 joined.push_back(ns);
     return joined;
+}
+
+void bring_up_loopback()
+{
+    UniqueFd sock(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    if (!sock)
+        throw_errno("socket for the loopback interface");
+    ifreq request{};
+    std::strncpy(request.ifr_name, "lo", IFNAMSIZ - 1);
+    if (::ioctl(sock.get(), SIOCGIFFLAGS, &request) != 0)
+        throw_errno("SIOCGIFFLAGS lo");
+    request.ifr_flags |= IFF_UP;
+    if (::ioctl(sock.get(), SIOCSIFFLAGS, &request) != 0)
+        throw_errno("SIOCSIFFLAGS lo: setting the loopback interface up");
 }
 
 void write_id_maps(pid_t pid, const spec::Linux& linux)

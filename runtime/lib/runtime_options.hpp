@@ -11,6 +11,7 @@ struct RuntimeOptions {
     std::string default_policy;                      // --default-policy FILE
     bool lock_policy = false;                        // --lock-policy
     std::string policy_dir = "/etc/cerberus/policies";
+    std::string audit_dir = "/var/log/cerberus";     // --audit-dir: <id>.jsonl trails of policy denials
 };
 
 } // namespace cerberus

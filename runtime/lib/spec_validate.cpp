@@ -68,8 +68,6 @@ void validate_namespaces(const Spec& spec)
     const Namespace* uts = spec.find_namespace("uts");
     if ((!spec.hostname.empty() || !spec.domainname.empty()) && !uts)
         invalid("hostname", "setting the hostname needs a uts namespace");
-    if (!spec.find_namespace("mount"))
-        invalid("linux.namespaces", "a mount namespace is required");
 }
 
 void validate_mounts(const Spec& spec)

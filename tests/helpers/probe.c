@@ -100,6 +100,27 @@ static int fork_many(int n)
     return 0;
 }
 
+/* Connects a UDP socket n times to HOST PORT (default 203.0.113.9 443) as
+ * fast as it can; prints how many connects failed with EPERM (denials the
+ * policy made) and how many ended otherwise. */
+static int burst(int n, const char* host, int port)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = make_addr(host, port, &ss);
+    int fd = socket(ss.ss_family, SOCK_DGRAM, 0);
+    if (fd < 0)
+        return report(-1);
+    int denied = 0, other = 0;
+    for (int i = 0; i < n; ++i) {
+        if (connect(fd, (struct sockaddr*)&ss, len) < 0 && errno == EPERM)
+            denied++;
+        else
+            other++;
+    }
+    printf("denied=%d other=%d\n", denied, other);
+    return 0;
+}
+
 /* Copies a binary into a memfd and execs it from there. */
 static int memfd_exec(const char* path, char** argv)
 {
@@ -117,10 +138,10 @@ static int memfd_exec(const char* path, char** argv)
     return report(-1);
 }
 
-int main(int argc, char** argv)
+static int run(int argc, char** argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: cerberus-probe COMMAND ARGS\n");
+        fprintf(stderr, "usage: cerberus-probe [hold SECONDS] COMMAND ARGS\n");
         return 2;
     }
     const char* cmd = argv[1];
@@ -150,6 +171,8 @@ int main(int argc, char** argv)
         union bpf_attr attr = {.map_type = BPF_MAP_TYPE_ARRAY, .key_size = 4, .value_size = 4, .max_entries = 1};
         return report(syscall(SYS_bpf, BPF_MAP_CREATE, &attr, sizeof attr));
     }
+    if (!strcmp(cmd, "burst") && argc > 2)
+        return burst(atoi(argv[2]), argc > 4 ? argv[3] : "203.0.113.9", argc > 4 ? atoi(argv[4]) : 443);
     if (!strcmp(cmd, "fork") && argc > 2)
         return fork_many(atoi(argv[2]));
     if (!strcmp(cmd, "ids")) {
@@ -171,4 +194,17 @@ int main(int argc, char** argv)
     }
     fprintf(stderr, "unknown command %s\n", cmd);
     return 2;
+}
+
+/* "hold SECONDS COMMAND ARGS": the command, then a pause before exiting, so
+ * that observers can still look at the process (/proc/<pid>/exe). */
+int main(int argc, char** argv)
+{
+    if (argc > 3 && !strcmp(argv[1], "hold")) {
+        int rc = run(argc - 2, argv + 2);
+        fflush(stdout);
+        sleep(atoi(argv[2]));
+        return rc;
+    }
+    return run(argc, argv);
 }

@@ -144,3 +144,10 @@ teardown() { teardown_bundle; }
     run_container cat /proc/self/oom_score_adj
     [ "$output" = 123 ]
 }
+
+@test "the cgroup namespace is rooted at the container's cgroup" {
+    run_container cat /proc/self/cgroup
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"0::/"* ]]
+    [[ "$output" != *"cerberus-test"* ]]
+}

@@ -26,8 +26,8 @@ HOOK
     for _ in $(seq 50); do [ "$(container_status)" = stopped ] && break; sleep 0.1; done
     cerb delete "$ID"
     run cat "$BATS_TEST_TMPDIR/hooks.log"
-    [ "${lines[0]}" = "prestart creating $ID" ]
-    [ "${lines[1]}" = "createRuntime creating $ID" ]
+    [ "${lines[0]}" = "prestart created $ID" ]
+    [ "${lines[1]}" = "createRuntime created $ID" ]
     [ "${lines[2]}" = "poststart running $ID" ]
     [ "${lines[3]}" = "poststop stopped $ID" ]
 }

@@ -19,8 +19,9 @@ teardown() { teardown_bundle; }
     edit_config '.linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["socket"], "action": "SCMP_ACT_ERRNO", "errnoRet": 97, "args": [{"index": 0, "value": 10, "op": "SCMP_CMP_EQ"}]}]}'
     run_container sh -c 'probe connect udp ::1 9; probe connect udp 127.0.0.1 9'
     [ "${lines[0]}" = "errno=97 (EAFNOSUPPORT)" ]
-    # The IPv4 socket was created: connect fails only because lo is down in the new netns.
-    [ "${lines[1]}" = "errno=101 (ENETUNREACH)" ]
+    # The IPv4 socket is created; what connect then says depends on the netns's lo.
+    [ -n "${lines[1]}" ]
+    [[ "${lines[1]}" != *EAFNOSUPPORT* ]]
 }
 
 @test "seccomp: SCMP_ACT_KILL_PROCESS kills the process with SIGSYS" {

@@ -1,0 +1,78 @@
+// state, list, spec: what the runtime knows, printed as runc prints it.
+#include "audit.hpp"
+#include "commands.hpp"
+#include "container.hpp"
+#include "error.hpp"
+#include "files.hpp"
+#include "options.hpp"
+#include "spec_default.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+
+using nlohmann::json;
+
+namespace cerberus::cli {
+namespace {
+
+json state_json(const container::Snapshot& s)
+{
+    json j = json::parse(state::oci_state_json(s.state, s.status));
+    j["rootfs"] = s.state.rootfs;
+    j["created"] = s.state.created;
+    j["owner"] = "";
+    if (auto lost = s.state.has_policy ? audit::events_lost(s.state.cgroup_id) : std::nullopt)
+        j["cerberus.eventsLost"] = *lost; // policy denials the ring buffer could not take
+    return j;
+}
+
+} // namespace
+
+int cmd_state(const RuntimeOptions& rt, const Args& args)
+{
+    ParsedOptions opts = parse_options(args, {});
+    expect_positional(opts, 1, 1, "cerberus state ID");
+    std::printf("%s\n", state_json(container::inspect(rt, opts.positional[0])).dump(2).c_str());
+    return 0;
+}
+
+int cmd_list(const RuntimeOptions& rt, const Args& args)
+{
+    ParsedOptions opts = parse_options(args, {{"format", 'f', true}, {"quiet", 'q', false}});
+    expect_positional(opts, 0, 0, "cerberus list [--format table|json] [--quiet]");
+    auto containers = container::list(rt);
+    std::string format = opts.get("format", "table");
+    if (opts.flag("quiet")) {
+        for (const auto& c : containers)
+            std::printf("%s\n", c.state.id.c_str());
+    } else if (format == "json") {
+        json out = json::array();
+        for (const auto& c : containers)
+            out.push_back(state_json(c));
+        std::printf("%s\n", out.dump().c_str());
+    } else if (format == "table") {
+        std::printf("%-20s %-8s %-10s %-40s %-31s %s\n", "ID", "PID", "STATUS", "BUNDLE", "CREATED", "OWNER");
+        for (const auto& c : containers) {
+            pid_t pid = c.status == state::Status::stopped ? 0 : c.state.pid;
+            std::printf("%-20s %-8d %-10s %-40s %-31s %s\n", c.state.id.c_str(), pid, state::to_string(c.status),
+                        c.state.bundle.c_str(), c.state.created.c_str(), "root");
+        }
+    } else {
+        throw Error("--format: expected table or json, got \"" + format + "\"", EINVAL);
+    }
+    return 0;
+}
+
+int cmd_spec(const RuntimeOptions&, const Args& args)
+{
+    ParsedOptions opts = parse_options(args, {{"bundle", 'b', true}, {"rootless", 0, false}});
+    expect_positional(opts, 0, 0, "cerberus spec [--bundle DIR] [--rootless]");
+    std::string path = opts.get("bundle", ".") + "/config.json";
+    if (files::exists(path))
+        throw Error("File " + path + " exists. Remove it first", EEXIST);
+    files::write_file_atomic(path, spec::default_config(opts.flag("rootless")).dump(4) + "\n", 0644);
+    return 0;
+}
+
+} // namespace cerberus::cli

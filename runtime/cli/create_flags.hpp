@@ -1,0 +1,15 @@
+// The options create and run share.
+#pragma once
+
+#include "container.hpp"
+#include "options.hpp"
+
+#include <vector>
+
+namespace cerberus::cli {
+
+extern const std::vector<OptionSpec> create_options;
+
+container::CreateOptions create_options_from(const ParsedOptions& opts);
+
+} // namespace cerberus::cli

@@ -1,0 +1,114 @@
+// cerberus: global options, then a table dispatch to the subcommand.
+#include "commands.hpp"
+#include "error.hpp"
+#include "log.hpp"
+#include "options.hpp"
+#include "usage_error.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <cstring>
+
+using namespace cerberus;
+
+namespace {
+
+struct Command {
+    const char* name;
+    int (*run)(const RuntimeOptions&, const cli::Args&);
+    const char* summary;
+    bool hidden = false; // run by the runtime itself, left out of the usage
+};
+
+constexpr Command commands[] = {
+    {"create", cli::cmd_create, "create a container"},
+    {"start", cli::cmd_start, "start a created container"},
+    {"run", cli::cmd_run, "create and start a container"},
+    {"state", cli::cmd_state, "print the state of a container"},
+    {"kill", cli::cmd_kill, "send a signal to a container"},
+    {"delete", cli::cmd_delete, "delete a container"},
+    {"list", cli::cmd_list, "list containers"},
+    {"spec", cli::cmd_spec, "write a new config.json"},
+    {"features", cli::cmd_features, "print the features the runtime supports"},
+    {"exec", cli::cmd_exec, "run a new process inside a container"},
+    {"ps", cli::cmd_ps, "list the processes of a container"},
+    {"pause", cli::cmd_pause, "freeze every process of a container"},
+    {"resume", cli::cmd_resume, "thaw a paused container"},
+    {"update", cli::cmd_update, "change the resource limits of a container"},
+    {"events", cli::cmd_events, "print a container's stats and OOM events, or its policy denials"},
+    {"audit-collector", cli::cmd_audit_collector, "collect policy denials into the audit trails", true},
+};
+
+const std::vector<cli::OptionSpec> global_options = {
+    {"root", 0, true},          {"log", 0, true},           {"log-format", 0, true},
+    {"debug", 0, false},        {"systemd-cgroup", 0, false}, {"default-policy", 0, true},
+    {"lock-policy", 0, false},  {"policy-dir", 0, true},    {"rootless", 0, true},
+    {"audit-dir", 0, true},
+    {"criu", 0, true},          {"version", 'v', false},    {"help", 'h', false},
+};
+
+void print_usage()
+{
+    std::printf("usage: cerberus [global options] COMMAND [options] ARGS\n\ncommands:\n");
+    for (const auto& c : commands)
+        if (!c.hidden)
+            std::printf("  %-10s %s\n", c.name, c.summary);
+    std::printf("\nglobal options: --root DIR (default /run/cerberus), --log FILE, --log-format text|json, --debug,\n"
+                "  --systemd-cgroup, --default-policy FILE, --lock-policy, --policy-dir DIR,\n"
+                "  --audit-dir DIR (default /var/log/cerberus)\n");
+}
+
+// Errors go to stderr, and also to the --log file, whose last error line
+// containerd and podman show their users.
+bool logging_to_file = false;
+
+void report_error(const std::string& message)
+{
+    if (logging_to_file)
+        spdlog::error("{}", message);
+    std::fprintf(stderr, "cerberus: %s\n", message.c_str());
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    cli::Args args(argv + 1, argv + argc);
+    try {
+        cli::ParsedOptions global = cli::parse_options(args, global_options, true);
+        std::string format = global.get("log-format", "text");
+        if (format != "text" && format != "json")
+            throw cli::UsageError("--log-format: expected text or json, got \"" + format + "\"");
+        logging_to_file = global.has("log");
+        log::init(global.get("log"), format == "json" ? log::Format::json : log::Format::text, global.flag("debug"));
+        if (global.flag("version")) {
+            std::printf("cerberus version %s\nspec: 1.1.0\n", CERBERUS_VERSION);
+            return 0;
+        }
+        if (global.positional.empty() || global.flag("help")) {
+            print_usage();
+            return global.positional.empty() && !global.flag("help") ? 1 : 0;
+        }
+        RuntimeOptions rt;
+        rt.root = global.get("root", rt.root);
+        rt.systemd_cgroup = global.flag("systemd-cgroup");
+        rt.default_policy = global.get("default-policy");
+        rt.lock_policy = global.flag("lock-policy");
+        rt.policy_dir = global.get("policy-dir", rt.policy_dir);
+        rt.audit_dir = global.get("audit-dir", rt.audit_dir);
+        const std::string& name = global.positional[0];
+        cli::Args rest(global.positional.begin() + 1, global.positional.end());
+        for (const auto& c : commands)
+            if (name == c.name)
+                return c.run(rt, rest);
+        throw cli::UsageError("no such command: " + name);
+    } catch (const cli::UsageError& e) {
+        report_error(e.what());
+    } catch (const Error& e) {
+        report_error(e.what());
+    } catch (const std::exception& e) {
+        report_error(std::string("internal error: ") + e.what());
+    }
+    return 1;
+}

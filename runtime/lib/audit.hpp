@@ -1,0 +1,45 @@
+// The audit trail's part in the lifecycle. The BPF programs put every denial
+// in one host-wide ring buffer; one host-wide collector process
+// (`cerberus audit-collector`, audit_collector.hpp) writes them to
+// <audit dir>/<id>.jsonl. create registers the container (cgroup id -> id and
+// trail path) and makes sure the collector runs; delete has the collector
+// drain what is left and write the final lost count before the policy goes.
+// Enforcement never depends on any of this.
+#pragma once
+
+#include "runtime_options.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace cerberus::audit {
+
+// Host-wide, whatever --root says: there is one ring buffer per host.
+// Holds collector.lock (flocked by the running collector, with its pid),
+// collector.sock, collector.log and containers/<cgroup id> (the registry).
+inline constexpr const char* run_dir = "/run/cerberus-audit";
+
+// <audit_dir>/<id>.jsonl
+std::string trail_path(const std::string& audit_dir, const std::string& id);
+
+// create, once the policy is in the maps and before the init runs: records
+// cgroup_id -> id and starts the collector unless one runs. Throws when the
+// registry cannot be written; a collector that cannot be started is logged.
+void register_container(const RuntimeOptions& rt, const std::string& id, uint64_t cgroup_id);
+
+// delete, once the container's processes are gone and before its policy is
+// removed: the collector writes every event still in the ring buffer and the
+// final lost count, syncs the trail and forgets the container. Logs (never
+// throws) when no collector answers.
+void finish_container(uint64_t cgroup_id);
+
+// Events of the container the BPF programs dropped so far; nullopt when it
+// has no policy entry (no policy, or nothing pinned).
+std::optional<uint64_t> events_lost(uint64_t cgroup_id);
+
+// Starts the collector (double fork, setsid, exec of this binary) unless the
+// lock shows one running.
+void ensure_collector();
+
+} // namespace cerberus::audit

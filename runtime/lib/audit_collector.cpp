@@ -1,0 +1,431 @@
+#include "audit_collector.hpp"
+
+#include "audit.hpp"
+#include "audit_format.hpp"
+#include "error.hpp"
+#include "fd.hpp"
+#include "files.hpp"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+namespace cerberus::audit {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr uint32_t commit_every = 256;      // events read before cerb_event_acct is told
+constexpr size_t write_every = 64 * 1024;   // bytes of a trail kept before they are written
+constexpr auto tick = std::chrono::seconds(1); // lost counts, fdatasync, registry, exit check
+
+std::string run_path(const std::string& name)
+{
+    return std::string(run_dir) + "/" + name;
+}
+
+struct RingDeleter {
+    void operator()(ring_buffer* ring) const { ring_buffer__free(ring); }
+};
+
+// One container's trail file, opened on first use.
+struct Trail {
+    std::string id;
+    std::string path;
+    UniqueFd fd;
+    std::string pending;
+    bool unsynced = false;
+};
+
+class Collector {
+public:
+    // False when another collector holds the lock.
+    bool start();
+    void run();
+
+private:
+    static int on_event(void* self, void* data, size_t size);
+    void handle(const cerb_event& e);
+    void consume();
+    void write_pending(Trail& trail);
+    void commit_consumed();
+    void report_lost(uint64_t cgroup_id, Trail& trail);
+    void sync_all();
+    void reload_registry();
+    void forget(uint64_t cgroup_id);
+    void collect_garbage();
+    void on_tick();
+    void serve_request();
+    std::string finish(uint64_t cgroup_id);
+    bool take_lock();
+    void listen_socket();
+    bool policy_present(uint64_t cgroup_id) const;
+
+    UniqueFd lock_, listener_, epoll_, policies_, acct_, events_;
+    std::unique_ptr<ring_buffer, RingDeleter> ring_;
+    std::map<uint64_t, Trail> trails_;
+    std::map<uint64_t, uint32_t> unacked_; // consumed, not yet added to cerb_event_acct
+    uint32_t since_commit_ = 0;
+    std::unordered_map<uint32_t, std::string> exe_cache_; // for one batch: pids get reused
+    int64_t boot_to_wall_ = 0;
+    bool reloaded_in_batch_ = false;
+    uint64_t unknown_ = 0; // events of cgroups in no registry entry
+};
+
+UniqueFd open_pinned(const char* name)
+{
+    std::string path = std::string(CERB_PIN_DIR) + "/" + name;
+    UniqueFd fd(bpf_obj_get(path.c_str()));
+    if (!fd)
+        throw_errno("opening pinned map " + path);
+    return fd;
+}
+
+bool Collector::take_lock()
+{
+    if (flock(lock_.get(), LOCK_EX | LOCK_NB) < 0)
+        return false;
+    std::string pid = std::to_string(getpid()) + "\n";
+    if (ftruncate(lock_.get(), 0) < 0 || pwrite(lock_.get(), pid.data(), pid.size(), 0) < 0)
+        spdlog::warn("writing the pid to {}: {}", run_path("collector.lock"), std::strerror(errno));
+    return true;
+}
+
+void Collector::listen_socket()
+{
+    std::string path = run_path("collector.sock");
+    unlink(path.c_str()); // a dead collector's; we hold the lock
+    listener_.reset(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    if (!listener_)
+        throw_errno("socket");
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+    check(bind(listener_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), "bind " + path);
+    check(chmod(path.c_str(), 0600), "chmod " + path);
+    check(listen(listener_.get(), 64), "listen " + path);
+    epoll_event ev{.events = EPOLLIN, .data = {.u32 = 1}};
+    check(epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, listener_.get(), &ev), "epoll_ctl");
+}
+
+bool Collector::start()
+{
+    files::make_dirs(run_path("containers"), 0700);
+    std::string lock_path = run_path("collector.lock");
+    lock_.reset(open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+    if (!lock_)
+        throw_errno("opening " + lock_path);
+    if (!take_lock())
+        return false;
+    policies_ = open_pinned("cerb_policies");
+    acct_ = open_pinned("cerb_event_acct");
+    events_ = open_pinned("cerb_events");
+    ring_.reset(ring_buffer__new(events_.get(), on_event, this, nullptr));
+    if (!ring_)
+        throw_errno("reading the ring buffer " CERB_PIN_DIR "/cerb_events");
+    epoll_.reset(epoll_create1(EPOLL_CLOEXEC));
+    if (!epoll_)
+        throw_errno("epoll_create1");
+    epoll_event ev{.events = EPOLLIN, .data = {.u32 = 0}};
+    check(epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, ring_buffer__epoll_fd(ring_.get()), &ev), "epoll_ctl");
+    listen_socket();
+    reload_registry();
+    spdlog::info("audit collector {} started", getpid());
+    return true;
+}
+
+int Collector::on_event(void* self, void* data, size_t size)
+{
+    if (size >= sizeof(cerb_event))
+        static_cast<Collector*>(self)->handle(*static_cast<const cerb_event*>(data));
+    return 0;
+}
+
+void Collector::handle(const cerb_event& e)
+{
+    ++unacked_[e.cgroup_id];
+    if (++since_commit_ >= commit_every)
+        commit_consumed();
+    auto it = trails_.find(e.cgroup_id);
+    if (it == trails_.end() && !reloaded_in_batch_) {
+        reloaded_in_batch_ = true;
+        reload_registry();
+        it = trails_.find(e.cgroup_id);
+    }
+    if (it == trails_.end()) {
+        ++unknown_;
+        return;
+    }
+    auto exe = exe_cache_.find(e.pid);
+    if (exe == exe_cache_.end()) {
+        char buf[4096];
+        ssize_t n = readlink(("/proc/" + std::to_string(e.pid) + "/exe").c_str(), buf, sizeof(buf));
+        exe = exe_cache_.emplace(e.pid, n > 0 ? std::string(buf, n) : std::string()).first;
+    }
+    Trail& trail = it->second;
+    trail.pending += dump_line(event_json(e, {trail.id, exe->second, boot_to_wall_}));
+    trail.pending += '\n';
+    if (trail.pending.size() >= write_every)
+        write_pending(trail);
+}
+
+void Collector::consume()
+{
+    boot_to_wall_ = boot_to_wall_offset();
+    reloaded_in_batch_ = false;
+    if (ring_buffer__consume(ring_.get()) < 0)
+        spdlog::warn("reading the ring buffer: {}", std::strerror(errno));
+    commit_consumed();
+    for (auto& [cgroup_id, trail] : trails_)
+        write_pending(trail);
+    exe_cache_.clear();
+}
+
+void Collector::write_pending(Trail& trail)
+{
+    if (trail.pending.empty())
+        return;
+    try {
+        if (!trail.fd) {
+            files::make_dirs(trail.path.substr(0, trail.path.find_last_of('/')), 0700);
+            trail.fd.reset(open(trail.path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600));
+            if (!trail.fd)
+                throw_errno("opening " + trail.path);
+            check(fchmod(trail.fd.get(), 0600), "chmod " + trail.path);
+        }
+        for (size_t done = 0; done < trail.pending.size();)
+            done += check(write(trail.fd.get(), trail.pending.data() + done, trail.pending.size() - done),
+                          "writing " + trail.path);
+        trail.unsynced = true;
+    } catch (const Error& e) {
+        spdlog::error("{}: {} bytes of events dropped", e.what(), trail.pending.size());
+    }
+    trail.pending.clear();
+}
+
+void Collector::commit_consumed()
+{
+    for (auto& [cgroup_id, count] : unacked_) {
+        cerb_event_acct acct{};
+        bpf_map_lookup_elem(acct_.get(), &cgroup_id, &acct);
+        acct.consumed += count;
+        if (bpf_map_update_elem(acct_.get(), &cgroup_id, &acct, BPF_ANY) < 0)
+            spdlog::warn("updating cerb_event_acct for cgroup {}: {}", cgroup_id, std::strerror(errno));
+    }
+    unacked_.clear();
+    since_commit_ = 0;
+}
+
+void Collector::report_lost(uint64_t cgroup_id, Trail& trail)
+{
+    cerb_policy policy{};
+    if (bpf_map_lookup_elem(policies_.get(), &cgroup_id, &policy) < 0)
+        return;
+    cerb_event_acct acct{};
+    bpf_map_lookup_elem(acct_.get(), &cgroup_id, &acct);
+    if (policy.events_lost <= acct.lost_reported)
+        return;
+    uint64_t count = policy.events_lost - acct.lost_reported;
+    struct timespec ts {};
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t wall = static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+    trail.pending += dump_line(lost_json(trail.id, wall, count, policy.events_lost)) + "\n";
+    write_pending(trail);
+    acct.lost_reported = policy.events_lost;
+    bpf_map_update_elem(acct_.get(), &cgroup_id, &acct, BPF_ANY);
+}
+
+void Collector::sync_all()
+{
+    for (auto& [cgroup_id, trail] : trails_) {
+        if (trail.unsynced && trail.fd)
+            fdatasync(trail.fd.get());
+        trail.unsynced = false;
+    }
+}
+
+// containers/<cgroup id> holds {"id": ..., "trail": ...}; create writes it, finish removes it.
+void Collector::reload_registry()
+{
+    std::string dir_path = run_path("containers");
+    std::unique_ptr<DIR, int (*)(DIR*)> dir(opendir(dir_path.c_str()), closedir);
+    if (!dir)
+        return;
+    std::map<uint64_t, bool> seen;
+    while (auto* entry = readdir(dir.get())) {
+        char* end = nullptr;
+        uint64_t cgroup_id = std::strtoull(entry->d_name, &end, 10);
+        if (*end || end == entry->d_name)
+            continue; // ".", "..", a file being written
+        seen[cgroup_id] = true;
+        if (trails_.count(cgroup_id))
+            continue;
+        try {
+            auto j = nlohmann::json::parse(files::read_file(dir_path + "/" + entry->d_name));
+            trails_[cgroup_id] = Trail{j.at("id"), j.at("trail"), UniqueFd(), "", false};
+        } catch (const std::exception& e) {
+            spdlog::warn("registry entry {}/{}: {}", dir_path, entry->d_name, e.what());
+        }
+    }
+    for (auto it = trails_.begin(); it != trails_.end();) {
+        if (seen.count(it->first)) {
+            ++it;
+            continue;
+        }
+        write_pending(it->second);
+        it = trails_.erase(it);
+    }
+}
+
+void Collector::forget(uint64_t cgroup_id)
+{
+    if (auto it = trails_.find(cgroup_id); it != trails_.end()) {
+        write_pending(it->second);
+        if (it->second.fd)
+            fdatasync(it->second.fd.get());
+        trails_.erase(it);
+    }
+    unlink(run_path("containers/" + std::to_string(cgroup_id)).c_str());
+    bpf_map_delete_elem(acct_.get(), &cgroup_id);
+}
+
+bool Collector::policy_present(uint64_t cgroup_id) const
+{
+    cerb_policy policy{};
+    return bpf_map_lookup_elem(policies_.get(), &cgroup_id, &policy) == 0;
+}
+
+// Containers whose policy went without a finish (a failed create, a delete
+// that found no collector): their events are drained by now.
+void Collector::collect_garbage()
+{
+    std::vector<uint64_t> gone;
+    for (const auto& [cgroup_id, trail] : trails_)
+        if (!policy_present(cgroup_id))
+            gone.push_back(cgroup_id);
+    uint64_t key = 0, next = 0;
+    const uint64_t* previous = nullptr;
+    while (bpf_map_get_next_key(acct_.get(), previous, &next) == 0) {
+        if (!policy_present(next) && !trails_.count(next))
+            gone.push_back(next);
+        key = next;
+        previous = &key;
+    }
+    for (uint64_t cgroup_id : gone)
+        forget(cgroup_id);
+}
+
+void Collector::on_tick()
+{
+    reload_registry();
+    consume();
+    for (auto& [cgroup_id, trail] : trails_)
+        report_lost(cgroup_id, trail);
+    sync_all();
+    collect_garbage();
+    if (unknown_) {
+        spdlog::warn("{} events of cgroups no container registered were dropped", unknown_);
+        unknown_ = 0;
+    }
+}
+
+std::string Collector::finish(uint64_t cgroup_id)
+{
+    consume();
+    if (!trails_.count(cgroup_id))
+        reload_registry();
+    if (auto it = trails_.find(cgroup_id); it != trails_.end())
+        report_lost(cgroup_id, it->second);
+    forget(cgroup_id);
+    return "ok";
+}
+
+void Collector::serve_request()
+{
+    UniqueFd conn(accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    if (!conn)
+        return;
+    timeval timeout{.tv_sec = 1, .tv_usec = 0};
+    setsockopt(conn.get(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+    char buf[128];
+    ssize_t n = recv(conn.get(), buf, sizeof(buf) - 1, 0);
+    if (n <= 0)
+        return;
+    std::string request(buf, static_cast<size_t>(n));
+    std::string answer = "unknown request";
+    if (request.rfind("finish ", 0) == 0)
+        answer = finish(std::strtoull(request.c_str() + 7, nullptr, 10));
+    send(conn.get(), answer.data(), answer.size(), MSG_NOSIGNAL);
+}
+
+void Collector::run()
+{
+    auto next_tick = Clock::now() + tick;
+    for (;;) {
+        int wait_ms = static_cast<int>(
+            std::chrono::duration_cast<std::chrono::milliseconds>(next_tick - Clock::now()).count());
+        epoll_event events[4];
+        int n = epoll_wait(epoll_.get(), events, 4, std::max(wait_ms, 0));
+        if (n < 0 && errno != EINTR)
+            throw_errno("epoll_wait");
+        for (int i = 0; i < n; ++i) {
+            if (events[i].data.u32 == 0)
+                consume();
+            else
+                serve_request();
+        }
+        if (Clock::now() < next_tick)
+            continue;
+        next_tick = Clock::now() + tick;
+        on_tick();
+        if (!trails_.empty())
+            continue;
+        // Nothing left to collect. A create may register right now: it starts
+        // a collector unless it sees the lock held, so look once more after
+        // letting go, and take the lock back if a container came.
+        epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, listener_.get(), nullptr);
+        listener_.reset();
+        unlink(run_path("collector.sock").c_str());
+        flock(lock_.get(), LOCK_UN);
+        reload_registry();
+        if (trails_.empty() || !take_lock())
+            return;
+        listen_socket();
+    }
+}
+
+} // namespace
+
+int run_collector()
+{
+    Collector collector;
+    try {
+        if (!collector.start())
+            return 0;
+        collector.run();
+    } catch (const Error& e) {
+        spdlog::error("audit collector: {}", e.what());
+        return 1;
+    }
+    spdlog::info("audit collector {}: no policed container left, exiting", getpid());
+    return 0;
+}
+
+} // namespace cerberus::audit

@@ -1,0 +1,198 @@
+#include "audit_format.hpp"
+
+#include "capabilities.hpp"
+
+#include <arpa/inet.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <ctime>
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+namespace cerberus::audit {
+namespace {
+
+std::string path_of(const cerb_event& e)
+{
+    return std::string(e.path, std::min<size_t>(e.path_len, sizeof(e.path) - 1));
+}
+
+std::string errno_name(int err)
+{
+    const char* name = strerrorname_np(err);
+    return name ? name : "errno " + std::to_string(err);
+}
+
+std::string address_text(const cerb_event& e)
+{
+    char text[INET6_ADDRSTRLEN] = "";
+    if (e.family == AF_INET && inet_ntop(AF_INET, e.addr, text, sizeof(text)))
+        return std::string(text) + ":" + std::to_string(e.port);
+    if (e.family == AF_INET6 && inet_ntop(AF_INET6, e.addr, text, sizeof(text)))
+        return "[" + std::string(text) + "]:" + std::to_string(e.port);
+    return "family=" + std::to_string(e.family);
+}
+
+std::string number_text(const cerb_event& e)
+{
+    std::string n = std::to_string(e.number);
+    switch (e.op) {
+    case CERB_OP_SOCKET: return "family=" + std::to_string(e.family) + " type=" + n;
+    case CERB_OP_BPF: return "cmd=" + n;
+    case CERB_OP_PERF_EVENT: return "type=" + n;
+    default: return "id=" + n;
+    }
+}
+
+} // namespace
+
+std::string op_name(uint16_t op)
+{
+    switch (op) {
+    case CERB_OP_CONNECT: return "connect";
+    case CERB_OP_SENDMSG: return "sendmsg";
+    case CERB_OP_SOCKET: return "socket";
+    case CERB_OP_OPEN: return "open";
+    case CERB_OP_EXEC: return "exec";
+    case CERB_OP_MMAP_EXEC: return "mmap_exec";
+    case CERB_OP_CAPABILITY: return "capability";
+    case CERB_OP_BPF: return "bpf";
+    case CERB_OP_PERF_EVENT: return "perf_event_open";
+    case CERB_OP_MODULE: return "module";
+    case CERB_OP_KEXEC: return "kexec";
+    case CERB_OP_USERNS: return "userns";
+    case CERB_OP_MOUNT: return "mount";
+    case CERB_OP_LINK: return "link";
+    case CERB_OP_RENAME: return "rename";
+    case CERB_OP_UNLINK: return "unlink";
+    case CERB_OP_CREATE: return "create";
+    case CERB_OP_SETATTR: return "setattr";
+    }
+    return "op-" + std::to_string(op);
+}
+
+std::string rule_text(const cerb_event& e)
+{
+    // The path rules report how long their entry is: it is the start of the path.
+    auto entry = [&] {
+        std::string path = path_of(e);
+        return e.rule_len == 0 ? std::string("/") : path.substr(0, std::min<size_t>(e.rule_len, path.size()));
+    };
+    switch (e.rule) {
+    case CERB_RULE_NOT_IN_ALLOWED_HOSTS: return "not in allowed_hosts";
+    case CERB_RULE_ADDRESS_FAMILY: return "address family not allowed";
+    case CERB_RULE_RAW_SOCKET: return "raw and packet sockets are refused";
+    case CERB_RULE_NOT_IN_ALLOWED_PATHS: return "not in allowed_paths";
+    case CERB_RULE_DENIED_PATH: return "denied_paths " + entry();
+    case CERB_RULE_READ_ONLY_PATH: return "read_only_paths " + entry();
+    case CERB_RULE_NOT_IN_ALLOWED_BINS: return "not in allowed_bins";
+    case CERB_RULE_EXEC_MAPPING: return "executable mapping not in allowed_bins or read_only_paths";
+    case CERB_RULE_FORBIDDEN_CAP: return "forbidden_caps " + target_text(e);
+    case CERB_RULE_ESCALATION: return "escalation is shut under a policy";
+    case CERB_RULE_PATH_UNRESOLVED: return "path could not be resolved";
+    }
+    return "rule-" + std::to_string(e.rule);
+}
+
+std::string target_text(const cerb_event& e)
+{
+    switch (e.target_kind) {
+    case CERB_TARGET_ADDRESS: return address_text(e);
+    case CERB_TARGET_PATH: return path_of(e);
+    case CERB_TARGET_CAPABILITY: {
+        std::string_view name = capabilities::capability_name(e.number);
+        return name.empty() ? "cap=" + std::to_string(e.number) : std::string(name);
+    }
+    case CERB_TARGET_NUMBER: return number_text(e);
+    }
+    return "";
+}
+
+std::string rfc3339_ns(int64_t wall_ns)
+{
+    time_t seconds = static_cast<time_t>(wall_ns / 1000000000);
+    long nanos = static_cast<long>(wall_ns % 1000000000);
+    if (nanos < 0) {
+        seconds -= 1;
+        nanos += 1000000000;
+    }
+    struct tm tm {};
+    gmtime_r(&seconds, &tm);
+    char buf[64];
+    size_t n = strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf + n, sizeof(buf) - n, ".%09ldZ", nanos);
+    return buf;
+}
+
+int64_t boot_to_wall_offset()
+{
+    auto ns = [](clockid_t clock) {
+        struct timespec ts {};
+        clock_gettime(clock, &ts);
+        return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+    };
+    return ns(CLOCK_REALTIME) - ns(CLOCK_BOOTTIME);
+}
+
+ordered_json event_json(const cerb_event& e, const EventContext& ctx)
+{
+    ordered_json j;
+    j["type"] = "denial";
+    j["time"] = rfc3339_ns(static_cast<int64_t>(e.time_ns) + ctx.boot_to_wall_ns);
+    j["id"] = ctx.container_id;
+    j["pid"] = e.pid;
+    j["tid"] = e.tid;
+    j["comm"] = std::string(e.comm, strnlen(e.comm, sizeof(e.comm)));
+    j["exe"] = ctx.exe;
+    j["uid"] = e.uid;
+    j["gid"] = e.gid;
+    j["op"] = op_name(e.op);
+    j["target"] = target_text(e);
+    j["verdict"] = e.verdict == CERB_VERDICT_AUDIT ? "audit" : "denied";
+    j["errno"] = e.err;
+    j["error"] = errno_name(e.err);
+    j["rule"] = rule_text(e);
+    return j;
+}
+
+ordered_json lost_json(const std::string& id, int64_t wall_ns, uint64_t count, uint64_t total)
+{
+    ordered_json j;
+    j["type"] = "lost";
+    j["time"] = rfc3339_ns(wall_ns);
+    j["id"] = id;
+    j["count"] = count;
+    j["total"] = total;
+    return j;
+}
+
+std::string dump_line(const ordered_json& record)
+{
+    return record.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string text_line(const std::string& json_line)
+{
+    json j = json::parse(json_line, nullptr, false);
+    if (!j.is_object() || !j.contains("type"))
+        return json_line;
+    auto str = [&](const char* key) { return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : ""; };
+    auto num = [&](const char* key) { return j.contains(key) && j[key].is_number() ? j[key].dump() : "?"; };
+    std::string time = str("time");
+    std::string clock = time.size() >= 23 ? time.substr(11, 12) : time; // HH:MM:SS.mmm
+    std::string line = clock + " " + str("id") + " ";
+    if (str("type") == "lost")
+        return line + "LOST " + num("count") + " events (" + num("total") + " in all)";
+    line += str("comm") + "[" + num("pid") + "] " + str("op");
+    if (!str("target").empty())
+        line += " " + str("target");
+    std::string verdict = str("verdict");
+    std::transform(verdict.begin(), verdict.end(), verdict.begin(), [](unsigned char c) { return std::toupper(c); });
+    return line + " " + verdict + " (" + str("rule") + ")";
+}
+
+} // namespace cerberus::audit

@@ -1,0 +1,55 @@
+// The audit trail's records: a struct cerb_event from the ring buffer turned
+// into one JSON line, and a JSON line turned into one line of text. Pure
+// functions; every numeric enum of cerberus_policy.h is named here and only here.
+#pragma once
+
+#include "cerberus_policy.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace cerberus::audit {
+
+static_assert(sizeof(cerb_event_acct) == 16);
+
+// What the collector knows besides the event itself.
+struct EventContext {
+    std::string container_id;
+    std::string exe;             // /proc/<pid>/exe when the event was collected; empty once the process is gone
+    int64_t boot_to_wall_ns = 0; // CLOCK_REALTIME minus CLOCK_BOOTTIME
+};
+
+// "connect", "open", "exec"...; "op-N" for a number this build does not know.
+std::string op_name(uint16_t op);
+
+// Which rule decided: "not in allowed_hosts", "denied_paths /etc/shadow"...
+std::string rule_text(const cerb_event& e);
+
+// What the operation was aimed at: "203.0.113.9:443", "[2001:db8::1]:443", a
+// path, "CAP_NET_RAW", "family=2 type=3"; empty when there is nothing.
+std::string target_text(const cerb_event& e);
+
+// 2024-05-01T12:03:04.123456789Z
+std::string rfc3339_ns(int64_t wall_ns);
+
+// CLOCK_REALTIME minus CLOCK_BOOTTIME now, to convert bpf_ktime_get_boot_ns.
+int64_t boot_to_wall_offset();
+
+// {"type":"denial","time":...,"id":...,"pid":...,...,"rule":...}
+nlohmann::ordered_json event_json(const cerb_event& e, const EventContext& ctx);
+
+// {"type":"lost","time":...,"id":...,"count":N,"total":T}: N more events of
+// the container were dropped (T in all), counted by the BPF programs.
+nlohmann::ordered_json lost_json(const std::string& id, int64_t wall_ns, uint64_t count, uint64_t total);
+
+// Compact JSON; bytes that are not UTF-8 (paths may hold any) are replaced.
+std::string dump_line(const nlohmann::ordered_json& record);
+
+// One line of text for a trail line, e.g.
+// "12:03:04.123 agent-7 python3[42] connect 203.0.113.9:443 DENIED (not in allowed_hosts)".
+// The time is UTC, as in the JSON. Text that is not a record is returned as it is.
+std::string text_line(const std::string& json_line);
+
+} // namespace cerberus::audit

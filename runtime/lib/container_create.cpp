@@ -1,0 +1,246 @@
+#include "container.hpp"
+
+#include "audit.hpp"
+#include "cgroup.hpp"
+#include "console.hpp"
+#include "container_init.hpp"
+#include "device_filter.hpp"
+#include "error.hpp"
+#include "files.hpp"
+#include "hooks.hpp"
+#include "namespaces.hpp"
+#include "policy_setup.hpp"
+#include "spec_parse.hpp"
+#include "spec_validate.hpp"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+namespace cerberus::container {
+namespace {
+
+std::string real_path(const std::string& path, const std::string& what)
+{
+    char buf[PATH_MAX];
+    if (!::realpath(path.c_str(), buf))
+        throw_errno(what + " " + path);
+    return buf;
+}
+
+// Undoes a half-done create, newest step first.
+class CreateRollback {
+public:
+    ~CreateRollback()
+    {
+        if (!armed)
+            return;
+        if (init_pid > 0) {
+            ::kill(init_pid, SIGKILL);
+            ::waitpid(init_pid, nullptr, 0);
+        }
+        try {
+            if (policy_cgroup_id)
+                policy_setup::remove(policy_cgroup_id);
+            if (cgroup)
+                cgroup->destroy();
+            if (dir)
+                dir->remove();
+        } catch (const Error& e) {
+            spdlog::warn("cleaning up after a failed create: {}", e.what());
+        }
+    }
+
+    bool armed = true;
+    pid_t init_pid = 0;
+    uint64_t policy_cgroup_id = 0;
+    cgroups::Cgroup* cgroup = nullptr;
+    state::ContainerDir* dir = nullptr;
+};
+
+// Joins the pid (and time) namespace named in the spec for our children only,
+// and goes back afterwards so hooks run in the runtime's namespaces.
+class ChildNamespaces {
+public:
+    explicit ChildNamespaces(const spec::Linux& linux)
+    {
+        for (const auto& ns : namespaces::joined_in_order(linux)) {
+            if (ns.type != "pid" && ns.type != "time")
+                continue;
+            std::string own = "/proc/self/ns/" + namespaces::proc_name_of(ns.type) + "_for_children";
+            UniqueFd original(::open(own.c_str(), O_RDONLY | O_CLOEXEC));
+            UniqueFd target(::open(ns.path.c_str(), O_RDONLY | O_CLOEXEC));
+            if (!original || !target)
+                throw_errno("open namespace " + ns.path);
+            int flag = *namespaces::clone_flag_of(ns.type);
+            if (::setns(target.get(), flag) != 0)
+                throw_errno("setns " + ns.type + " " + ns.path);
+            restore_.push_back({std::move(original), flag});
+        }
+    }
+    ~ChildNamespaces()
+    {
+        for (auto& [fd, flag] : restore_)
+            ::setns(fd.get(), flag);
+    }
+
+private:
+    std::vector<std::pair<UniqueFd, int>> restore_;
+};
+
+pid_t clone_init(int flags, const InitPlan& plan, SyncChannel& parent_end, SyncChannel& child_end, int lock_fd)
+{
+    pid_t pid = static_cast<pid_t>(::syscall(SYS_clone, flags | SIGCHLD, nullptr, nullptr, nullptr, nullptr));
+    if (pid < 0)
+        throw_errno("clone the container init");
+    if (pid == 0) {
+        parent_end.close();
+        ::close(lock_fd);
+        run_init(plan, child_end);
+    }
+    child_end.close();
+    return pid;
+}
+
+void write_pid_file(const std::string& path, pid_t pid)
+{
+    files::write_file_atomic(path, std::to_string(pid), 0644);
+}
+
+} // namespace
+
+pid_t create(const RuntimeOptions& rt, const CreateOptions& opts)
+{
+    state::validate_id(opts.id);
+    std::string bundle = real_path(opts.bundle, "bundle");
+    spec::Spec spec = spec::load_bundle(bundle);
+    std::string config = bundle + "/config.json";
+    std::string rootfs = with_context(config, [&] {
+        std::string path = spec::resolve_rootfs(spec, bundle);
+        spec::validate(spec, path);
+        return real_path(path, "root.path");
+    });
+    const spec::Process& process = *spec.process;
+    if (process.terminal && opts.console_socket.empty())
+        throw Error(config + ": process.terminal is true but --console-socket is not set", EINVAL);
+
+    policy_setup::Prepared policy = with_context(config, [&] { return policy_setup::prepare(rt, spec); });
+    InitPlan plan;
+    plan.spec = &spec;
+    plan.rootfs = rootfs;
+    plan.no_pivot = opts.no_pivot;
+    plan.no_new_keyring = opts.no_new_keyring;
+    plan.preserve_fds = opts.preserve_fds;
+    with_context(config, [&] {
+        if (spec.linux->seccomp)
+            plan.seccomp = seccomp::compile_cached(*spec.linux->seccomp, rt.root + "/seccomp-cache");
+        plan.capabilities = capabilities::parse_capabilities(process.capabilities.value_or(spec::Capabilities{}));
+    });
+    const spec::Namespace* user_ns = spec.find_namespace("user");
+    const spec::Namespace* net_ns = spec.find_namespace("network");
+    plan.new_user_namespace = user_ns && user_ns->path.empty();
+    plan.in_user_namespace = user_ns != nullptr;
+    plan.new_network_namespace = net_ns && net_ns->path.empty();
+    const spec::Namespace* mount_ns = spec.find_namespace("mount");
+    plan.new_mount_namespace = mount_ns && mount_ns->path.empty();
+
+    state::Store store(rt.root);
+    state::ContainerDir dir = store.create(opts.id);
+    std::optional<cgroups::Cgroup> cgroup;
+    CreateRollback rollback; // declared after what it cleans up, so it runs first
+    rollback.dir = &dir;
+
+    std::string fifo = dir.fifo_path();
+    // Writable by all: the init opens it after switching to the process's user.
+    if (::mkfifo(fifo.c_str(), 0622) != 0 || ::chmod(fifo.c_str(), 0622) != 0)
+        throw_errno("mkfifo " + fifo);
+    UniqueFd fifo_fd(::open(fifo.c_str(), O_PATH | O_CLOEXEC));
+    if (!fifo_fd)
+        throw_errno("open " + fifo);
+    plan.fifo_fd = fifo_fd.get();
+
+    cgroups::CreateRequest cgroup_request;
+    cgroup_request.cgroups_path = spec.linux->cgroups_path;
+    cgroup_request.container_id = opts.id;
+    cgroup_request.systemd = rt.systemd_cgroup;
+    cgroup_request.resources = spec.linux->resources ? &*spec.linux->resources : nullptr;
+    cgroup_request.default_devices = cgroups::default_allowed_devices();
+    cgroup.emplace(with_context(config, [&] { return cgroups::Cgroup::create(cgroup_request); }));
+    rollback.cgroup = &*cgroup;
+    if (policy.active()) {
+        rollback.policy_cgroup_id = cgroup->id();
+        policy_setup::install(policy, cgroup->id());
+        audit::register_container(rt, opts.id, cgroup->id());
+    }
+
+    UniqueFd console;
+    if (process.terminal) {
+        console = console::connect_socket(opts.console_socket);
+        plan.console_fd = console.get();
+    }
+
+    state::ContainerState st;
+    st.id = opts.id;
+    st.bundle = bundle;
+    st.rootfs = rootfs;
+    st.oci_version = spec.oci_version;
+    st.created = state::rfc3339_now();
+    st.annotations = spec.annotations;
+    st.cgroup_path = cgroup->path();
+    st.has_policy = policy.active();
+    st.cgroup_id = policy.active() ? cgroup->id() : 0;
+    st.hooks_json = hooks::to_json(spec.hooks.value_or(spec::Hooks{}));
+    dir.save(st);
+
+    if (::chdir(bundle.c_str()) != 0)
+        throw_errno("chdir " + bundle);
+    auto [parent_end, child_end] = SyncChannel::pair();
+    pid_t pid;
+    {
+        ChildNamespaces child_namespaces(*spec.linux);
+        // The init unshares its cgroup namespace itself, once it is in its cgroup.
+        int flags = namespaces::new_namespace_flags(*spec.linux) & ~CLONE_NEWCGROUP;
+        pid = clone_init(flags, plan, parent_end, child_end, dir.lock_fd());
+    }
+    rollback.init_pid = pid;
+    if (plan.new_user_namespace)
+        namespaces::write_id_maps(pid, *spec.linux);
+    cgroup->add_process(pid);
+    if (process.oom_score_adj)
+        files::write_file("/proc/" + std::to_string(pid) + "/oom_score_adj", std::to_string(*process.oom_score_adj));
+    parent_end.send(SyncMessage::parent_ready);
+
+    parent_end.expect(SyncMessage::run_hooks);
+    st.pid = pid;
+    st.pid_start_time = state::process_start_time(pid);
+    // Hooks before start see "created", as crun reports and the validation suite expects.
+    std::string hook_state = state::oci_state_json(st, state::Status::created);
+    if (spec.hooks) {
+        hooks::run_all(spec.hooks->prestart, "prestart", hook_state);
+        hooks::run_all(spec.hooks->create_runtime, "createRuntime", hook_state);
+    }
+    parent_end.send(SyncMessage::hooks_done, 0, hook_state);
+    if (plan.seccomp && plan.seccomp->has_listener()) {
+        UniqueFd listener = parent_end.receive_fd();
+        const auto& sc = *spec.linux->seccomp;
+        seccomp::send_listener(listener.get(), sc.listener_path, hook_state, sc.listener_metadata);
+    }
+    parent_end.expect(SyncMessage::child_ready);
+
+    st.creating = false;
+    dir.save(st);
+    if (!opts.pid_file.empty())
+        write_pid_file(opts.pid_file, pid);
+    cgroup->release();
+    rollback.armed = false;
+    return pid;
+}
+
+} // namespace cerberus::container

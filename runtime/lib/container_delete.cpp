@@ -1,0 +1,62 @@
+#include "container.hpp"
+
+#include "audit.hpp"
+#include "cgroup.hpp"
+#include "error.hpp"
+#include "hooks.hpp"
+#include "policy_setup.hpp"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+
+namespace cerberus::container {
+namespace {
+
+// SIGKILLs every process of the container and waits until the init is gone.
+void kill_and_wait(const state::ContainerState& st, cgroups::Cgroup& cgroup)
+{
+    UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, st.pid, 0)));
+    bool init_ours = pidfd && state::process_matches(st);
+    cgroup.kill_all(SIGKILL);
+    if (init_ours) {
+        ::syscall(SYS_pidfd_send_signal, pidfd.get(), SIGKILL, nullptr, 0);
+        struct pollfd p = {pidfd.get(), POLLIN, 0};
+        ::poll(&p, 1, 10000);
+    }
+}
+
+} // namespace
+
+void remove(const RuntimeOptions& rt, const std::string& id, bool force)
+{
+    state::Store store(rt.root);
+    std::optional<state::ContainerDir> dir;
+    try {
+        dir.emplace(store.open(id));
+    } catch (const Error& e) {
+        if (force && e.errnum() == ENOENT)
+            return;
+        throw;
+    }
+    state::ContainerState st = dir->load();
+    state::Status status = state::current_status(st, dir->fifo_path());
+    bool must_kill = status != state::Status::stopped;
+    if (must_kill && status != state::Status::created && !force)
+        throw Error("cannot delete container " + id + " that is not stopped: " + state::to_string(status), EBUSY);
+    cgroups::Cgroup cgroup = cgroups::Cgroup::open(st.cgroup_path);
+    if (must_kill)
+        kill_and_wait(st, cgroup);
+    if (st.has_policy) {
+        audit::finish_container(st.cgroup_id); // its last events, before the policy entry and lost count go
+        policy_setup::remove(st.cgroup_id);
+    }
+    cgroup.destroy();
+    hooks::run_all_warning_on_failure(hooks::from_json(st.hooks_json).poststop, "poststop",
+                                      state::oci_state_json(st, state::Status::stopped));
+    dir->remove();
+}
+
+} // namespace cerberus::container

@@ -1,0 +1,300 @@
+#include "exec.hpp"
+
+#include "capabilities.hpp"
+#include "cgroup.hpp"
+#include "console.hpp"
+#include "error.hpp"
+#include "files.hpp"
+#include "namespaces.hpp"
+#include "process_launch.hpp"
+#include "rlimits.hpp"
+#include "seccomp.hpp"
+#include "spec_parse.hpp"
+#include "state.hpp"
+#include "sync_channel.hpp"
+#include "user.hpp"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+
+namespace cerberus::container {
+namespace {
+
+struct NamespaceFd {
+    UniqueFd fd;
+    int flag;
+    std::string path;
+};
+
+// Everything the exec'd child needs, opened and compiled by the parent.
+struct ExecPlan {
+    const spec::Process* process = nullptr;
+    std::vector<NamespaceFd> namespaces; // joined by the child, user first
+    UniqueFd root;                       // the init's root directory
+    int console_fd = -1;
+    int preserve_fds = 0;
+    std::optional<seccomp::CompiledSeccomp> seccomp;
+    capabilities::CapabilitySets capabilities;
+};
+
+bool same_namespace(const std::string& a, const std::string& b)
+{
+    struct stat sa, sb;
+    return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+// The init's namespaces that differ from ours, in joining order; those that
+// only apply to children (pid, time) go to for_children.
+void open_namespaces(pid_t init, std::vector<NamespaceFd>& own, std::vector<NamespaceFd>& for_children)
+{
+    spec::Linux differing;
+    for (const char* type : {"user", "mount", "network", "ipc", "uts", "cgroup", "pid", "time"}) {
+        std::string name = namespaces::proc_name_of(type);
+        std::string path = "/proc/" + std::to_string(init) + "/ns/" + name;
+        if (!files::exists(path) || same_namespace(path, "/proc/self/ns/" + name))
+            continue;
+        differing.namespaces.push_back({type, path});
+    }
+    for (const auto& ns : namespaces::joined_in_order(differing)) {
+        UniqueFd fd(::open(ns.path.c_str(), O_RDONLY | O_CLOEXEC));
+        if (!fd)
+            throw_errno("open namespace " + ns.path);
+        bool children_only = ns.type == "pid" || ns.type == "time";
+        (children_only ? for_children : own).push_back({std::move(fd), *namespaces::clone_flag_of(ns.type), ns.path});
+    }
+}
+
+// Enters the pid (and time) namespace for the children forked meanwhile, and
+// goes back afterwards.
+class ForChildren {
+public:
+    explicit ForChildren(const std::vector<NamespaceFd>& targets)
+    {
+        for (const auto& ns : targets) {
+            std::string own = "/proc/self/ns/" + ns.path.substr(ns.path.rfind('/') + 1) + "_for_children";
+            UniqueFd original(::open(own.c_str(), O_RDONLY | O_CLOEXEC));
+            if (!original)
+                throw_errno("open " + own);
+            if (::setns(ns.fd.get(), ns.flag) != 0)
+                throw_errno("setns " + ns.path);
+            restore_.push_back({std::move(original), ns.flag});
+        }
+    }
+    ~ForChildren()
+    {
+        for (auto& [fd, flag] : restore_)
+            ::setns(fd.get(), flag);
+    }
+
+private:
+    std::vector<std::pair<UniqueFd, int>> restore_;
+};
+
+// Kills and reaps the child unless the exec got through.
+struct ChildGuard {
+    pid_t pid = 0;
+    ~ChildGuard()
+    {
+        if (pid > 0) {
+            ::kill(pid, SIGKILL);
+            ::waitpid(pid, nullptr, 0);
+        }
+    }
+};
+
+void enter_container(const ExecPlan& plan)
+{
+    for (const auto& ns : plan.namespaces)
+        if (::setns(ns.fd.get(), ns.flag) != 0)
+            throw_errno("setns " + ns.path);
+    // Joining the mount namespace already moved us to its root; a container
+    // without one of its own still has a root of its own.
+    if (::fchdir(plan.root.get()) != 0 || ::chroot(".") != 0)
+        throw_errno("chroot into the container's root");
+}
+
+void set_up_process(const ExecPlan& plan, SyncChannel& channel)
+{
+    const spec::Process& process = *plan.process;
+    channel.expect(SyncMessage::parent_ready);
+    enter_container(plan);
+    if (plan.console_fd >= 0)
+        console::setup_terminal(plan.console_fd, process.console_size);
+    launch::join_new_keyring();
+    rlimits::apply(process.rlimits);
+    launch::close_inherited_fds(plan.preserve_fds); // before seccomp, which may deny close_range
+
+    // With no_new_privs the filter can wait until just before execve, so it
+    // need not allow the syscalls of the set-up.
+    bool late_seccomp = plan.seccomp && process.no_new_privileges && !plan.seccomp->has_listener();
+    if (plan.seccomp && !late_seccomp) {
+        int listener = seccomp::install(*plan.seccomp);
+        if (listener >= 0) {
+            console::send_fd(channel.fd(), listener, "seccomp");
+            ::close(listener);
+        }
+    }
+    capabilities::drop_bounding_set(plan.capabilities);
+    user::apply_user(process.user);
+    capabilities::apply_capabilities(plan.capabilities);
+    if (process.no_new_privileges && ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+        throw_errno("prctl PR_SET_NO_NEW_PRIVS");
+    if (::chdir(process.cwd.c_str()) != 0)
+        throw_errno("chdir to cwd (\"" + process.cwd + "\") set in config.json");
+    std::string program = launch::lookup_path(process.args[0], process.env);
+
+    sigset_t none;
+    ::sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    channel.send(SyncMessage::child_ready);
+    channel.close();
+    if (late_seccomp)
+        seccomp::install(*plan.seccomp);
+    launch::exec_program(program, process.args, process.env);
+}
+
+[[noreturn]] void run_exec_child(const ExecPlan& plan, SyncChannel& channel)
+{
+    ::prctl(PR_SET_NAME, "cerberus:exec", 0, 0, 0);
+    try {
+        set_up_process(plan, channel);
+    } catch (const Error& e) {
+        if (channel.fd() >= 0)
+            channel.send(SyncMessage::child_error, e.errnum(), e.what());
+        else
+            ::dprintf(STDERR_FILENO, "cerberus exec: %s\n", e.what());
+    } catch (const std::exception& e) {
+        if (channel.fd() >= 0)
+            channel.send(SyncMessage::child_error, EIO, e.what());
+    }
+    ::_exit(1);
+}
+
+void validate_process(const spec::Process& process)
+{
+    if (process.args.empty())
+        throw Error("process args cannot be empty", EINVAL);
+    if (process.cwd.empty())
+        throw Error("cwd property must not be empty", EINVAL);
+    if (process.cwd[0] != '/')
+        throw Error("cwd must be an absolute path", EINVAL);
+}
+
+void check_status(const state::ContainerState& st, const std::string& fifo_path, bool ignore_paused)
+{
+    state::Status status = state::current_status(st, fifo_path);
+    if (status == state::Status::stopped)
+        throw Error("cannot exec in a stopped container", EINVAL);
+    if (status == state::Status::paused && !ignore_paused)
+        throw Error("cannot exec in a paused container (use --ignore-paused to override)", EINVAL);
+    if (status == state::Status::creating)
+        throw Error("cannot exec in a container that is being created", EINVAL);
+}
+
+} // namespace
+
+spec::Process load_process_file(const std::string& path)
+{
+    nlohmann::json process;
+    try {
+        process = nlohmann::json::parse(files::read_file(path));
+    } catch (const nlohmann::json::parse_error& e) {
+        throw Error(path + ": invalid JSON: " + e.what(), EINVAL);
+    }
+    return *with_context(path, [&] { return spec::parse({{"process", process}}).process; });
+}
+
+spec::Process config_process(const RuntimeOptions& rt, const std::string& id)
+{
+    state::ContainerState st = state::Store(rt.root).open(id, state::Store::Access::read).load();
+    spec::Spec spec = spec::load_bundle(st.bundle);
+    if (!spec.process)
+        throw Error(st.bundle + "/config.json: process: missing", EINVAL);
+    return *spec.process;
+}
+
+pid_t exec(const RuntimeOptions& rt, const ExecOptions& opts)
+{
+    const spec::Process& process = opts.process;
+    validate_process(process);
+    if (process.terminal && opts.console_socket.empty())
+        throw Error("process.terminal is true but --console-socket is not set", EINVAL);
+
+    // Not locked: a foreground exec may last as long as the container.
+    state::ContainerDir dir = state::Store(rt.root).open(opts.id, state::Store::Access::read);
+    state::ContainerState st = dir.load();
+    check_status(st, dir.fifo_path(), opts.ignore_paused);
+
+    ExecPlan plan;
+    plan.process = &process;
+    plan.preserve_fds = opts.preserve_fds;
+    // The container's seccomp profile binds every process in it.
+    spec::Spec spec = spec::load_bundle(st.bundle);
+    if (spec.linux && spec.linux->seccomp)
+        plan.seccomp = with_context(st.bundle + "/config.json", [&] {
+            return seccomp::compile_cached(*spec.linux->seccomp, rt.root + "/seccomp-cache");
+        });
+    plan.capabilities = with_context("process.capabilities", [&] {
+        return capabilities::parse_capabilities(process.capabilities.value_or(spec::Capabilities{}));
+    });
+
+    std::vector<NamespaceFd> for_children;
+    open_namespaces(st.pid, plan.namespaces, for_children);
+    std::string root = "/proc/" + std::to_string(st.pid) + "/root";
+    plan.root = UniqueFd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!plan.root)
+        throw_errno("open " + root);
+    // Checked again now that they are open: had the pid been reused since
+    // the status check, they would be another process's.
+    if (!state::process_matches(st))
+        throw Error("cannot exec in a stopped container", EINVAL);
+    cgroups::Cgroup cgroup = cgroups::Cgroup::open(st.cgroup_path);
+
+    UniqueFd console;
+    if (process.terminal) {
+        console = console::connect_socket(opts.console_socket);
+        plan.console_fd = console.get();
+    }
+
+    auto [parent_end, child_end] = SyncChannel::pair();
+    ChildGuard child;
+    {
+        ForChildren pid_namespace(for_children);
+        child.pid = ::fork();
+    }
+    if (child.pid < 0)
+        throw_errno("fork the exec process");
+    if (child.pid == 0) {
+        parent_end.close();
+        run_exec_child(plan, child_end);
+    }
+    child_end.close();
+
+    cgroup.add_process(child.pid);
+    if (process.oom_score_adj)
+        files::write_file("/proc/" + std::to_string(child.pid) + "/oom_score_adj",
+                          std::to_string(*process.oom_score_adj));
+    parent_end.send(SyncMessage::parent_ready);
+    if (plan.seccomp && plan.seccomp->has_listener()) {
+        UniqueFd listener = parent_end.receive_fd();
+        const auto& sc = *spec.linux->seccomp;
+        seccomp::send_listener(listener.get(), sc.listener_path, state::oci_state_json(st, state::Status::running),
+                               sc.listener_metadata);
+    }
+    parent_end.expect(SyncMessage::child_ready);
+    if (!opts.pid_file.empty())
+        files::write_file_atomic(opts.pid_file, std::to_string(child.pid), 0644);
+    return std::exchange(child.pid, 0);
+}
+
+} // namespace cerberus::container

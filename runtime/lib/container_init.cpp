@@ -1,0 +1,160 @@
+#include "container_init.hpp"
+
+#include "console.hpp"
+#include "error.hpp"
+#include "files.hpp"
+#include "hooks.hpp"
+#include "mounts.hpp"
+#include "namespaces.hpp"
+#include "process_launch.hpp"
+#include "rlimits.hpp"
+#include "user.hpp"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+
+namespace cerberus::container {
+namespace {
+
+void join_namespaces(const spec::Linux& linux)
+{
+    for (const auto& ns : namespaces::joined_in_order(linux)) {
+        if (ns.type == "pid" || ns.type == "time")
+            continue; // joined by the parent: they only apply to children
+        UniqueFd fd(::open(ns.path.c_str(), O_RDONLY | O_CLOEXEC));
+        if (!fd)
+            throw_errno("open namespace " + ns.path);
+        if (::setns(fd.get(), *namespaces::clone_flag_of(ns.type)) != 0)
+            throw_errno("setns " + ns.type + " " + ns.path);
+    }
+}
+
+void set_hostname(const spec::Spec& spec)
+{
+    if (!spec.hostname.empty() && ::sethostname(spec.hostname.data(), spec.hostname.size()) != 0)
+        throw_errno("sethostname " + spec.hostname);
+    if (!spec.domainname.empty() && ::setdomainname(spec.domainname.data(), spec.domainname.size()) != 0)
+        throw_errno("setdomainname " + spec.domainname);
+}
+
+void apply_sysctls(const spec::Linux& linux)
+{
+    for (const auto& [key, value] : linux.sysctl) {
+        std::string path = "/proc/sys/" + key;
+        for (size_t i = 10; i < path.size(); ++i)
+            if (path[i] == '.')
+                path[i] = '/';
+        with_context("linux.sysctl " + key, [&] { files::write_file(path, value); });
+    }
+}
+
+// Blocks until `start` opens exec.fifo for reading, then tells it we are going.
+// The write end stays open until execve closes it (O_CLOEXEC): `start` reads
+// to end of file, so poststart hooks run only once the process has exec'd.
+void wait_for_start(int fifo_fd)
+{
+    std::string path = "/proc/self/fd/" + std::to_string(fifo_fd);
+    int fifo = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fifo < 0)
+        throw_errno("open exec.fifo");
+    if (::write(fifo, "0", 1) != 1)
+        throw_errno("write exec.fifo");
+}
+
+void set_up_container(const InitPlan& plan, SyncChannel& channel)
+{
+    const spec::Spec& spec = *plan.spec;
+    const spec::Process& process = *spec.process;
+    channel.expect(SyncMessage::parent_ready);
+    join_namespaces(*spec.linux);
+    // Only now, inside its cgroup, so the container sees that cgroup as its root.
+    if (const spec::Namespace* cgroup_ns = spec.find_namespace("cgroup"); cgroup_ns && cgroup_ns->path.empty())
+        check(::unshare(CLONE_NEWCGROUP), "unshare the cgroup namespace");
+    if (plan.new_user_namespace) {
+        if (::setresgid(0, 0, 0) != 0 || ::setresuid(0, 0, 0) != 0)
+            throw_errno("become root in the new user namespace");
+    }
+    set_hostname(spec);
+    if (plan.new_network_namespace)
+        namespaces::bring_up_loopback();
+    mounts::RootfsContext rootfs_ctx{spec, plan.rootfs, plan.new_mount_namespace, plan.in_user_namespace,
+                                     plan.new_network_namespace};
+    mounts::prepare_rootfs(rootfs_ctx);
+
+    // The parent answers with the state JSON that the container's hooks get on stdin.
+    channel.send(SyncMessage::run_hooks);
+    std::string hook_state = channel.expect(SyncMessage::hooks_done).text;
+    if (spec.hooks)
+        hooks::run_all(spec.hooks->create_container, "createContainer", hook_state);
+
+    mounts::enter_rootfs(plan.rootfs, plan.no_pivot, plan.new_mount_namespace);
+    // The cwd may not exist yet: create it while root and before the rootfs
+    // turns read-only, as runc does.
+    with_context("process.cwd", [&] { files::make_dirs(process.cwd); });
+    apply_sysctls(*spec.linux); // before /proc/sys turns read-only
+    mounts::finish_rootfs(spec);
+    if (plan.console_fd >= 0)
+        console::setup_terminal(plan.console_fd, process.console_size);
+    if (!plan.no_new_keyring)
+        launch::join_new_keyring();
+    rlimits::apply(process.rlimits);
+
+    launch::close_inherited_fds(plan.preserve_fds); // before seccomp, which may deny close_range
+    bool late_seccomp = plan.seccomp && process.no_new_privileges && !plan.seccomp->has_listener();
+    if (plan.seccomp && !late_seccomp) {
+        int listener = seccomp::install(*plan.seccomp);
+        if (listener >= 0) {
+            console::send_fd(channel.fd(), listener, "seccomp");
+            ::close(listener);
+        }
+    }
+    capabilities::drop_bounding_set(plan.capabilities);
+    user::apply_user(process.user);
+    // The uid change made us non-dumpable, which would deny the reopen of
+    // exec.fifo through /proc/self/fd; exec sets the flag anew anyway.
+    if (::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) != 0)
+        throw_errno("prctl PR_SET_DUMPABLE");
+    capabilities::apply_capabilities(plan.capabilities);
+    if (process.no_new_privileges && ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+        throw_errno("prctl PR_SET_NO_NEW_PRIVS");
+    if (::chdir(process.cwd.c_str()) != 0)
+        throw_errno("chdir to process.cwd " + process.cwd);
+    std::string program = launch::lookup_path(process.args[0], process.env);
+
+    channel.send(SyncMessage::child_ready);
+    channel.close();
+    if (plan.fifo_fd >= 0)
+        wait_for_start(plan.fifo_fd);
+    if (spec.hooks)
+        hooks::run_all(spec.hooks->start_container, "startContainer", hook_state);
+    if (late_seccomp)
+        seccomp::install(*plan.seccomp);
+
+    launch::exec_program(program, process.args, process.env);
+}
+
+} // namespace
+
+void run_init(const InitPlan& plan, SyncChannel& channel)
+{
+    ::prctl(PR_SET_NAME, "cerberus:init", 0, 0, 0);
+    try {
+        set_up_container(plan, channel);
+    } catch (const Error& e) {
+        if (channel.fd() >= 0)
+            channel.send(SyncMessage::child_error, e.errnum(), e.what());
+        else
+            ::dprintf(STDERR_FILENO, "cerberus init: %s\n", e.what());
+    } catch (const std::exception& e) {
+        if (channel.fd() >= 0)
+            channel.send(SyncMessage::child_error, EIO, e.what());
+    }
+    ::_exit(1);
+}
+
+} // namespace cerberus::container

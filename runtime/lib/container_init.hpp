@@ -1,0 +1,37 @@
+// The container's init: the process cloned into the new namespaces. It sets
+// up the container step by step, reporting to the parent over the sync
+// channel, then waits on exec.fifo until `start` and execs the user process.
+#pragma once
+
+#include "capabilities.hpp"
+#include "seccomp.hpp"
+#include "spec.hpp"
+#include "sync_channel.hpp"
+
+#include <optional>
+#include <string>
+
+namespace cerberus::container {
+
+// Everything the init needs, prepared by the parent before clone.
+struct InitPlan {
+    const spec::Spec* spec = nullptr;
+    std::string rootfs;
+    int fifo_fd = -1;    // O_PATH fd of exec.fifo; -1 for exec-less runs
+    int console_fd = -1; // connected --console-socket, or -1
+    int preserve_fds = 0;
+    bool no_pivot = false;
+    bool no_new_keyring = false;
+    bool new_user_namespace = false;
+    bool in_user_namespace = false;
+    bool new_network_namespace = false;
+    bool new_mount_namespace = true;
+    std::optional<seccomp::CompiledSeccomp> seccomp;
+    capabilities::CapabilitySets capabilities;
+};
+
+// Runs in the child after clone; never returns. On failure it sends the error
+// to the parent and exits 1.
+[[noreturn]] void run_init(const InitPlan& plan, SyncChannel& channel);
+
+} // namespace cerberus::container

@@ -1,0 +1,56 @@
+#include "container.hpp"
+
+#include "cgroup.hpp"
+#include "error.hpp"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+namespace cerberus::container {
+
+int parse_signal(const std::string& name)
+{
+    if (!name.empty() && std::all_of(name.begin(), name.end(), ::isdigit)) {
+        int n = std::stoi(name);
+        if (n > 0 && n < NSIG)
+            return n;
+    } else {
+        std::string bare = name.rfind("SIG", 0) == 0 ? name.substr(3) : name;
+        for (int n = 1; n < NSIG; ++n)
+            if (const char* abbrev = ::sigabbrev_np(n); abbrev && bare == abbrev)
+                return n;
+        if (bare.rfind("RTMIN+", 0) == 0 || bare.rfind("RTMAX-", 0) == 0) {
+            int offset = std::atoi(bare.c_str() + 6);
+            int n = bare[3] == 'I' ? SIGRTMIN + offset : SIGRTMAX - offset;
+            if (n >= SIGRTMIN && n <= SIGRTMAX)
+                return n;
+        }
+    }
+    throw Error("unknown signal \"" + name + "\"", EINVAL);
+}
+
+void kill(const RuntimeOptions& rt, const std::string& id, int signal, bool all)
+{
+    state::Store store(rt.root);
+    state::ContainerDir dir = store.open(id);
+    state::ContainerState st = dir.load();
+    state::Status status = state::current_status(st, dir.fifo_path());
+    if (status == state::Status::stopped && !all)
+        throw Error("container not running", ESRCH);
+    if (all) {
+        cgroups::Cgroup::open(st.cgroup_path).kill_all(signal);
+        return;
+    }
+    // A pidfd pins the process we checked, so a recycled pid is never signalled.
+    UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, st.pid, 0)));
+    if (!pidfd || !state::process_matches(st))
+        throw Error("container not running", ESRCH);
+    if (::syscall(SYS_pidfd_send_signal, pidfd.get(), signal, nullptr, 0) != 0)
+        throw_errno("kill container init " + std::to_string(st.pid));
+}
+
+} // namespace cerberus::container

@@ -1,0 +1,61 @@
+#include "process_launch.hpp"
+
+#include "error.hpp"
+
+#include <linux/close_range.h>
+#include <linux/keyctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+namespace cerberus::launch {
+
+std::string lookup_path(const std::string& program, const std::vector<std::string>& env)
+{
+    if (program.find('/') != std::string::npos) {
+        if (::access(program.c_str(), X_OK) != 0)
+            throw_errno("exec: \"" + program + "\"");
+        return program;
+    }
+    std::string search = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+    for (const auto& e : env)
+        if (e.rfind("PATH=", 0) == 0)
+            search = e.substr(5);
+    for (size_t start = 0; start <= search.size();) {
+        size_t end = search.find(':', start);
+        if (end == std::string::npos)
+            end = search.size();
+        std::string candidate = search.substr(start, end - start) + "/" + program;
+        if (::access(candidate.c_str(), X_OK) == 0)
+            return candidate;
+        start = end + 1;
+    }
+    throw Error("exec: \"" + program + "\": executable file not found in $PATH", ENOENT);
+}
+
+void join_new_keyring()
+{
+    if (::syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, nullptr) < 0 && errno != ENOSYS)
+        throw_errno("join a new session keyring");
+}
+
+void close_inherited_fds(int preserve_fds)
+{
+    if (::syscall(SYS_close_range, 3 + preserve_fds, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
+        throw_errno("close_range");
+}
+
+void exec_program(const std::string& program, const std::vector<std::string>& args,
+                  const std::vector<std::string>& env)
+{
+    std::vector<char*> argv, envp;
+    for (const auto& a : args)
+        argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    for (const auto& e : env)
+        envp.push_back(const_cast<char*>(e.c_str()));
+    envp.push_back(nullptr);
+    ::execve(program.c_str(), argv.data(), envp.data());
+    throw_errno("exec " + program);
+}
+
+} // namespace cerberus::launch

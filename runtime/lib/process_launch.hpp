@@ -1,0 +1,27 @@
+// The last steps before a container process's execve, shared by the
+// container's init and by exec: both run them in the child, after the
+// process has entered the container.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace cerberus::launch {
+
+// The program's path: as given when it holds a '/', else searched in the
+// PATH of env (runc's default PATH when env has none). The error reads as
+// runc's: exec: "foo": executable file not found in $PATH.
+std::string lookup_path(const std::string& program, const std::vector<std::string>& env);
+
+// A session keyring of its own keeps the process off the host's keys.
+void join_new_keyring();
+
+// No fd leaks into the container beyond stdio and the next preserve_fds;
+// the others close on exec.
+void close_inherited_fds(int preserve_fds);
+
+// execve of program with args and env; throws only when execve fails.
+[[noreturn]] void exec_program(const std::string& program, const std::vector<std::string>& args,
+                               const std::vector<std::string>& env);
+
+} // namespace cerberus::launch

@@ -1,0 +1,136 @@
+#include "audit_format.hpp"
+
+#include <doctest/doctest.h>
+
+#include <netinet/in.h>
+
+#include <cstring>
+
+using namespace cerberus::audit;
+
+namespace {
+
+cerb_event base_event(uint16_t op, uint16_t rule, int err)
+{
+    cerb_event e{};
+    e.time_ns = 5'000'000'123; // 5 s after boot
+    e.cgroup_id = 77;
+    e.pid = 42;
+    e.tid = 43;
+    e.uid = 1000;
+    e.gid = 1001;
+    std::strcpy(e.comm, "python3");
+    e.op = op;
+    e.rule = rule;
+    e.err = err;
+    e.verdict = CERB_VERDICT_DENIED;
+    return e;
+}
+
+cerb_event path_event(uint16_t op, uint16_t rule, const char* path, uint16_t rule_len = 0)
+{
+    cerb_event e = base_event(op, rule, 13);
+    e.target_kind = CERB_TARGET_PATH;
+    e.path_len = static_cast<uint32_t>(std::strlen(path));
+    std::memcpy(e.path, path, e.path_len);
+    e.rule_len = rule_len;
+    return e;
+}
+
+// 2024-05-01T12:03:04Z minus the 5 s of boot time in base_event.
+constexpr int64_t boot_offset = 1714565000LL * 1000000000 - 5'000'000'000;
+
+} // namespace
+
+TEST_CASE("audit: a denied IPv4 connect becomes one JSON line with every field")
+{
+    cerb_event e = base_event(CERB_OP_CONNECT, CERB_RULE_NOT_IN_ALLOWED_HOSTS, 1);
+    e.target_kind = CERB_TARGET_ADDRESS;
+    e.family = AF_INET;
+    e.port = 443;
+    const uint8_t addr[4] = {203, 0, 113, 9};
+    std::memcpy(e.addr, addr, 4);
+    auto j = event_json(e, {"agent-7", "/usr/bin/python3", boot_offset});
+    CHECK(dump_line(j) ==
+          R"({"type":"denial","time":"2024-05-01T12:03:20.000000123Z","id":"agent-7","pid":42,"tid":43,)"
+          R"("comm":"python3","exe":"/usr/bin/python3","uid":1000,"gid":1001,"op":"connect",)"
+          R"("target":"203.0.113.9:443","verdict":"denied","errno":1,"error":"EPERM",)"
+          R"("rule":"not in allowed_hosts"})");
+    CHECK(text_line(dump_line(j)) == "12:03:20.000 agent-7 python3[42] connect 203.0.113.9:443 DENIED (not in allowed_hosts)");
+}
+
+TEST_CASE("audit: IPv6 targets are bracketed, audit verdicts say so")
+{
+    cerb_event e = base_event(CERB_OP_SENDMSG, CERB_RULE_NOT_IN_ALLOWED_HOSTS, 1);
+    e.verdict = CERB_VERDICT_AUDIT;
+    e.target_kind = CERB_TARGET_ADDRESS;
+    e.family = AF_INET6;
+    e.port = 53;
+    e.addr[0] = 0x20;
+    e.addr[1] = 0x01;
+    e.addr[2] = 0x0d;
+    e.addr[3] = 0xb8;
+    e.addr[15] = 1;
+    auto j = event_json(e, {"c", "", 0});
+    CHECK(j["target"] == "[2001:db8::1]:53");
+    CHECK(j["op"] == "sendmsg");
+    CHECK(j["verdict"] == "audit");
+    CHECK(text_line(dump_line(j)).find(" AUDIT (not in allowed_hosts)") != std::string::npos);
+}
+
+TEST_CASE("audit: path rules name their list entry")
+{
+    auto denied = event_json(path_event(CERB_OP_OPEN, CERB_RULE_DENIED_PATH, "/etc/shadow", 11), {"c", "", 0});
+    CHECK(denied["target"] == "/etc/shadow");
+    CHECK(denied["rule"] == "denied_paths /etc/shadow");
+    CHECK(denied["error"] == "EACCES");
+    auto read_only = event_json(path_event(CERB_OP_OPEN, CERB_RULE_READ_ONLY_PATH, "/usr/lib/x", 4), {"c", "", 0});
+    CHECK(read_only["rule"] == "read_only_paths /usr");
+    auto root = event_json(path_event(CERB_OP_OPEN, CERB_RULE_DENIED_PATH, "/x", 0), {"c", "", 0});
+    CHECK(root["rule"] == "denied_paths /");
+    auto exec = event_json(path_event(CERB_OP_EXEC, CERB_RULE_NOT_IN_ALLOWED_BINS, "/bin/wget"), {"c", "", 0});
+    CHECK(exec["op"] == "exec");
+    CHECK(exec["rule"] == "not in allowed_bins");
+}
+
+TEST_CASE("audit: capabilities, numbers and empty targets")
+{
+    cerb_event cap = base_event(CERB_OP_CAPABILITY, CERB_RULE_FORBIDDEN_CAP, 1);
+    cap.target_kind = CERB_TARGET_CAPABILITY;
+    cap.number = 13;
+    CHECK(target_text(cap) == "CAP_NET_RAW");
+    CHECK(rule_text(cap) == "forbidden_caps CAP_NET_RAW");
+
+    cerb_event sock = base_event(CERB_OP_SOCKET, CERB_RULE_RAW_SOCKET, 1);
+    sock.target_kind = CERB_TARGET_NUMBER;
+    sock.family = AF_INET;
+    sock.number = 3;
+    CHECK(target_text(sock) == "family=2 type=3");
+
+    cerb_event userns = base_event(CERB_OP_USERNS, CERB_RULE_ESCALATION, 1);
+    CHECK(target_text(userns).empty());
+    std::string line = text_line(dump_line(event_json(userns, {"c", "", boot_offset})));
+    CHECK(line == "12:03:20.000 c python3[42] userns DENIED (escalation is shut under a policy)");
+
+    CHECK(op_name(999) == "op-999");
+    CHECK(op_name(CERB_OP_BPF) == "bpf");
+}
+
+TEST_CASE("audit: bytes that are not UTF-8 do not break the line")
+{
+    cerb_event e = path_event(CERB_OP_OPEN, CERB_RULE_NOT_IN_ALLOWED_PATHS, "/tmp/\xff\xfe");
+    std::string line = dump_line(event_json(e, {"c", "", 0}));
+    CHECK(line.find("\"target\":\"/tmp/") != std::string::npos);
+    CHECK(line.find('\n') == std::string::npos);
+}
+
+TEST_CASE("audit: lost lines and times")
+{
+    std::string line = dump_line(lost_json("agent-7", 1714565000LL * 1000000000 + 5, 12, 30));
+    CHECK(line == R"({"type":"lost","time":"2024-05-01T12:03:20.000000005Z","id":"agent-7","count":12,"total":30})");
+    CHECK(text_line(line) == "12:03:20.000 agent-7 LOST 12 events (30 in all)");
+    CHECK(rfc3339_ns(0) == "1970-01-01T00:00:00.000000000Z");
+    CHECK(text_line("not json") == "not json");
+    int64_t offset = boot_to_wall_offset();
+    CHECK(offset > 1600000000LL * 1000000000); // the wall clock is well past the boot clock
+}
