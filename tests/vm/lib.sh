@@ -280,3 +280,12 @@ vm_run_bundle() {
     cerberus delete --force "$id" >/dev/null 2>&1
     return "$status"
 }
+
+# policy_bundle DIR POLICY ARG...: a bundle whose container runs ARG... under
+# the agent policy POLICY (JSON text), with a writable rootfs.
+policy_bundle() {
+    local dir="$1" policy="$2"
+    shift 2
+    make_bundle "$dir" "$@" &&
+        bundle_edit "$dir" '.annotations["io.cerberus.policy"] = $p | .root.readonly = false' --arg p "$policy"
+}

@@ -6,21 +6,14 @@
 
 vm_has_cerberus && vm_has_probe || exit 0
 bundle=/tmp/bundle-policy-exec
-n=0
 
 policy_run() {
     policy="$1"
     shift
-    n=$((n + 1))
-    make_bundle "$bundle" "$@" && bundle_edit "$bundle" '.annotations["io.cerberus.policy"] = $p' --arg p "$policy" ||
-        return 99
-    bundle_edit "$bundle" '.root.readonly = false'
+    policy_bundle "$bundle" "$policy" "$@" || return 99
     mkdir -p "$bundle/rootfs/workspace"
     cp "$bundle/rootfs/bin/cerberus-probe" "$bundle/rootfs/workspace/probe-copy"
-    cerberus run --bundle "$bundle" "policy-exec-$n"
-    status=$?
-    cerberus delete --force "policy-exec-$n" >/dev/null 2>&1
-    return $status
+    vm_run_bundle "$bundle"
 }
 
 # busybox applets are symlinks to /bin/busybox: the kernel checks the file they resolve to.

@@ -7,16 +7,12 @@
 
 vm_has_cerberus && vm_has_probe || exit 0
 bundle=/tmp/bundle-policy-files
-n=0
 
 # policy_run POLICY ARG...: runs the args in a fresh container (rootfs with /workspace and /data) under the policy.
 policy_run() {
     policy="$1"
     shift
-    n=$((n + 1))
-    make_bundle "$bundle" "$@" && bundle_edit "$bundle" '.annotations["io.cerberus.policy"] = $p' --arg p "$policy" ||
-        return 99
-    bundle_edit "$bundle" '.root.readonly = false'
+    policy_bundle "$bundle" "$policy" "$@" || return 99
     r="$bundle/rootfs"
     mkdir -p "$r/workspace/sub" "$r/data" "$r/workspacex"
     echo ok >"$r/workspace/ok"
@@ -24,10 +20,7 @@ policy_run() {
     echo outside >"$r/data/outside"
     echo x >"$r/workspacex/file"
     ln -s /data/outside "$r/workspace/link"
-    cerberus run --bundle "$bundle" "policy-files-$n"
-    status=$?
-    cerberus delete --force "policy-files-$n" >/dev/null 2>&1
-    return $status
+    vm_run_bundle "$bundle"
 }
 
 enforce='{"allowed_paths": ["/workspace", "/tmp", "/dev"], "read_only_paths": ["/bin", "/usr", "/sbin", "/etc", "/proc"],

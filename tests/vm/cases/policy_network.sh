@@ -7,21 +7,15 @@
 
 vm_has_cerberus && vm_has_probe || exit 0
 bundle=/tmp/bundle-policy-net
-n=0
 
 # policy_run POLICY ARG...: runs the args in a fresh container under the policy.
 policy_run() {
     policy="$1"
     shift
-    n=$((n + 1))
+    policy_bundle "$bundle" "$policy" "$@" || return 99
     # CAP_NET_RAW granted, so a refused raw socket is the policy's doing, not the capability's.
-    make_bundle "$bundle" "$@" && bundle_edit "$bundle" '.annotations["io.cerberus.policy"] = $p |
-        .process.capabilities[] += ["CAP_NET_RAW"]' --arg p "$policy" ||
-        return 99
-    cerberus run --bundle "$bundle" "policy-net-$n"
-    status=$?
-    cerberus delete --force "policy-net-$n" >/dev/null 2>&1
-    return $status
+    bundle_edit "$bundle" '.process.capabilities[] += ["CAP_NET_RAW"]'
+    vm_run_bundle "$bundle"
 }
 
 # expect_not_denied CHECK CMD...: the policy let the action through; the

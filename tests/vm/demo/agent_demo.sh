@@ -14,8 +14,7 @@ for action in "read /workspace/notes" "write /workspace/out" "read /etc/passwd" 
     "unshare-user" "bpf"; do
     echo "agent: $action -> $($p $action)"
 done'
-make_bundle "$bundle" /bin/sh -c "$script"
-bundle_edit "$bundle" '.annotations["io.cerberus.policy"] = $p | .root.readonly = false' --arg p "$policy"
+policy_bundle "$bundle" "$policy" /bin/sh -c "$script"
 mkdir -p "$bundle/rootfs/etc" && echo "secret" > "$bundle/rootfs/etc/shadow"
 vm_run cerberus run --bundle "$bundle" demo
 echo "$VM_STDOUT"
