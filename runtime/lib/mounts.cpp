@@ -4,6 +4,7 @@
 #include "error.hpp"
 #include "fd.hpp"
 #include "files.hpp"
+#include "tmpcopyup.hpp"
 
 #include <fcntl.h>
 #include <sys/mount.h>
@@ -108,7 +109,14 @@ void mount_entry(const RootfsContext& ctx, const spec::Mount& m)
         create_mount_point(target, false);
         unsigned long flags = opts.flags & ~MS_REC;
         if (m.type == "cgroup" || m.type == "cgroup2") {
-            do_mount("cgroup2", target, "cgroup2", flags, "");
+            if (::mount("cgroup2", target.c_str(), "cgroup2", flags, nullptr) != 0) {
+                // A user namespace without a cgroup namespace of its own may not
+                // mount cgroupfs: give the host's hierarchies, as runc does.
+                if (errno != EPERM || !ctx.in_user_namespace)
+                    throw_errno("mount cgroup2 on " + target + " (cgroup2)");
+                do_mount("/sys/fs/cgroup", target, nullptr, MS_BIND | MS_REC, "");
+                remount_bind(target, flags | MS_RDONLY);
+            }
         } else if (m.type == "sysfs" && ctx.in_user_namespace && !ctx.new_network_namespace) {
             // sysfs cannot be mounted from a user namespace that does not own the
             // network namespace: give the host's, read-only, as runc does.
@@ -117,6 +125,12 @@ void mount_entry(const RootfsContext& ctx, const spec::Mount& m)
         } else if (m.type == "mqueue" && ::mount(m.source.c_str(), target.c_str(), "mqueue", flags, nullptr) != 0) {
             // mqueue of the host's ipc namespace: bind it instead, as runc does.
             do_mount("/dev/mqueue", target, nullptr, MS_BIND, "");
+        } else if (m.type == "tmpfs" && opts.tmpcopyup) {
+            UniqueFd hidden(::open(target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+            if (!hidden)
+                throw_errno("open " + target);
+            do_mount(m.source, target, "tmpfs", flags, opts.data);
+            copy_up(hidden.get(), target);
         } else if (m.type != "mqueue") {
             do_mount(m.source, target, m.type.c_str(), flags, opts.data);
         }
@@ -160,6 +174,10 @@ MountFlags parse_options(const std::vector<std::string>& options)
                 out.propagation |= flag;
                 known = true;
             }
+        if (opt == "tmpcopyup") {
+            out.tmpcopyup = true;
+            known = true;
+        }
         if (opt == "bind" || opt == "rbind") {
             out.bind = true;
             out.flags |= MS_BIND | (opt == "rbind" ? MS_REC : 0);

@@ -15,6 +15,7 @@ struct MountFlags {
     unsigned long flags = 0;       // MS_* set on the mount
     unsigned long propagation = 0; // MS_SHARED, MS_PRIVATE, ... (with MS_REC)
     bool bind = false;
+    bool tmpcopyup = false; // tmpfs only: start with a copy of the directory it hides
     std::string data; // options the filesystem interprets
 };
 

@@ -1,0 +1,93 @@
+# containerd (ctr) with --runc-binary, and the named runtime
+# io.containerd.cerberus.v2 (containerd-shim/), and the CRI config snippet.
+# Sourced by run.sh: needs $work, $prefix, $repo and lib.sh.
+
+ctd_namespace=cerberus-engines-test
+
+# Starts containerd with every directory under $work, the shipped CRI snippet
+# appended to its config, and the installed prefix first on its PATH (where
+# it finds containerd-shim-cerberus-v2). Sets $ctd_socket and $c.
+start_containerd() {
+    local dir=$work/containerd
+    mkdir -p "$dir/cni"
+    ctd_socket=$dir/containerd.sock
+    cat >"$dir/config.toml" <<EOF
+version = 2
+root = "$dir/root"
+state = "$dir/state"
+[grpc]
+  address = "$ctd_socket"
+[ttrpc]
+  address = "$ctd_socket.ttrpc"
+[plugins."io.containerd.grpc.v1.cri"]
+  disable_apparmor = true
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    conf_dir = "$dir/cni"
+  # As in \`containerd config default\`: a runtimes table replaces the default one.
+  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+    runtime_type = "io.containerd.runc.v2"
+EOF
+    # Appended, as docs/engines/containerd.md says.
+    sed "s|/usr/local/bin/cerberus|$prefix/bin/cerberus|" "$repo/config/containerd/config.toml" >>"$dir/config.toml"
+    PATH="$prefix/bin:$PATH" containerd --config "$dir/config.toml" >"$dir/containerd.log" 2>&1 &
+    started_pids="$started_pids $!"
+    # One command line for every call, also those made through script(1) and sh -c.
+    printf '#!/bin/sh\nexec ctr --address %s --namespace %s "$@"\n' "$ctd_socket" "$ctd_namespace" >"$dir/ctr"
+    chmod +x "$dir/ctr"
+    c=$dir/ctr
+    wait_until "$c" version
+}
+
+containerd_test() {
+    local image=docker.io/library/cerberus-busybox:test
+    local by_binary="--runtime io.containerd.runc.v2 --runc-binary $prefix/bin/cerberus"
+    local named="--runtime io.containerd.cerberus.v2"
+
+    expect_success "containerd: import the busybox image" "$image" \
+        sh -c "$c image import $work/image.tar && $c image ls -q"
+    expect_success "containerd: the CRI snippet gives pod_annotations" 'pod_annotations = ["io.cerberus.*"]' \
+        containerd --config "$work/containerd/config.toml" config dump
+    expect_success "containerd: the CRI snippet gives BinaryName" "BinaryName = \"$prefix/bin/cerberus\"" \
+        containerd --config "$work/containerd/config.toml" config dump
+    expect_success "containerd: the CRI plugin is up with it" cri \
+        sh -c "$c plugins ls | grep -E 'grpc\.v1 +cri .* ok'"
+
+    expect_success "containerd: --runc-binary cerberus prints a line and exits 0" hello-from-ctr \
+        "$c" run $by_binary --rm "$image" t1 echo hello-from-ctr
+    expect_success "containerd: named runtime io.containerd.cerberus.v2 prints a line and exits 0" hello-named \
+        "$c" run $named --rm "$image" t2 echo hello-named
+    # The named runtime's shim calls the "runc" it finds first on its PATH:
+    # cerberus must know the container (runc would not write cerberus state).
+    expect_success "containerd: named runtime runs cerberus" '"status": "running"' \
+        sh -c "$c run $named -d $image t3 sleep 300 >/dev/null &&
+            $prefix/bin/cerberus --root /run/containerd/runc/$ctd_namespace state t3"
+    expect_success "containerd: task exec" exec-ok "$c" task exec --exec-id e1 t3 echo exec-ok
+    expect_success "containerd: task ps" PID "$c" task ps t3
+    expect_success "containerd: task kill, rm" "" \
+        sh -c "$c task kill -s KILL t3 && sleep 0.5 && $c task rm t3 && $c container rm t3"
+    expect_success "containerd: run -t gets a terminal" tty-ok \
+        script -qec "$c run $named --rm -t $image t4 sh -c 'tty | grep -q /dev/pts && echo tty-ok'" /dev/null
+    expect_success "containerd: loopback is up in a new network namespace" 'Connection refused' \
+        "$c" run $named --rm "$image" t5 sh -c 'nc -w 1 127.0.0.1 9 </dev/null; true'
+
+    expect_policy_outcome "containerd: policy annotation (--runc-binary)" "$c" run $by_binary --rm \
+        --annotation "io.cerberus.policy=$denying_policy" "$image" p1 sh -c "$policy_container_script"
+    expect_policy_outcome "containerd: policy annotation (named runtime)" "$c" run $named --rm \
+        --annotation "io.cerberus.policy=$denying_policy" "$image" p2 sh -c "$policy_container_script"
+    expect_failure "containerd: a bad policy annotation fails with our error" "$bad_policy_error" \
+        "$c" run $named --rm --annotation "io.cerberus.policy=$bad_policy" "$image" p3 echo never
+}
+
+# Removes every task, container and image of the test namespace.
+containerd_clean() {
+    local id
+    for id in $("$c" task ls -q 2>/dev/null); do
+        "$c" task kill -s KILL "$id" >/dev/null 2>&1
+        sleep 0.3
+        "$c" task rm -f "$id" >/dev/null 2>&1
+    done
+    for id in $("$c" container ls -q 2>/dev/null); do "$c" container rm "$id" >/dev/null 2>&1; done
+    for id in $("$c" image ls -q 2>/dev/null); do "$c" image rm "$id" >/dev/null 2>&1; done
+    "$c" namespace rm "$ctd_namespace" >/dev/null 2>&1
+    rm -rf "/run/containerd/runc/$ctd_namespace"
+}

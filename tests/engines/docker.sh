@@ -1,0 +1,77 @@
+# Docker: dockerd with the shipped daemon.json runtimes (default policies
+# through runtimeArgs), on the containerd that run.sh started.
+# Sourced by run.sh: needs $work, $prefix, $repo, $ctd_socket and lib.sh.
+
+docker_cli=/usr/bin/docker # Debian's, the same version as dockerd
+
+# Writes the test's daemon.json: the shipped runtimes with the test's paths,
+# plus one runtime without a policy and one whose default policy is invalid.
+docker_config() {
+    local dir=$work/docker
+    printf '%s\n' "$bad_policy" >"$dir/bad-policy.json"
+    sed -e "s|/usr/local/bin/cerberus|$prefix/bin/cerberus|g" \
+        -e "s|/etc/cerberus/policies|$policy_dir|g" \
+        -e "/\"runtimes\": {/a\\
+    \"cerberus-nopolicy\": {\"path\": \"$prefix/bin/cerberus\"},\\
+    \"cerberus-badpolicy\": {\"path\": \"$prefix/bin/cerberus\", \"runtimeArgs\": [\"--default-policy\", \"$dir/bad-policy.json\"]}," \
+        "$repo/config/docker/daemon.json" >"$dir/daemon.json"
+}
+
+start_dockerd() {
+    local dir=$work/docker
+    dockerd --config-file "$dir/daemon.json" --data-root "$dir/data" --exec-root "$dir/exec" \
+        --pidfile "$dir/dockerd.pid" --host "unix://$dir/docker.sock" --containerd "$ctd_socket" \
+        --iptables=false --ip-masq=false --bridge=none >"$dir/dockerd.log" 2>&1 &
+    local pid=$!
+    started_pids="$started_pids $pid"
+    wait_until "$docker_cli" --host "unix://$dir/docker.sock" version && return 0
+    kill -0 "$pid" 2>/dev/null || wait "$pid" 2>/dev/null
+    return 1
+}
+
+docker_test() {
+    local dir=$work/docker image=cerberus-busybox:test
+    mkdir -p "$dir"
+    docker_config
+    if ! start_dockerd; then
+        skip "docker" "dockerd does not run on this machine: $(grep -E 'level=(error|fatal)' "$dir/dockerd.log" |
+            tail -n 1)"
+        return
+    fi
+    local d=$dir/docker
+    printf '#!/bin/sh\nexec %s --host unix://%s "$@"\n' "$docker_cli" "$dir/docker.sock" >"$d"
+    chmod +x "$d"
+    local run_opts="--network none"
+
+    expect_success "docker: load the busybox image" "$image" "$d" load --input "$work/image.tar"
+    expect_success "docker: the daemon.json runtimes are known" cerberus-offline "$d" info --format '{{json .Runtimes}}'
+    expect_success "docker: run prints a line and exits 0" hello-from-docker \
+        "$d" run --rm --runtime=cerberus-nopolicy $run_opts "$image" echo hello-from-docker
+    if run_captured "$d" run --rm --runtime=cerberus-nopolicy $run_opts "$image" sh -c 'exit 7' || [ $? -ne 7 ]; then
+        not_ok "docker: run exits with the container's status (7)"
+    else
+        ok "docker: run exits with the container's status (7)"
+    fi
+    expect_success "docker: run -t gets a terminal" tty-ok script -qec "$d run --rm -t --runtime=cerberus-nopolicy \
+        $run_opts $image sh -c 'tty | grep -q /dev/pts && echo tty-ok'" /dev/null
+    expect_success "docker: run -d" "" "$d" run -d --name agent --runtime=cerberus-nopolicy $run_opts "$image" \
+        sh -c 'trap "exit 0" TERM; echo detached-up; while :; do sleep 0.2; done'
+    expect_success "docker: ps lists it running" "agent Up" "$d" ps --format '{{.Names}} {{.Status}}'
+    expect_success "docker: logs" detached-up "$d" logs agent
+    expect_success "docker: exec" exec-ok "$d" exec agent echo exec-ok
+    expect_success "docker: top" "sleep" "$d" top agent
+    expect_success "docker: stop (SIGTERM reaches the container)" "agent Exited (0)" \
+        sh -c "$d stop -t 20 agent >/dev/null && $d ps -a --format '{{.Names}} {{.Status}}'"
+    expect_success "docker: rm" agent "$d" rm agent
+
+    # Docker 20.10 has no per-container annotations: the policy is the runtime's default.
+    expect_policy_outcome "docker: runtime cerberus (default policy agent.json)" \
+        "$d" run --rm --runtime=cerberus $run_opts "$image" sh -c "$policy_container_script"
+    expect_policy_outcome "docker: runtime cerberus-offline (default policy offline.json)" \
+        "$d" run --rm --runtime=cerberus-offline $run_opts "$image" sh -c "$policy_container_script"
+    expect_failure "docker: a bad default policy fails with our error" "$bad_policy_error" \
+        "$d" run --rm --runtime=cerberus-badpolicy $run_opts "$image" echo never
+
+    "$d" rm -f $("$d" ps -aq) >/dev/null 2>&1
+    "$d" image rm -f "$image" >/dev/null 2>&1
+}

@@ -1,0 +1,160 @@
+# Helpers for tests/engines/run.sh: result counting, expectations, the test
+# image, and cleanup of what the run started. Sourced, not run.
+
+passed=0 failed=0 skipped=0
+policy_outcome="" # how this host answers a policy: "fail-closed" or "enforced"
+
+ok() {
+    passed=$((passed + 1))
+    echo "ok    $1"
+}
+
+not_ok() {
+    failed=$((failed + 1))
+    echo "FAIL  $1"
+    [ -s "$work/out" ] && tail -n 15 "$work/out" | sed 's/^/      | /'
+    return 0
+}
+
+skip() {
+    skipped=$((skipped + 1))
+    echo "skip  $1: $2"
+}
+
+# Runs a command with a time limit, its output (stdout and stderr) in $work/out.
+run_captured() {
+    timeout 90 "$@" >"$work/out" 2>&1
+}
+
+# expect_success NAME TEXT CMD...: exits 0 and prints TEXT.
+expect_success() {
+    local name=$1 text=$2
+    shift 2
+    if run_captured "$@" && grep -qF -- "$text" "$work/out"; then ok "$name"; else not_ok "$name"; fi
+}
+
+# expect_failure NAME TEXT CMD...: exits non-zero and TEXT reaches the user.
+expect_failure() {
+    local name=$1 text=$2
+    shift 2
+    if ! run_captured "$@" && grep -qF -- "$text" "$work/out"; then ok "$name"; else not_ok "$name"; fi
+}
+
+# The container under a policy must never run unprotected: either cerberus
+# refuses it with its fail-closed error (a kernel without the BPF LSM), or it
+# runs and the connect the policy denies fails with EPERM. Every engine must
+# see the same outcome.
+policy_container_script='nc -w 1 127.0.0.1 9 </dev/null; echo policy-container-ran'
+denying_policy='{"mode":"enforce","allowed_hosts":["192.0.2.1:443"]}'
+
+expect_policy_outcome() {
+    local name=$1 outcome
+    shift
+    if run_captured "$@"; then
+        grep -q "Operation not permitted" "$work/out" && grep -q policy-container-ran "$work/out" && outcome=enforced
+    else
+        grep -qF "refusing to run the container unprotected" "$work/out" && outcome=fail-closed
+    fi
+    if [ -z "${outcome:-}" ]; then
+        not_ok "$name (neither the fail-closed error nor a denied connect)"
+    elif [ -n "$policy_outcome" ] && [ "$outcome" != "$policy_outcome" ]; then
+        not_ok "$name ($outcome here, $policy_outcome before)"
+    else
+        policy_outcome=$outcome
+        ok "$name ($outcome)"
+    fi
+}
+
+bad_policy='{"allowed_hosts":["10.0.0.0/33"]}'
+bad_policy_error='policy.allowed_hosts[0]: bad CIDR "10.0.0.0/33"'
+
+# A busybox root file system as a tar file, and a docker-archive of it
+# (docker load, ctr image import) named $1.
+build_images() {
+    local rootfs=$work/rootfs applet
+    mkdir -p "$rootfs/bin" "$rootfs/etc" "$rootfs/tmp" "$rootfs/proc" "$rootfs/sys" "$rootfs/dev"
+    cp /bin/busybox "$rootfs/bin/busybox"
+    for applet in $("$rootfs/bin/busybox" --list); do
+        [ "$applet" = busybox ] || ln -sf busybox "$rootfs/bin/$applet"
+    done
+    echo copied-up >"$rootfs/tmp/seed" # what a tmpfs with tmpcopyup must show
+    tar -C "$rootfs" -cf "$work/rootfs.tar" .
+    docker_archive "$work/rootfs.tar" "$work/image.tar" "$1"
+}
+
+# The docker-archive format: manifest.json, the image config, one layer.
+docker_archive() {
+    local layer=$1 out=$2 ref=$3 dir layer_id config_id
+    dir=$(mktemp -d "$work/archive.XXXXXX")
+    layer_id=$(sha256sum "$layer" | cut -d' ' -f1)
+    mkdir "$dir/$layer_id"
+    cp "$layer" "$dir/$layer_id/layer.tar"
+    printf '{"architecture":"amd64","os":"linux","config":{"Env":["PATH=/bin"],"Cmd":["sh"]},%s}' \
+        "\"rootfs\":{\"type\":\"layers\",\"diff_ids\":[\"sha256:$layer_id\"]}" >"$dir/config.json"
+    config_id=$(sha256sum "$dir/config.json" | cut -d' ' -f1)
+    mv "$dir/config.json" "$dir/$config_id.json"
+    printf '[{"Config":"%s.json","RepoTags":["%s"],"Layers":["%s/layer.tar"]}]' \
+        "$config_id" "$ref" "$layer_id" >"$dir/manifest.json"
+    tar -C "$dir" -cf "$out" manifest.json "$config_id.json" "$layer_id"
+    rm -rf "$dir"
+}
+
+# Daemons this run started, by PID: stopped last first (dockerd before its
+# containerd) with SIGTERM, then SIGKILL.
+started_pids=""
+
+stop_started() {
+    local pid i
+    for pid in $(printf '%s\n' $started_pids | tac); do
+        kill -TERM "$pid" 2>/dev/null || continue
+        for i in $(seq 50); do
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.2
+        done
+        kill -KILL "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
+    started_pids=""
+}
+
+# Waits until a command succeeds (a daemon answers on its socket), up to 30 s.
+wait_until() {
+    local i
+    for i in $(seq 150); do
+        "$@" >/dev/null 2>&1 && return 0
+        sleep 0.2
+    done
+    return 1
+}
+
+# Mounts left under the work directory (overlay roots of the engines),
+# deepest first.
+unmount_under() {
+    local target
+    awk -v prefix="$1/" 'index($5, prefix) == 1 { print $5 }' /proc/self/mountinfo | sort -r |
+        while read -r target; do umount -l "$target" 2>/dev/null || true; done
+}
+
+# Host paths the engines create outside their configured roots; removed at
+# the end if this run created them.
+engine_host_paths="/etc/docker/key.json /run/docker /run/containerd /run/libpod /run/containers
+    /var/lib/containers /etc/cni/net.d/cni.lock"
+preexisting_paths=""
+
+note_host_paths() {
+    local p
+    for p in $engine_host_paths; do
+        [ -e "$p" ] && preexisting_paths="$preexisting_paths $p"
+    done
+    return 0
+}
+
+remove_created_host_paths() {
+    local p
+    for p in $engine_host_paths; do
+        case " $preexisting_paths " in *" $p "*) continue ;; esac
+        [ -e "$p" ] || continue
+        unmount_under "$p"
+        rm -rf "$p"
+    done
+}

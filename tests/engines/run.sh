@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Real container engines running containers through cerberus: Podman,
+# containerd (ctr --runc-binary, the named runtime io.containerd.cerberus.v2,
+# the CRI snippet) and Docker. Starts every daemon itself, with all state in
+# one temporary directory and its own sockets, installs cerberus there with
+# `make install`, builds a busybox image, and removes all of it at the end.
+#
+# usage (as root): tests/engines/run.sh [BUILD_DIR] [podman|containerd|docker ...]
+# Installs the engines with apt-get when they are missing (Debian 12).
+set -uo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+build=$(cd "${1:-$repo/build}" && pwd) || exit 1
+shift
+engines=${*:-podman containerd docker}
+started_at=$(date +%s)
+
+[ "$(id -u)" -eq 0 ] || { echo "tests/engines/run.sh: run as root" >&2; exit 1; }
+[ -x "$build/cerberus" ] || { echo "tests/engines/run.sh: no cerberus in $build: build first" >&2; exit 1; }
+
+. "$repo/tests/engines/lib.sh"
+. "$repo/tests/engines/podman.sh"
+. "$repo/tests/engines/containerd.sh"
+. "$repo/tests/engines/docker.sh"
+
+wants() { case " $engines " in *" $1 "*) return 0 ;; esac; return 1; }
+
+# Installs what is missing; a policy-rc.d keeps apt from starting the
+# distribution's own dockerd and containerd services.
+install_packages() {
+    local packages="" guard=""
+    command -v busybox >/dev/null || packages="$packages busybox-static"
+    command -v script >/dev/null || packages="$packages bsdutils"
+    wants podman && ! command -v podman >/dev/null && packages="$packages podman"
+    { wants containerd || wants docker; } && ! command -v containerd >/dev/null && packages="$packages containerd"
+    wants docker && ! [ -x /usr/bin/docker ] && packages="$packages docker.io"
+    [ -n "$packages" ] || return 0
+    echo "installing:$packages"
+    if [ ! -e /usr/sbin/policy-rc.d ]; then
+        printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d && guard=yes
+    fi
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $packages
+    local rc=$?
+    [ -n "$guard" ] && rm -f /usr/sbin/policy-rc.d
+    return $rc
+}
+
+cleanup() {
+    [ -x "${work:-}/podman/pm" ] && { "$work/podman/pm" rm -af; "$work/podman/pm" system reset -f; } >/dev/null 2>&1
+    if [ -n "${ctd_socket:-}" ] && [ -S "$ctd_socket" ]; then
+        [ -S "$work/docker/docker.sock" ] && "$work/docker/docker" rm -f $("$work/docker/docker" ps -aq) >/dev/null 2>&1
+        containerd_clean
+    fi
+    stop_started
+    if [ -n "${work:-}" ]; then
+        unmount_under "$work"
+        rm -rf "$work"
+    fi
+    remove_created_host_paths
+}
+
+install_packages || { echo "tests/engines/run.sh: apt-get install failed" >&2; exit 1; }
+note_host_paths
+work=$(mktemp -d /tmp/cerberus-engines.XXXXXX)
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+prefix=$work/prefix/usr/local
+policy_dir=$work/prefix/etc/cerberus/policies
+if ! make -s -C "$repo" -o build install BUILD="$build" PREFIX="$prefix" SYSCONFDIR="$work/prefix/etc" >"$work/out" 2>&1; then
+    cat "$work/out"
+    echo "tests/engines/run.sh: make install failed" >&2
+    exit 1
+fi
+build_images docker.io/library/cerberus-busybox:test
+
+# Without CAP_SYS_RESOURCE (some CI sandboxes) no runtime can raise
+# RLIMIT_NOFILE/NPROC to the values Podman asks for as root: ask for less.
+ulimit_opts=""
+cap_eff=$(awk '/^CapEff/ { print $2 }' /proc/self/status)
+if (( ((16#$cap_eff) >> 24 & 1) == 0 )); then
+    ulimit_opts="--ulimit nofile=1024:1024 --ulimit nproc=4096:4096"
+    echo "note: no CAP_SYS_RESOURCE here: podman runs with $ulimit_opts"
+fi
+
+if wants podman; then
+    echo "== podman $(podman --version | awk '{ print $3 }')"
+    podman_test
+fi
+if wants containerd || wants docker; then
+    echo "== containerd $(containerd --version | awk '{ print $3 }')"
+    if start_containerd; then
+        ok "containerd: starts with the CRI snippet in its config"
+        wants containerd && containerd_test
+        if wants docker; then
+            echo "== docker $(dockerd --version | awk '{ print $3 }' | tr -d ,)"
+            docker_test
+        fi
+    else
+        not_ok "containerd: starts with the CRI snippet in its config"
+        tail -n 20 "$work/containerd/containerd.log"
+    fi
+fi
+
+echo "policy under a kernel like this one: ${policy_outcome:-not tested}"
+echo "time: $(($(date +%s) - started_at)) s"
+[ "$skipped" -eq 0 ] || echo "$skipped skipped"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
