@@ -3,6 +3,7 @@
 #include "commands.hpp"
 #include "create_flags.hpp"
 #include "error.hpp"
+#include "terminal_proxy.hpp"
 #include "wait_process.hpp"
 
 #include <spdlog/spdlog.h>
@@ -14,7 +15,14 @@ int cmd_run(const RuntimeOptions& rt, const Args& args)
     ParsedOptions opts = parse_options(args, create_options);
     expect_positional(opts, 1, 1, "cerberus run [--bundle DIR] [--detach] ID");
     container::CreateOptions create = create_options_from(opts);
+    // In the foreground without --console-socket, a terminal comes back to us.
+    ConsoleChannel console;
+    if (create.console_socket.empty() && !opts.flag("detach")) {
+        console = make_console_channel();
+        create.console_fd = console.container_end.get();
+    }
     pid_t init = container::create(rt, create);
+    UniqueFd master = console.runtime_end ? receive_master(console.runtime_end.get()) : UniqueFd();
     try {
         container::start(rt, create.id);
     } catch (const Error&) {
@@ -23,7 +31,7 @@ int cmd_run(const RuntimeOptions& rt, const Args& args)
     }
     if (opts.flag("detach"))
         return 0;
-    int status = wait_forwarding_signals(init);
+    int status = master ? proxy_terminal_and_wait(init, master.get()) : wait_forwarding_signals(init);
     if (!opts.flag("keep")) {
         try {
             container::remove(rt, create.id, true);

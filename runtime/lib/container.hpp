@@ -18,6 +18,9 @@ struct CreateOptions {
     std::string id;
     std::string bundle = ".";
     std::string console_socket;
+    // A connected unix socket to send the terminal to, in place of
+    // console_socket: how a foreground `run` gets the pty it proxies.
+    int console_fd = -1;
     std::string pid_file;
     bool no_pivot = false;
     bool no_new_keyring = false;

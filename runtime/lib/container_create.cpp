@@ -128,7 +128,7 @@ pid_t create(const RuntimeOptions& rt, const CreateOptions& opts)
         return real_path(path, "root.path");
     });
     const spec::Process& process = *spec.process;
-    if (process.terminal && opts.console_socket.empty())
+    if (process.terminal && opts.console_socket.empty() && opts.console_fd < 0)
         throw Error(config + ": process.terminal is true but --console-socket is not set", EINVAL);
 
     policy_setup::Prepared policy = with_context(config, [&] { return policy_setup::prepare(rt, spec); });
@@ -181,7 +181,9 @@ pid_t create(const RuntimeOptions& rt, const CreateOptions& opts)
     }
 
     UniqueFd console;
-    if (process.terminal) {
+    if (process.terminal && opts.console_fd >= 0) {
+        plan.console_fd = opts.console_fd;
+    } else if (process.terminal) {
         console = console::connect_socket(opts.console_socket);
         plan.console_fd = console.get();
     }

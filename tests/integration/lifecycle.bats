@@ -143,10 +143,28 @@ teardown() { teardown_bundle; }
     [[ "$output" == *"hello-tty"* ]]
 }
 
-@test "process.terminal without --console-socket is refused" {
+@test "create with process.terminal and no --console-socket is refused" {
     edit_config '.process.terminal = true'
     set_args true
     run cerb create -b "$BUNDLE" "$ID"
     [ "$status" -eq 1 ]
     [[ "$output" == *"--console-socket"* ]]
+}
+
+@test "a bundle straight from cerberus spec (terminal: true) runs in the foreground through a pty" {
+    edit_config '.process.terminal = true'
+    set_args sh -c 'tty; echo in-pty; exit 5'
+    run cerb run -b "$BUNDLE" "$ID" </dev/null
+    [ "$status" -eq 5 ]
+    [[ "${lines[0]}" == "/dev/pts/0"* ]]
+    [[ "${lines[1]}" == "in-pty"* ]]
+}
+
+@test "run --detach with a terminal and no --console-socket is refused" {
+    edit_config '.process.terminal = true'
+    set_args true
+    run cerb run -d -b "$BUNDLE" "$ID"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"--console-socket"* ]]
+    [ ! -e "$ROOT/$ID" ]
 }
