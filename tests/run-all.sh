@@ -20,6 +20,7 @@ run_tier() {
 
 run_tier unit "$build/unit-tests"
 run_tier integration tests/integration/run.sh "$build"
+run_tier engines tests/engines/run.sh "$build"
 run_tier vm tests/vm/run.sh --build "$build"
 # cerberus first: the expected-pass list and the closing count are its own.
 run_tier conformance tests/conformance/run.sh \
