@@ -1,6 +1,7 @@
 #include "cgroup_files.hpp"
 
 #include "error.hpp"
+#include "files.hpp"
 #include "fd.hpp"
 
 #include <dirent.h>
@@ -32,25 +33,11 @@ void write_control(const std::string& path, const std::string& value, bool creat
 
 std::optional<std::string> read_control_if_exists(const std::string& path)
 {
-    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!fd && errno == ENOENT)
+    std::optional<std::string> content = files::read_file_if_exists(path);
+    if (!content)
         return std::nullopt;
-    if (!fd)
-        throw_errno("reading " + path);
-    std::string content;
-    char buf[4096];
-    for (;;) {
-        ssize_t n = ::read(fd.get(), buf, sizeof buf);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            throw_errno("reading " + path);
-        if (n == 0)
-            break;
-        content.append(buf, n);
-    }
-    if (!content.empty() && content.back() == '\n')
-        content.pop_back();
+    if (!content->empty() && content->back() == '\n')
+        content->pop_back();
     return content;
 }
 

@@ -12,7 +12,6 @@
 #include "spec_parse.hpp"
 #include "state.hpp"
 #include "sync_channel.hpp"
-#include "user.hpp"
 
 #include <fcntl.h>
 #include <sched.h>
@@ -132,23 +131,10 @@ void set_up_process(const ExecPlan& plan, SyncChannel& channel)
         console::setup_terminal(plan.console_fd, process.console_size);
     launch::join_new_keyring();
     rlimits::apply(process.rlimits);
-    launch::close_inherited_fds(plan.preserve_fds); // before seccomp, which may deny close_range
-
     // With no_new_privs the filter can wait until just before execve, so it
     // need not allow the syscalls of the set-up.
-    bool late_seccomp = plan.seccomp && process.no_new_privileges && !plan.seccomp->has_listener();
-    if (plan.seccomp && !late_seccomp) {
-        int listener = seccomp::install(*plan.seccomp);
-        if (listener >= 0) {
-            console::send_fd(channel.fd(), listener, "seccomp");
-            ::close(listener);
-        }
-    }
-    capabilities::drop_bounding_set(plan.capabilities);
-    user::apply_user(process.user);
-    capabilities::apply_capabilities(plan.capabilities);
-    if (process.no_new_privileges && ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-        throw_errno("prctl PR_SET_NO_NEW_PRIVS");
+    bool late_seccomp =
+        launch::take_identity(process, plan.capabilities, plan.seccomp, plan.preserve_fds, channel.fd());
     if (::chdir(process.cwd.c_str()) != 0)
         throw_errno("chdir to cwd (\"" + process.cwd + "\") set in config.json");
     std::string program = launch::lookup_path(process.args[0], process.env);

@@ -8,7 +8,6 @@
 #include "namespaces.hpp"
 #include "process_launch.hpp"
 #include "rlimits.hpp"
-#include "user.hpp"
 
 #include <fcntl.h>
 #include <sched.h>
@@ -104,24 +103,8 @@ void set_up_container(const InitPlan& plan, SyncChannel& channel)
         launch::join_new_keyring();
     rlimits::apply(process.rlimits);
 
-    launch::close_inherited_fds(plan.preserve_fds); // before seccomp, which may deny close_range
-    bool late_seccomp = plan.seccomp && process.no_new_privileges && !plan.seccomp->has_listener();
-    if (plan.seccomp && !late_seccomp) {
-        int listener = seccomp::install(*plan.seccomp);
-        if (listener >= 0) {
-            console::send_fd(channel.fd(), listener, "seccomp");
-            ::close(listener);
-        }
-    }
-    capabilities::drop_bounding_set(plan.capabilities);
-    user::apply_user(process.user);
-    // The uid change made us non-dumpable, which would deny the reopen of
-    // exec.fifo through /proc/self/fd; exec sets the flag anew anyway.
-    if (::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) != 0)
-        throw_errno("prctl PR_SET_DUMPABLE");
-    capabilities::apply_capabilities(plan.capabilities);
-    if (process.no_new_privileges && ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-        throw_errno("prctl PR_SET_NO_NEW_PRIVS");
+    bool late_seccomp =
+        launch::take_identity(process, plan.capabilities, plan.seccomp, plan.preserve_fds, channel.fd());
     if (::chdir(process.cwd.c_str()) != 0)
         throw_errno("chdir to process.cwd " + process.cwd);
     std::string program = launch::lookup_path(process.args[0], process.env);

@@ -11,7 +11,17 @@ namespace cerberus::files {
 
 std::string read_file(const std::string& path)
 {
+    std::optional<std::string> content = read_file_if_exists(path);
+    if (!content)
+        throw_errno("open " + path, ENOENT);
+    return *content;
+}
+
+std::optional<std::string> read_file_if_exists(const std::string& path)
+{
     UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd && errno == ENOENT)
+        return std::nullopt;
     if (!fd)
         throw_errno("open " + path);
     std::string content;

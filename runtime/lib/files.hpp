@@ -1,11 +1,14 @@
 // Small file helpers whose errors name the path.
 #pragma once
 
+#include <optional>
 #include <string>
 
 namespace cerberus::files {
 
 std::string read_file(const std::string& path);
+// Same, but nullopt when the file does not exist.
+std::optional<std::string> read_file_if_exists(const std::string& path);
 void write_file(const std::string& path, const std::string& content);
 
 // Replaces path atomically: readers see the old or the new content, never a mix.

@@ -1,9 +1,12 @@
 #include "process_launch.hpp"
 
+#include "console.hpp"
 #include "error.hpp"
+#include "user.hpp"
 
 #include <linux/close_range.h>
 #include <linux/keyctl.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -56,6 +59,30 @@ void exec_program(const std::string& program, const std::vector<std::string>& ar
     envp.push_back(nullptr);
     ::execve(program.c_str(), argv.data(), envp.data());
     throw_errno("exec " + program);
+}
+
+bool take_identity(const spec::Process& process, const capabilities::CapabilitySets& caps,
+                   const std::optional<seccomp::CompiledSeccomp>& filter, int preserve_fds, int channel_fd)
+{
+    close_inherited_fds(preserve_fds); // before seccomp, which may deny close_range
+    bool late_seccomp = filter && process.no_new_privileges && !filter->has_listener();
+    if (filter && !late_seccomp) {
+        int listener = seccomp::install(*filter);
+        if (listener >= 0) {
+            console::send_fd(channel_fd, listener, "seccomp");
+            ::close(listener);
+        }
+    }
+    capabilities::drop_bounding_set(caps);
+    user::apply_user(process.user);
+    // The uid change made us non-dumpable, which would deny the init's reopen
+    // of exec.fifo through /proc/self/fd; execve sets the flag anew anyway.
+    if (::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) != 0)
+        throw_errno("prctl PR_SET_DUMPABLE");
+    capabilities::apply_capabilities(caps);
+    if (process.no_new_privileges && ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+        throw_errno("prctl PR_SET_NO_NEW_PRIVS");
+    return late_seccomp;
 }
 
 } // namespace cerberus::launch

@@ -3,6 +3,11 @@
 // process has entered the container.
 #pragma once
 
+#include "capabilities.hpp"
+#include "seccomp.hpp"
+#include "spec.hpp"
+
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +24,14 @@ void join_new_keyring();
 // No fd leaks into the container beyond stdio and the next preserve_fds;
 // the others close on exec.
 void close_inherited_fds(int preserve_fds);
+
+// The process's credentials, in runc's order: inherited fds marked
+// close-on-exec, seccomp (early only when it needs CAP_SYS_ADMIN, i.e. without
+// no_new_privs, or has a listener, which goes to the parent over channel_fd),
+// bounding set, user, capabilities, no_new_privs. Returns true when the filter
+// is still to be installed, just before execve.
+bool take_identity(const spec::Process& process, const capabilities::CapabilitySets& caps,
+                   const std::optional<seccomp::CompiledSeccomp>& filter, int preserve_fds, int channel_fd);
 
 // execve of program with args and env; throws only when execve fails.
 [[noreturn]] void exec_program(const std::string& program, const std::vector<std::string>& args,
