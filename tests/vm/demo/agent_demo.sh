@@ -15,6 +15,8 @@ for action in "read /workspace/notes" "write /workspace/out" "read /etc/passwd" 
     echo "agent: $action -> $($p $action)"
 done'
 policy_bundle "$bundle" "$policy" /bin/sh -c "$script"
+# The config grants raw sockets and bpf(): any refusal below is the policy's.
+bundle_edit "$bundle" '.process.capabilities[] += ["CAP_NET_RAW", "CAP_BPF"]'
 mkdir -p "$bundle/rootfs/etc" && echo "secret" > "$bundle/rootfs/etc/shadow"
 vm_run cerberus run --bundle "$bundle" demo
 echo "$VM_STDOUT"
