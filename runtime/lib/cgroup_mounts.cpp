@@ -1,29 +1,28 @@
 #include "cgroup_mounts.hpp"
 
 #include "error.hpp"
+#include "files.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <vector>
 
 namespace cerberus::cgroups {
 
 namespace {
 
-const std::set<std::string> known_v1_controllers = {
+const std::set<std::string, std::less<>> known_v1_controllers = {
     "blkio", "cpu", "cpuacct", "cpuset", "devices", "freezer", "hugetlb",
     "memory", "misc", "net_cls", "net_prio", "perf_event", "pids", "rdma",
 };
 
 // mountinfo escapes space, tab, newline and backslash as \ooo.
-std::string unescape(const std::string& field)
+std::string unescape(std::string_view field)
 {
     std::string out;
     for (size_t i = 0; i < field.size(); ++i) {
         if (field[i] == '\\' && i + 3 < field.size()) {
-            out += static_cast<char>(std::stoi(field.substr(i + 1, 3), nullptr, 8));
+            out += static_cast<char>(std::stoi(std::string(field.substr(i + 1, 3)), nullptr, 8));
             i += 3;
         } else {
             out += field[i];
@@ -32,12 +31,16 @@ std::string unescape(const std::string& field)
     return out;
 }
 
-std::vector<std::string> split(const std::string& s, char sep)
+// Views into s, which must outlive them; like getline, no empty last part.
+// Runs on every lifecycle command: no stream, no copies.
+std::vector<std::string_view> split(std::string_view s, char sep)
 {
-    std::vector<std::string> parts;
-    std::stringstream in(s);
-    for (std::string part; std::getline(in, part, sep);)
-        parts.push_back(part);
+    std::vector<std::string_view> parts;
+    for (size_t start = 0; start < s.size();) {
+        size_t end = std::min(s.find(sep, start), s.size());
+        parts.push_back(s.substr(start, end - start));
+        start = end + 1;
+    }
     return parts;
 }
 
@@ -54,21 +57,22 @@ std::optional<std::string> Mounts::v1_mount(const std::string& controller) const
 Mounts Mounts::parse(std::string_view mountinfo)
 {
     Mounts mounts;
-    std::istringstream lines{std::string(mountinfo)};
-    for (std::string line; std::getline(lines, line);) {
+    for (std::string_view line : split(mountinfo, '\n')) {
         // "id parent maj:min root mountpoint opts [optional...] - fstype source superopts"
-        std::vector<std::string> fields = split(line, ' ');
+        std::vector<std::string_view> fields = split(line, ' ');
         auto dash = std::find(fields.begin(), fields.end(), "-");
         if (fields.size() < 5 || dash == fields.end() || fields.end() - dash < 4)
             continue;
+        std::string_view fstype = dash[1];
+        if (fstype != "cgroup2" && fstype != "cgroup")
+            continue;
         const std::string mount_point = unescape(fields[4]);
-        const std::string& fstype = dash[1];
         if (fstype == "cgroup2") {
             // Prefer the conventional places over stray bind mounts.
             if (mounts.unified.empty() || mount_point == "/sys/fs/cgroup" || mount_point == "/sys/fs/cgroup/unified")
                 mounts.unified = mount_point;
         } else if (fstype == "cgroup") {
-            for (const std::string& option : split(dash[3], ','))
+            for (std::string_view option : split(dash[3], ','))
                 if (known_v1_controllers.count(option))
                     mounts.v1.emplace(option, mount_point);
         }
@@ -81,12 +85,7 @@ Mounts Mounts::parse(std::string_view mountinfo)
 
 Mounts Mounts::detect()
 {
-    std::ifstream in("/proc/self/mountinfo");
-    if (!in)
-        throw_errno("reading /proc/self/mountinfo");
-    std::stringstream text;
-    text << in.rdbuf();
-    return parse(text.str());
+    return parse(files::read_file("/proc/self/mountinfo"));
 }
 
 Layout detect_layout()

@@ -1,0 +1,171 @@
+#!/bin/sh
+# Benchmark (not a test) of the agent policy's cost, run in the real-kernel lane by bench/policy.sh. One
+# boot measures: open/connect/exec loops inside a policed container against an unpoliced one; the same
+# loops outside any container (in the root cgroup and in a depth-3 cgroup, as systemd places processes)
+# before the BPF programs are loaded, while a policed container runs, and after it is deleted (programs
+# still attached); `cerberus run`/`delete` of /bin/true with and without a policy; and the create time of
+# the 1st..Nth concurrently existing container with distinct policies.
+# Output: `BENCH <metric> <ns>` lines, one per repetition (bench/policy.sh takes medians), `BENCH info ...`
+# lines, and `VMTEST` verdicts for the sanity checks (the loops succeeded, nothing was denied).
+# /vm/bench.env may override REPS, SCALE and the loop counts.
+# vm-timeout: 3000
+. /vm/lib.sh
+
+vm_has_cerberus && vm_has_probe || exit 0
+
+REPS=5          # repetitions of every measurement (medians over these)
+OPEN_N=4000     # open+close per loop
+CONNECT_N=1000  # socket+connect+close per loop
+EXEC_N=40       # fork+exec+wait per loop
+RUN_REPS=9      # cerberus run of /bin/true, each with and without a policy
+SCALE=1000      # concurrently existing created containers with distinct policies
+[ -f /vm/bench.env ] && . /vm/bench.env
+
+probe=/usr/local/bin/cerberus-probe
+cerberus=/usr/local/bin/cerberus
+work=/tmp/bench
+mkdir -p "$work"
+
+# The policy every policed container gets: it allows exactly what the loops do, so the programs check
+# each operation against the rules and let it through.
+policy='{"allowed_paths": ["/workspace", "/tmp", "/dev"], "read_only_paths": ["/bin", "/proc", "/etc", "/sys"],
+ "allowed_hosts": ["127.0.0.1/32"], "allowed_bins": ["/bin/busybox", "/bin/cerberus-probe"]}'
+
+# bench_emit METRIC LOOP_OUTPUT: one sample from a probe loop line "ns_per_op=T failed=F last_error=E".
+bench_emit() {
+    echo "BENCH $1 $(echo "$2" | sed -n 's/.*ns_per_op=\([0-9]*\).*/\1/p' | head -n1)"
+}
+
+# The three loops; a denial (EPERM/EACCES) or a failed open/exec means the measurement is void.
+LOOPS="loop-open $OPEN_N /workspace/data; loop-connect $CONNECT_N 127.0.0.1 9; loop-exec $EXEC_N /bin/true"
+
+# run_loops PREFIX CMD...: CMD prints the three loop lines in order; emits PREFIX.open/.connect/.exec.
+run_loops() {
+    local prefix="$1" out
+    shift
+    out="$("$@" 2>&1)"
+    case "$(echo "$out" | sed -n 1p)" in *"failed=0 "*) ;; *) vm_fail "$prefix open loop ran" "$out"; return 1 ;; esac
+    case "$(echo "$out" | sed -n 2p)" in *EPERM* | *EACCES* | "") vm_fail "$prefix connect loop ran" "$out"; return 1 ;; esac
+    case "$(echo "$out" | sed -n 3p)" in *"failed=0 "*) ;; *) vm_fail "$prefix exec loop ran" "$out"; return 1 ;; esac
+    bench_emit "$prefix.open" "$(echo "$out" | sed -n 1p)"
+    bench_emit "$prefix.connect" "$(echo "$out" | sed -n 2p)"
+    bench_emit "$prefix.exec" "$(echo "$out" | sed -n 3p)"
+}
+
+# The loops as a shell line for the probe at PATH.
+loops_with() { echo "$LOOPS" | sed "s|loop-|$1 loop-|g"; }
+
+# Outside any container: in the root cgroup and in a depth-3 cgroup (each hook walks the ancestors).
+nested=/sys/fs/cgroup/bench.slice/user.slice/session.scope
+mkdir -p "$nested" /workspace && echo data >/workspace/data
+outside_loops() {
+    run_loops "outside.$1.root" sh -c "$(loops_with $probe)"
+    run_loops "outside.$1.nested" sh -c "echo \$\$ >$nested/cgroup.procs && $(loops_with $probe)"
+}
+
+bundle_for() { # bundle_for DIR ARG...: a bundle with /workspace/data; DIR/policed gets the policy
+    make_bundle "$1" "$@" || return
+    mkdir -p "$1/rootfs/workspace" && echo data >"$1/rootfs/workspace/data"
+    bundle_edit "$1" '.root.readonly = false'
+}
+
+# (b) before any policy: the programs are not loaded yet in this fresh VM.
+if [ -e /sys/fs/bpf/cerberus/cerb_policies ]; then
+    vm_skip "outside before load" "programs already pinned; run this case alone in a fresh VM"
+else
+    rep=0
+    while [ $rep -lt $REPS ]; do outside_loops before; rep=$((rep + 1)); done
+    vm_ok "outside loops before the programs are loaded"
+fi
+
+# (b) while a policed container runs.
+bundle_for "$work/holder" /bin/sleep 100000 || exit 1
+bundle_edit "$work/holder" '.annotations["io.cerberus.policy"] = $p' --arg p "$policy"
+if ! $cerberus run --detach --bundle "$work/holder" bench-holder </dev/null >/dev/null 2>"$work/holder.err"; then
+    vm_fail "policed holder container runs" "$(cat "$work/holder.err")"
+    exit 1
+fi
+rep=0
+while [ $rep -lt $REPS ]; do outside_loops policed; rep=$((rep + 1)); done
+vm_ok "outside loops while a policed container runs"
+
+# (a) inside: alternating an unpoliced and a policed container, each running the three loops.
+bundle_for "$work/plain" sh -c "$(loops_with /bin/cerberus-probe)" || exit 1
+bundle_for "$work/policed" sh -c "$(loops_with /bin/cerberus-probe)" || exit 1
+bundle_edit "$work/policed" '.annotations["io.cerberus.policy"] = $p' --arg p "$policy"
+rep=0
+while [ $rep -lt $REPS ]; do
+    run_loops inside.none vm_run_bundle "$work/plain"
+    run_loops inside.policy vm_run_bundle "$work/policed"
+    rep=$((rep + 1))
+done
+vm_ok "inside loops, policed and unpoliced"
+
+# (b) after the policed containers are gone: programs stay attached, no cgroup has a policy.
+$cerberus delete --force bench-holder >/dev/null 2>&1
+rep=0
+while [ $rep -lt $REPS ]; do outside_loops after; rep=$((rep + 1)); done
+vm_ok "outside loops after delete"
+rmdir "$nested" /sys/fs/cgroup/bench.slice/user.slice /sys/fs/cgroup/bench.slice 2>/dev/null
+
+# (c) cerberus run / delete of /bin/true, alternating without and with the policy.
+bundle_for "$work/true-none" /bin/true || exit 1
+bundle_for "$work/true-policy" /bin/true || exit 1
+bundle_edit "$work/true-policy" '.annotations["io.cerberus.policy"] = $p' --arg p "$policy"
+timed() { $probe loop-exec 1 "$@"; } # one fork+exec+wait of a command, "ns_per_op=..."
+time_run() { # time_run KIND
+    local out
+    out="$(timed $cerberus run --bundle "$work/true-$1" bench-true 2>&1)"
+    case "$out" in *"failed=0 "*) bench_emit "run.$1" "$out" ;; *) vm_fail "run of /bin/true ($1)" "$out"; return 1 ;; esac
+    out="$(timed $cerberus delete bench-true 2>&1)"
+    case "$out" in *"failed=0 "*) bench_emit "delete.$1" "$out" ;; *) vm_fail "delete ($1)" "$out"; return 1 ;; esac
+}
+rep=0
+while [ $rep -lt $RUN_REPS ]; do
+    time_run none && time_run policy || break
+    rep=$((rep + 1))
+done
+[ $rep -eq $RUN_REPS ] && vm_ok "run of /bin/true with and without a policy"
+
+# (d) scale: SCALE created containers at once, each with its own policy (a distinct /32 in allowed_hosts).
+# They share one rootfs; each bundle holds only its config.json, made from a template by sed.
+scale_root="$work/scale"
+bundle_for "$scale_root/template" /bin/true || exit 1
+mv "$scale_root/template/rootfs" "$scale_root/rootfs"
+bundle_edit "$scale_root/template" '.root.path = $r | .annotations["io.cerberus.policy"] = $p' \
+    --arg r "$scale_root/rootfs" --arg p "$(echo "$policy" | sed 's|127.0.0.1/32|@HOST@/32|')"
+mem_before="$(awk '/MemAvailable/ { print $2 }' /proc/meminfo)"
+i=1
+created=0
+while [ $i -le "$SCALE" ]; do
+    mkdir -p "$scale_root/c$i"
+    sed "s|@HOST@|10.$((i / 65536)).$((i / 256 % 256)).$((i % 256))|" "$scale_root/template/config.json" \
+        >"$scale_root/c$i/config.json"
+    out="$(timed $cerberus create --bundle "$scale_root/c$i" "bench-scale-$i" 2>&1)"
+    case "$out" in
+    *"failed=0 "*) ;;
+    *) vm_fail "create of container $i of $SCALE" "$out; MemAvailable $(awk '/MemAvailable/ { print $2 }' /proc/meminfo) kB"; break ;;
+    esac
+    created=$i
+    case $i in 1 | 10 | 100 | 500 | 1000 | "$SCALE") bench_emit "scale.create.$i" "$out" ;; esac
+    [ $i -le 10 ] && bench_emit scale.create.first10 "$out"
+    [ $i -gt $((SCALE - 10)) ] && bench_emit scale.create.last10 "$out"
+    i=$((i + 1))
+done
+mem_after="$(awk '/MemAvailable/ { print $2 }' /proc/meminfo)"
+echo "BENCH info scale.created $created"
+echo "BENCH info scale.mem_per_container_kb $(((mem_before - mem_after) / (created > 0 ? created : 1)))"
+echo "BENCH info scale.mem_available_kb $mem_after"
+[ "$created" -eq "$SCALE" ] && vm_ok "$SCALE containers with distinct policies created"
+i=1
+while [ $i -le "$created" ]; do
+    out="$(timed $cerberus delete --force "bench-scale-$i" 2>&1)"
+    case $i in 1 | "$created") bench_emit "scale.delete.$i" "$out" ;; esac
+    i=$((i + 1))
+done
+if command -v bpftool >/dev/null; then
+    vm_expect_output "no policy entry left after the scale test" 0 \
+        sh -c 'bpftool map dump pinned /sys/fs/bpf/cerberus/cerb_policies -j | jq length'
+fi
+rm -rf "$work"
+exit 0
