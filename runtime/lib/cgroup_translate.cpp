@@ -95,12 +95,18 @@ void pids(std::optional<int64_t> limit, Writes& out)
 
 void io_v2(const spec::BlockIoResources& io, Writes& out)
 {
-    if (io.weight.value_or(0) != 0)
+    // BFQ, when a disk uses it, reads its own weights, in blkio's scale: as
+    // runc does, the weight goes there too, and per-device weights only there,
+    // since a per-device io.weight needs io.cost enabled on that disk
+    // (EOPNOTSUPP otherwise), which no host sets up for a runtime.
+    if (io.weight.value_or(0) != 0) {
         out.push_back({"io.weight", "default " + std::to_string(blkio_to_io_weight(*io.weight))});
+        out.push_back({"io.bfq.weight", "default " + std::to_string(*io.weight), true});
+    }
     for (const auto& device : io.weight_device)
         if (device.weight)
-            out.push_back({"io.weight", device_numbers(device.major, device.minor) + " " +
-                                            std::to_string(blkio_to_io_weight(*device.weight))});
+            out.push_back({"io.bfq.weight",
+                           device_numbers(device.major, device.minor) + " " + std::to_string(*device.weight), true});
     auto throttle = [&](const std::vector<spec::BlockIoDevice>& devices, const char* key) {
         for (const auto& device : devices) {
             std::string rate = device.rate == 0 ? "max" : std::to_string(device.rate);

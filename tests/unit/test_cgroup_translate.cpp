@@ -119,7 +119,8 @@ TEST_CASE("v2: io, hugetlb, unified")
     r.block_io->throttle_read_iops = {{8, 0, {}, {}, 100}};
     r.block_io->throttle_write_iops = {{8, 0, {}, {}, 200}};
     CHECK(lines(v2_writes(r, Kind::io)) ==
-          join({"io.weight=default 4950", "io.weight=8:0 1920", "io.max=8:0 rbps=1048576", "io.max=8:16 wbps=max",
+          join({"io.weight=default 4950", "io.bfq.weight=default 500 (if present)",
+                "io.bfq.weight=8:0 200 (if present)", "io.max=8:0 rbps=1048576", "io.max=8:16 wbps=max",
                 "io.max=8:0 riops=100", "io.max=8:0 wiops=200"}));
 
     r.hugepage_limits = {{"2MB", 4194304}, {"1GB", 0}};
