@@ -13,8 +13,19 @@ struct path_walk {
     __u32 allow_kinds; /* its kinds */
     __u32 exact_kinds; /* kinds of an entry for the whole path */
     __u32 dot_component; /* a "." or ".." component was seen */
-    char prev[3]; /* the last three bytes, newest first */
 };
+
+/* Whether the component ending before byte i is "." or "..". Read back from
+ * the buffer rather than carried across iterations in ctx: the 6.1 verifier
+ * saw carried bytes as the constants they start as and removed this check
+ * as dead code. */
+static __always_inline bool dot_component_ends_at(const struct scratch *s, __u32 i)
+{
+    char last = i >= 1 ? s->path[(i - 1) & (CERB_PATH_MAX - 1)] : 0;
+    char before = i >= 2 ? s->path[(i - 2) & (CERB_PATH_MAX - 1)] : 0;
+    char third = i >= 3 ? s->path[(i - 3) & (CERB_PATH_MAX - 1)] : 0;
+    return last == '.' && (before == '/' || (before == '.' && third == '/'));
+}
 
 /* One byte of the path: at each component boundary look the prefix up. */
 static long walk_byte(__u32 i, void *ctx)
@@ -25,7 +36,7 @@ static long walk_byte(__u32 i, void *ctx)
         return 1;
     char c = s->path[i & (CERB_PATH_MAX - 1)];
     if (c == '/' || c == 0) {
-        if (w->prev[0] == '.' && (w->prev[1] == '/' || (w->prev[1] == '.' && w->prev[2] == '/')))
+        if (dot_component_ends_at(s, i))
             w->dot_component = 1;
         struct cerb_path_key key = {.cgroup_id = w->cgroup_id, .hash = w->hash, .len = i};
         struct cerb_path_value *rule = bpf_map_lookup_elem(&cerb_paths, &key);
@@ -45,9 +56,6 @@ static long walk_byte(__u32 i, void *ctx)
             return 1;
     }
     w->hash = (w->hash ^ (__u8)c) * FNV_PRIME;
-    w->prev[2] = w->prev[1];
-    w->prev[1] = w->prev[0];
-    w->prev[0] = c;
     return 0;
 }
 

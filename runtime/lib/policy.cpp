@@ -155,8 +155,14 @@ Policy parse_policy(const std::string& text)
         } else if (key == "allowed_bins") {
             policy.allowed_bins = path_list(value, field);
             for (size_t i = 0; i < policy.allowed_bins->size(); ++i) {
-                if ((*policy.allowed_bins)[i] == "/")
-                    invalid(field + "[" + std::to_string(i) + "]", "\"/\" is not a file");
+                const std::string& bin = (*policy.allowed_bins)[i];
+                std::string entry = field + "[" + std::to_string(i) + "]";
+                if (bin == "/")
+                    invalid(entry, "\"/\" is not a file");
+                // Run directly, the loader maps and runs any file it is given.
+                if (is_dynamic_loader(bin))
+                    invalid(entry, json_quoted(bin) + " is the dynamic loader, which would run any file; "
+                                   "dynamically linked programs run without listing it");
             }
         } else if (key == "forbidden_caps") {
             policy.forbidden_caps = parse_caps(value);
@@ -165,6 +171,12 @@ Policy parse_policy(const std::string& text)
         }
     }
     return policy;
+}
+
+bool is_dynamic_loader(const std::string& path)
+{
+    std::string name = path.substr(path.rfind('/') + 1);
+    return (name.rfind("ld-", 0) == 0 || name.rfind("ld64", 0) == 0) && name.find(".so") != std::string::npos;
 }
 
 void apply_policy_to_spec(const Policy& policy, spec::Spec& spec)

@@ -104,6 +104,9 @@ struct PolicySources {
 std::optional<Policy> resolve_policy(const std::map<std::string, std::string>& annotations,
                                      const PolicySources& sources);
 
+// ld-linux-x86-64.so.2, ld-musl-x86_64.so.1, ld64.so.2, ...: never an allowed_bins entry.
+bool is_dynamic_loader(const std::string& path);
+
 // What a policy changes in the config: noNewPrivileges forced on, and the
 // forbidden capabilities dropped from all five sets.
 void apply_policy_to_spec(const Policy& policy, spec::Spec& spec);

@@ -18,6 +18,7 @@
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static int report(int rc)
@@ -77,6 +78,39 @@ static int connect_unix(const char* path)
     return report(connect(fd, (struct sockaddr*)&addr, sizeof addr));
 }
 
+/* Binds a stream socket at PATH, prints "listening", then accepts and closes
+ * connections until killed. */
+static int listen_unix(const char* path)
+{
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    strncpy(addr.sun_path, path, sizeof addr.sun_path - 1);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (fd < 0 || bind(fd, (struct sockaddr*)&addr, sizeof addr) < 0 || listen(fd, 16) < 0)
+        return report(-1);
+    printf("listening\n");
+    fflush(stdout);
+    for (;;) {
+        int client = accept(fd, NULL, NULL);
+        if (client >= 0)
+            close(client);
+    }
+}
+
+/* The identity and capability lines of this process's /proc/self/status:
+ * what a setuid binary really got. */
+static int print_status(void)
+{
+    FILE* f = fopen("/proc/self/status", "r");
+    if (!f)
+        return report(-1);
+    char line[256];
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "Uid:", 4) || !strncmp(line, "Cap", 3) || !strncmp(line, "NoNewPrivs:", 11))
+            fputs(line, stdout);
+    fclose(f);
+    return 0;
+}
+
 /* Forks up to n children that sleep; prints how many forks succeeded. */
 static int fork_many(int n)
 {
@@ -121,6 +155,88 @@ static int burst(int n, const char* host, int port)
     return 0;
 }
 
+/* Benchmark loops: each repeats one operation n times and prints
+ * "ns_per_op=T failed=F last_error=NAME", so the policy's cost on a syscall
+ * path can be compared inside and outside policed containers. */
+static long long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int loop_report(long long start, int n, int failed, const char* last_error)
+{
+    printf("ns_per_op=%lld failed=%d last_error=%s\n", (now_ns() - start) / (n > 0 ? n : 1), failed,
+           last_error ? last_error : "none");
+    return 0;
+}
+
+static const char* errno_name(int e) { return strerrorname_np(e) ? strerrorname_np(e) : "?"; }
+
+/* open(O_RDONLY) + close of PATH, n times. */
+static int loop_open(int n, const char* path)
+{
+    int failed = 0;
+    const char* last = NULL;
+    long long start = now_ns();
+    for (int i = 0; i < n; ++i) {
+        int fd = open(path, O_RDONLY);
+        if (fd < 0) {
+            failed++;
+            last = errno_name(errno);
+        } else {
+            close(fd);
+        }
+    }
+    return loop_report(start, n, failed, last);
+}
+
+/* socket + TCP connect + close to HOST PORT, n times; a refused port is
+ * fine: the connect still passes the LSM hook before the stack refuses it. */
+static int loop_connect(int n, const char* host, int port)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = make_addr(host, port, &ss);
+    int failed = 0;
+    const char* last = NULL;
+    long long start = now_ns();
+    for (int i = 0; i < n; ++i) {
+        int fd = socket(ss.ss_family, SOCK_STREAM, 0);
+        if (fd < 0 || connect(fd, (struct sockaddr*)&ss, len) < 0) {
+            failed++;
+            last = errno_name(errno);
+        }
+        if (fd >= 0)
+            close(fd);
+    }
+    return loop_report(start, n, failed, last);
+}
+
+/* fork + exec of argv + wait, n times; a non-zero exit counts as failed. */
+static int loop_exec(int n, char** argv)
+{
+    int failed = 0;
+    const char* last = NULL;
+    long long start = now_ns();
+    for (int i = 0; i < n; ++i) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            execv(argv[0], argv);
+            _exit(127);
+        }
+        int status = 0;
+        if (pid < 0 || waitpid(pid, &status, 0) < 0) {
+            failed++;
+            last = errno_name(errno);
+        } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            failed++;
+            last = "exit-status";
+        }
+    }
+    return loop_report(start, n, failed, last);
+}
+
 /* Copies a binary into a memfd and execs it from there. */
 static int memfd_exec(const char* path, char** argv)
 {
@@ -151,6 +267,8 @@ static int run(int argc, char** argv)
         return net(argc, argv, 1);
     if (!strcmp(cmd, "connect-unix") && argc > 2)
         return connect_unix(argv[2]);
+    if (!strcmp(cmd, "listen-unix") && argc > 2)
+        return listen_unix(argv[2]);
     if (!strcmp(cmd, "read") && argc > 2)
         return report(open(argv[2], O_RDONLY));
     if (!strcmp(cmd, "write") && argc > 2)
@@ -163,6 +281,10 @@ static int run(int argc, char** argv)
         return memfd_exec(argv[2], argv + 2);
     if (!strcmp(cmd, "mkdir") && argc > 2)
         return report(mkdir(argv[2], 0755));
+    if (!strcmp(cmd, "chown") && argc > 4)
+        return report(chown(argv[2], atoi(argv[3]), atoi(argv[4])));
+    if (!strcmp(cmd, "status"))
+        return print_status();
     if (!strcmp(cmd, "raw-socket"))
         return report(socket(AF_INET, SOCK_RAW, IPPROTO_ICMP));
     if (!strcmp(cmd, "unshare-user"))
@@ -175,6 +297,12 @@ static int run(int argc, char** argv)
         return burst(atoi(argv[2]), argc > 4 ? argv[3] : "203.0.113.9", argc > 4 ? atoi(argv[4]) : 443);
     if (!strcmp(cmd, "fork") && argc > 2)
         return fork_many(atoi(argv[2]));
+    if (!strcmp(cmd, "loop-open") && argc > 3)
+        return loop_open(atoi(argv[2]), argv[3]);
+    if (!strcmp(cmd, "loop-connect") && argc > 4)
+        return loop_connect(atoi(argv[2]), argv[3], atoi(argv[4]));
+    if (!strcmp(cmd, "loop-exec") && argc > 3)
+        return loop_exec(atoi(argv[2]), argv + 3);
     if (!strcmp(cmd, "ids")) {
         gid_t groups[64];
         int n = getgroups(64, groups);

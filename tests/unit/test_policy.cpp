@@ -122,6 +122,11 @@ TEST_CASE("policy: errors name the field and the value")
           R"(policy.forbidden_caps[0]: unknown capability "SYS_ADMIN")");
     CHECK(error_of(R"({"mode": "permissive"})") ==
           R"(policy.mode: unknown mode "permissive" (expected "enforce" or "audit"))");
+    CHECK(error_of(R"({"allowed_bins": ["/bin/sh", "/lib64/ld-linux-x86-64.so.2"]})") ==
+          R"(policy.allowed_bins[1]: "/lib64/ld-linux-x86-64.so.2" is the dynamic loader, which would run any file; )"
+          "dynamically linked programs run without listing it");
+    CHECK(error_of(R"({"allowed_bins": ["/lib/ld-musl-x86_64.so.1"]})").find("dynamic loader") != std::string::npos);
+    CHECK(error_of(R"({"allowed_bins": ["/usr/bin/ldd"]})") == "no error");
     CHECK(error_of(R"({"allowed_host": []})") == R"(policy: unknown field "allowed_host")");
     CHECK(error_of("[1]") == "policy: expected an object, got array [1]");
     CHECK(error_of("{").rfind("policy: invalid JSON", 0) == 0);

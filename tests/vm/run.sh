@@ -4,14 +4,17 @@
 # cgroup v2, and reports the verdicts the cases print on the serial console.
 #
 # Usage: tests/vm/run.sh [--build BUILD_DIR] [--cases DIR_OR_GLOB] [--add SRC[:DEST]]... [--keep]
+#                        [--console-log FILE]
 #   --build   where cerberus and cerberus-probe were built (default: <repo>/build); optional
 #   --cases   a directory of case scripts or a glob of them (default: tests/vm/cases)
 #   --add     extra file or directory to put in the VM at DEST (default: same path); ELF programs bring
 #             their libraries
 #   --keep    keep the work directory (initramfs, console log); it is kept anyway when the lane fails
+#   --console-log  copy the serial console log (carriage returns removed) to FILE
 # Environment: VM_TIMEOUT (whole boot, s, default 600), VM_CASE_TIMEOUT (per case, s, default 120; a case
 # may say `# vm-timeout: N`), VM_MODULES (kernel modules to load, default "overlay veth"; a case may add
-# its own with `# vm-modules: a b`), CERBERUS_CACHE (kernel cache, default /var/cache/cerberus).
+# its own with `# vm-modules: a b`), CERBERUS_CACHE (kernel cache, default /var/cache/cerberus),
+# VM_QEMU_ARGS (more qemu arguments, split on spaces, e.g. a `-drive` for a test disk).
 # Output: each VMTEST line, timings, then `N passed, N failed`; exit status 1 on any failure.
 set -euo pipefail
 
@@ -22,12 +25,14 @@ build_dir=""
 cases_arg="$here/cases"
 keep=0
 extra=()
+console_copy=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
     --build) build_dir="$2"; shift 2 ;;
     --cases) cases_arg="$2"; shift 2 ;;
     --add) extra+=("$2"); shift 2 ;;
     --keep) keep=1; shift ;;
+    --console-log) console_copy="$2"; shift 2 ;;
     -h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
     esac
@@ -147,6 +152,9 @@ build_initramfs() {
             install_file "$root" "$probe" /usr/local/bin/cerberus-probe
             install_file "$root/rootfs" "$probe" /bin/cerberus-probe
         fi
+        # Dynamically linked, for the loader tests: with its libraries in the VM, not in /rootfs.
+        [[ ! -x "$build_dir/cerberus-dynprobe" ]] ||
+            install_file "$root" "$build_dir/cerberus-dynprobe" /usr/local/bin/cerberus-dynprobe
     fi
     for item in "${extra[@]}"; do
         src="${item%%:*}"
@@ -194,12 +202,14 @@ build_initramfs
 t_built="$(now)"
 
 status=0
+# shellcheck disable=SC2086 # VM_QEMU_ARGS is a list of words
 timeout -k 10 "$vm_timeout" qemu-system-x86_64 \
     -accel tcg,thread=multi -cpu max -m 1024 -smp 2 -nographic -no-reboot \
-    -kernel "$vmlinuz" -initrd "$work/initramfs.gz" \
+    -kernel "$vmlinuz" -initrd "$work/initramfs.gz" ${VM_QEMU_ARGS:-} \
     -append "console=ttyS0 quiet lsm=landlock,lockdown,yama,integrity,apparmor,bpf panic=-1 VM_CASE_TIMEOUT=$case_timeout" \
     </dev/null >"$log" 2>&1 || status=$?
 t_done="$(now)"
+[[ -z "$console_copy" ]] || tr -d '\r' <"$log" >"$console_copy"
 
 verdicts="$(tr -d '\r' <"$log" | grep -aoE 'VMTEST (ok|fail|skip) .*|VMTEST done' || true)"
 grep -E '^VMTEST (ok|fail|skip) ' <<<"$verdicts" || true
