@@ -3,7 +3,7 @@ BUILD ?= build
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
 
-.PHONY: all build deps test unit integration vm conformance bench demo install uninstall clean
+.PHONY: all build deps test unit integration vm conformance bench bench-policy demo install uninstall clean
 
 all: build
 
@@ -40,6 +40,10 @@ demo: deps build
 
 bench: build
 	bench/run.sh --build $(BUILD)
+
+# The agent policy's cost, measured in the real-kernel VM lane (BPF LSM).
+bench-policy: build
+	bench/policy.sh --build $(BUILD)
 
 # The runtime, the containerd shim (with the "runc" it puts first on its PATH),
 # the policy profiles, and the engines' config snippets (docs/engines/).

@@ -2,8 +2,8 @@
 # Benchmark (not a test) of the agent policy's cost, run in the real-kernel lane by bench/policy.sh. One
 # boot measures: open/connect/exec loops inside a policed container against an unpoliced one; the same
 # loops outside any container (in the root cgroup and in a depth-3 cgroup, as systemd places processes)
-# before the BPF programs are loaded, while a policed container runs, and after it is deleted (programs
-# still attached); `cerberus run`/`delete` of /bin/true with and without a policy; and the create time of
+# with the BPF programs not loaded, while a policed container runs, and after it is deleted (programs
+# still attached); `cerberus run` of /bin/true with and without a policy; and the create time of
 # the 1st..Nth concurrently existing container with distinct policies.
 # Output: `BENCH <metric> <ns>` lines, one per repetition (bench/policy.sh takes medians), `BENCH info ...`
 # lines, and `VMTEST` verdicts for the sanity checks (the loops succeeded, nothing was denied).
@@ -14,9 +14,9 @@
 vm_has_cerberus && vm_has_probe || exit 0
 
 REPS=5          # repetitions of every measurement (medians over these)
-OPEN_N=4000     # open+close per loop
-CONNECT_N=1000  # socket+connect+close per loop
-EXEC_N=40       # fork+exec+wait per loop
+OPEN_N=10000    # open+close per loop
+CONNECT_N=2000  # socket+connect+close per loop
+EXEC_N=60       # fork+exec+wait per loop
 RUN_REPS=9      # cerberus run of /bin/true, each with and without a policy
 SCALE=1000      # concurrently existing created containers with distinct policies
 [ -f /vm/bench.env ] && . /vm/bench.env
@@ -63,66 +63,64 @@ outside_loops() {
     run_loops "outside.$1.nested" sh -c "echo \$\$ >$nested/cgroup.procs && $(loops_with $probe)"
 }
 
-bundle_for() { # bundle_for DIR ARG...: a bundle with /workspace/data; DIR/policed gets the policy
-    make_bundle "$1" "$@" || return
-    mkdir -p "$1/rootfs/workspace" && echo data >"$1/rootfs/workspace/data"
-    bundle_edit "$1" '.root.readonly = false'
+# timed CMD...: one fork+exec+wait of CMD; prints the probe's "ns_per_op=..." line and CMD's output. A file,
+# not a pipe, takes the output: a created container's init keeps it open.
+timed() {
+    $probe loop-exec 1 "$@" </dev/null >"$work/timed.out" 2>&1
+    cat "$work/timed.out"
 }
 
-# (b) before any policy: the programs are not loaded yet in this fresh VM.
-if [ -e /sys/fs/bpf/cerberus/cerb_policies ]; then
-    vm_skip "outside before load" "programs already pinned; run this case alone in a fresh VM"
-else
-    rep=0
-    while [ $rep -lt $REPS ]; do outside_loops before; rep=$((rep + 1)); done
-    vm_ok "outside loops before the programs are loaded"
-fi
+bundle_for() { # bundle_for DIR ARG...: a bundle with a writable rootfs holding /workspace/data
+    local dir="$1"
+    shift
+    make_bundle "$dir" "$@" || return
+    mkdir -p "$dir/rootfs/workspace" && echo data >"$dir/rootfs/workspace/data"
+    bundle_edit "$dir" '.root.readonly = false'
+}
 
-# (b) while a policed container runs.
+# unload_programs: with no policed container left, removing the pins detaches the programs (links and
+# maps are only held by their pins); the next policed create loads them again.
+unload_programs() {
+    rm -f /sys/fs/bpf/cerberus/*
+    ! command -v bpftool >/dev/null || ! bpftool prog show | grep -q cerb_
+}
+
 bundle_for "$work/holder" /bin/sleep 100000 || exit 1
 bundle_edit "$work/holder" '.annotations["io.cerberus.policy"] = $p' --arg p "$policy"
-if ! $cerberus run --detach --bundle "$work/holder" bench-holder </dev/null >/dev/null 2>"$work/holder.err"; then
-    vm_fail "policed holder container runs" "$(cat "$work/holder.err")"
-    exit 1
-fi
-rep=0
-while [ $rep -lt $REPS ]; do outside_loops policed; rep=$((rep + 1)); done
-vm_ok "outside loops while a policed container runs"
-
-# (a) inside: alternating an unpoliced and a policed container, each running the three loops.
 bundle_for "$work/plain" sh -c "$(loops_with /bin/cerberus-probe)" || exit 1
 bundle_for "$work/policed" sh -c "$(loops_with /bin/cerberus-probe)" || exit 1
 bundle_edit "$work/policed" '.annotations["io.cerberus.policy"] = $p' --arg p "$policy"
+
+# Each repetition goes through every state, so a slow patch of the (emulated, shared) host hits them alike:
+# (b) outside with the programs not loaded; a policed container starts (loading them): (b) outside while it
+# runs; (a) inside an unpoliced and a policed container; it is deleted: (b) outside with the programs
+# attached but no cgroup policed.
 rep=0
 while [ $rep -lt $REPS ]; do
+    unload_programs || { vm_fail "programs unloaded between repetitions" "$(bpftool prog show | grep cerb_)"; exit 1; }
+    outside_loops unloaded
+    out="$(timed $cerberus run --detach --bundle "$work/holder" bench-holder)"
+    case "$out" in *"failed=0 "*) bench_emit holder.run_with_load "$out" ;; *) vm_fail "policed holder container runs" "$out"; exit 1 ;; esac
+    outside_loops policed
     run_loops inside.none vm_run_bundle "$work/plain"
     run_loops inside.policy vm_run_bundle "$work/policed"
+    $cerberus delete --force bench-holder >/dev/null 2>&1
+    outside_loops after
     rep=$((rep + 1))
 done
-vm_ok "inside loops, policed and unpoliced"
-
-# (b) after the policed containers are gone: programs stay attached, no cgroup has a policy.
-$cerberus delete --force bench-holder >/dev/null 2>&1
-rep=0
-while [ $rep -lt $REPS ]; do outside_loops after; rep=$((rep + 1)); done
-vm_ok "outside loops after delete"
+vm_ok "loops inside and outside, $REPS repetitions"
 rmdir "$nested" /sys/fs/cgroup/bench.slice/user.slice /sys/fs/cgroup/bench.slice 2>/dev/null
 
-# (c) cerberus run / delete of /bin/true, alternating without and with the policy.
+# (c) cerberus run of /bin/true (which deletes the container when it exits), without and with the policy.
 bundle_for "$work/true-none" /bin/true || exit 1
 bundle_for "$work/true-policy" /bin/true || exit 1
 bundle_edit "$work/true-policy" '.annotations["io.cerberus.policy"] = $p' --arg p "$policy"
-timed() { $probe loop-exec 1 "$@"; } # one fork+exec+wait of a command, "ns_per_op=..."
-time_run() { # time_run KIND
-    local out
-    out="$(timed $cerberus run --bundle "$work/true-$1" bench-true 2>&1)"
-    case "$out" in *"failed=0 "*) bench_emit "run.$1" "$out" ;; *) vm_fail "run of /bin/true ($1)" "$out"; return 1 ;; esac
-    out="$(timed $cerberus delete bench-true 2>&1)"
-    case "$out" in *"failed=0 "*) bench_emit "delete.$1" "$out" ;; *) vm_fail "delete ($1)" "$out"; return 1 ;; esac
-}
 rep=0
 while [ $rep -lt $RUN_REPS ]; do
-    time_run none && time_run policy || break
+    for kind in none policy; do
+        out="$(timed $cerberus run --bundle "$work/true-$kind" bench-true)"
+        case "$out" in *"failed=0 "*) bench_emit "run.$kind" "$out" ;; *) vm_fail "run of /bin/true ($kind)" "$out"; break 2 ;; esac
+    done
     rep=$((rep + 1))
 done
 [ $rep -eq $RUN_REPS ] && vm_ok "run of /bin/true with and without a policy"
@@ -141,7 +139,7 @@ while [ $i -le "$SCALE" ]; do
     mkdir -p "$scale_root/c$i"
     sed "s|@HOST@|10.$((i / 65536)).$((i / 256 % 256)).$((i % 256))|" "$scale_root/template/config.json" \
         >"$scale_root/c$i/config.json"
-    out="$(timed $cerberus create --bundle "$scale_root/c$i" "bench-scale-$i" 2>&1)"
+    out="$(timed $cerberus create --bundle "$scale_root/c$i" "bench-scale-$i")"
     case "$out" in
     *"failed=0 "*) ;;
     *) vm_fail "create of container $i of $SCALE" "$out; MemAvailable $(awk '/MemAvailable/ { print $2 }' /proc/meminfo) kB"; break ;;
@@ -159,7 +157,7 @@ echo "BENCH info scale.mem_available_kb $mem_after"
 [ "$created" -eq "$SCALE" ] && vm_ok "$SCALE containers with distinct policies created"
 i=1
 while [ $i -le "$created" ]; do
-    out="$(timed $cerberus delete --force "bench-scale-$i" 2>&1)"
+    out="$(timed $cerberus delete --force "bench-scale-$i")"
     case $i in 1 | "$created") bench_emit "scale.delete.$i" "$out" ;; esac
     i=$((i + 1))
 done

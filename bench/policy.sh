@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# The cost of the agent policy, measured in the real-kernel lane (BPF LSM needs Debian's kernel in qemu):
+# boots the VM with bench/vm/*.sh as the cases, reads the `BENCH` lines from its console and prints a
+# table of medians (min–max) and ratios from this one run. TCG emulation inflates absolute times; quote
+# the ratios.
+# usage: bench/policy.sh [--build DIR] [--reps N] [--scale N] [--log FILE] [--from-log FILE]
+#   --build DIR  cerberus build directory (default: build; configured and built when cerberus is missing)
+#   --reps N     repetitions of each loop measurement (default: the case's, 7)
+#   --scale N    concurrently created containers with distinct policies (default: the case's, 1000)
+#   --log FILE   also keep the VM's console log there
+#   --from-log F print the table from a console log kept with --log, without booting the VM
+# Needs root (the lane makes device nodes and may install qemu).
+set -euo pipefail
+export LC_ALL=C.UTF-8
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/.." && pwd)
+build=$repo/build
+overrides=()
+log_copy=
+from_log=
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --build) build=$2; shift 2 ;;
+    --reps) overrides+=("REPS=$2"); shift 2 ;;
+    --scale) overrides+=("SCALE=$2"); shift 2 ;;
+    --log) log_copy=$2; shift 2 ;;
+    --from-log) from_log=$2; shift 2 ;;
+    -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "policy.sh: unknown argument $1" >&2; exit 2 ;;
+    esac
+done
+[ -n "$from_log" ] || [ "$(id -u)" = 0 ] || { echo "policy.sh: must run as root" >&2; exit 1; }
+for value in "${overrides[@]}"; do
+    [[ ${value#*=} =~ ^[1-9][0-9]*$ ]] || { echo "policy.sh: ${value%%=*} expects a positive number" >&2; exit 2; }
+done
+
+tmp=$(mktemp -d /tmp/cerberus-pbench.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+bench_lines() { grep -aoE 'BENCH (info )?[a-z0-9._]+ [0-9]+' || true; }
+status=0
+if [ -n "$from_log" ]; then
+    tr -d '\r' <"$from_log" | bench_lines >"$tmp/bench.txt"
+    elapsed="?"
+else
+    if [ ! -x "$build/cerberus" ] || [ ! -x "$build/cerberus-probe" ]; then
+        cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Release >&2
+        cmake --build "$build" -j"$(nproc)" --target cerberus cerberus-probe >&2
+    fi
+
+    lane_args=(--build "$build" --cases "$here/vm/*.sh" --keep)
+    if [ ${#overrides[@]} -gt 0 ]; then
+        printf '%s\n' "${overrides[@]}" >"$tmp/bench.env"
+        lane_args+=(--add "$tmp/bench.env:/vm/bench.env")
+    fi
+    command -v bpftool >/dev/null && lane_args+=(--add "$(command -v bpftool)")
+
+    # The lane prints only verdicts; the BENCH lines are in the console log it keeps with --keep.
+    started=$(date +%s)
+    VM_TIMEOUT=${VM_TIMEOUT:-3600} "$repo/tests/vm/run.sh" "${lane_args[@]}" >"$tmp/lane.out" 2>&1 || status=$?
+    elapsed=$(($(date +%s) - started))
+    grep -v '^vm: console log and initramfs kept' "$tmp/lane.out" >&2 || true
+    vm_work=$(sed -n 's/^vm: console log and initramfs kept in //p' "$tmp/lane.out")
+    if [ -z "$vm_work" ] || [ ! -f "$vm_work/console.log" ]; then
+        echo "policy.sh: the lane kept no console log" >&2
+        exit 1
+    fi
+    tr -d '\r' <"$vm_work/console.log" | bench_lines >"$tmp/bench.txt"
+    [ -z "$log_copy" ] || cp "$vm_work/console.log" "$log_copy"
+    rm -rf "$vm_work"
+fi
+[ -s "$tmp/bench.txt" ] || { echo "policy.sh: no BENCH lines in the console log" >&2; exit 1; }
+
+echo
+echo "Policy cost, real-kernel lane (qemu TCG, Debian 6.1 kernel), $(date -u +%Y-%m-%d), run took ${elapsed}s."
+echo "Medians (min–max) over the repetitions; ratios of medians. TCG inflates absolute times: quote the ratios."
+awk '
+function sortn(a, n,    i, j, t) { for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t } }
+function median(m,    a, n, i) { n = count[m]; if (!n) return ""; for (i = 1; i <= n; i++) a[i] = v[m, i]; sortn(a, n)
+    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+function lo(m,    i, x) { x = v[m, 1]; for (i = 2; i <= count[m]; i++) if (v[m, i] < x) x = v[m, i]; return x }
+function hi(m,    i, x) { x = v[m, 1]; for (i = 2; i <= count[m]; i++) if (v[m, i] > x) x = v[m, i]; return x }
+function cell(m, unit,    d) { d = unit == "us" ? 1000 : 1000000
+    if (!count[m]) return sprintf("%-24s", "n/a")
+    if (count[m] == 1) return sprintf("%-24s", sprintf("%.1f", m_(m) / d))
+    return sprintf("%-24s", sprintf("%.1f (%.1f-%.1f)", median(m) / d, lo(m) / d, hi(m) / d)) }
+function m_(m) { return median(m) }
+function ratio(a, b) { return count[a] && count[b] && median(b) > 0 ? sprintf("%.3f", median(a) / median(b)) : "n/a" }
+$2 == "info" { info[$3] = $4; next }
+{ count[$2]++; v[$2, count[$2]] = $3 }
+END {
+    print ""
+    print "Inside a container, per operation (µs)"
+    printf "  %-10s %-24s %-24s %s\n", "op", "unpoliced", "policed", "policed/unpoliced"
+    split("open connect exec", ops, " ")
+    for (k = 1; k <= 3; k++)
+        printf "  %-10s %s %s %s\n", ops[k], cell("inside.none." ops[k], "us"), cell("inside.policy." ops[k], "us"),
+            ratio("inside.policy." ops[k], "inside.none." ops[k])
+    print ""
+    print "Outside any container, per operation (µs): programs not loaded / loaded and a policed container running / loaded, none policed"
+    printf "  %-17s %-24s %-24s %-24s %-15s %s\n", "op (cgroup)", "not loaded", "policed running", "none policed", "running/unloaded", "none/unloaded"
+    split("root nested", where, " ")
+    for (w = 1; w <= 2; w++) for (k = 1; k <= 3; k++) {
+        b = "outside.unloaded." where[w] "." ops[k]; p = "outside.policed." where[w] "." ops[k]; a = "outside.after." where[w] "." ops[k]
+        printf "  %-17s %s %s %s %-16s %s\n", ops[k] " (" where[w] ")", cell(b, "us"), cell(p, "us"), cell(a, "us"), ratio(p, b), ratio(a, b)
+    }
+    print ""
+    print "cerberus run of /bin/true, container deleted on exit (ms)"
+    printf "  %-10s %-24s %-24s %s\n", "step", "no policy", "policy", "policy/none"
+    printf "  %-10s %s %s %s\n", "run", cell("run.none", "ms"), cell("run.policy", "ms"), ratio("run.policy", "run.none")
+    printf "  %-10s %s (a policed sleep container, detached, loading the programs first)\n", "run+load", cell("holder.run_with_load", "ms")
+    print ""
+    n = info["scale.created"]
+    printf "Scale: create of the k-th of %d concurrently existing containers with distinct policies (ms)\n", n
+    split("1 10 100 500 1000", ks, " ")
+    for (k = 1; k <= 5; k++) if (count["scale.create." ks[k]]) printf "  %-22s %s\n", "create #" ks[k], cell("scale.create." ks[k], "ms")
+    if (n != "" && n != 1000 && n != 500 && count["scale.create." n]) printf "  %-22s %s\n", "create #" n, cell("scale.create." n, "ms")
+    printf "  %-22s %s\n", "create #1-10", cell("scale.create.first10", "ms")
+    printf "  %-22s %s\n", "create last 10", cell("scale.create.last10", "ms")
+    printf "  %-22s %s\n", "#" n " / #1", ratio("scale.create." n, "scale.create.1")
+    printf "  %-22s %s\n", "last 10 / first 10", ratio("scale.create.last10", "scale.create.first10")
+    printf "  %-22s %s\n", "delete #1", cell("scale.delete.1", "ms")
+    printf "  %-22s %s\n", "delete #" n, cell("scale.delete." n, "ms")
+    printf "  %-22s %s kB (MemAvailable drop / container; %s kB left)\n", "memory", info["scale.mem_per_container_kb"], info["scale.mem_available_kb"]
+}' "$tmp/bench.txt"
+exit "$status"
