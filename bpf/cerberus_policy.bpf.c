@@ -101,6 +101,19 @@ int BPF_PROG(cerb_socket_connect, struct socket *sock, struct sockaddr *address,
     return check_destination(policy, cgroup_id, sock, address, addrlen, CERB_OP_CONNECT);
 }
 
+SEC("lsm/unix_stream_connect")
+int BPF_PROG(cerb_unix_stream_connect, struct sock *sock, struct sock *other, struct sock *newsk, int ret)
+{
+    return check_unix_peer(other, ret);
+}
+
+/* Datagram connects and every datagram send, to a connected peer or not. */
+SEC("lsm/unix_may_send")
+int BPF_PROG(cerb_unix_may_send, struct socket *sock, struct socket *other, int ret)
+{
+    return check_unix_peer(other ? BPF_CORE_READ(other, sk) : NULL, ret);
+}
+
 /* Unconnected sends (sendto/sendmsg with an address) name their destination here. */
 SEC("lsm/socket_sendmsg")
 int BPF_PROG(cerb_socket_sendmsg, struct socket *sock, struct msghdr *msg, int size, int ret)

@@ -117,3 +117,26 @@ static __always_inline int check_destination(struct cerb_policy *policy, __u64 c
         return refuse_address(policy, cgroup_id, op, CERB_RULE_ADDRESS_FAMILY, family, NULL, 0, 0);
     return 0;
 }
+
+/* The socket a unix connect or send reaches, by the path it was bound to: the
+ * kernel follows symlinks and ".." in sun_path after socket_connect has seen
+ * it, so the typed path alone can be steered outside allowed_paths. Abstract
+ * and unnamed sockets have no path and are left to the other rules. */
+static __always_inline int check_unix_peer(struct sock *peer, int ret)
+{
+    __u64 cgroup_id;
+    if (ret || !peer)
+        return ret;
+    struct cerb_policy *policy = find_armed_policy(&cgroup_id);
+    if (!policy || !(policy->flags & (CERB_HAS_PATHS | CERB_HAS_DENIED)))
+        return 0;
+    struct unix_sock *peer_unix = (struct unix_sock *)peer;
+    struct dentry *dentry = BPF_CORE_READ(peer_unix, path.dentry);
+    if (!dentry)
+        return 0;
+    struct scratch *s = get_scratch();
+    if (!s)
+        return 0;
+    long size = build_path(s, dentry, BPF_CORE_READ(peer_unix, path.mnt), NULL);
+    return check_path(policy, cgroup_id, size, true, false, CERB_OP_CONNECT, EPERM);
+}

@@ -115,7 +115,6 @@ struct path_build {
     __u64 vfsmnt; /* struct vfsmount *, its mount */
     __u64 mnt; /* struct mount *, the same */
     __u64 root_dentry; /* the task's root */
-    __u64 root_mnt;
     long pos; /* bytes written on the way down */
     __u32 n; /* dentries collected in scratch.components */
     __u32 reached_root;
@@ -135,14 +134,16 @@ static long build_up(__u32 i, void *ctx)
     struct dentry *dentry = (struct dentry *)b->dentry;
     struct vfsmount *vfsmnt = (struct vfsmount *)b->vfsmnt;
     struct mount *mnt = (struct mount *)b->mnt;
-    if (b->dentry == b->root_dentry && b->vfsmnt == b->root_mnt) {
+    /* The root's dentry in any mount: a unix socket's bound path is in the
+     * binder's mounts, and the container root is a bind mount of its rootfs. */
+    if (b->dentry == b->root_dentry) {
         b->reached_root = 1;
         return 1;
     }
     if (dentry == BPF_CORE_READ(vfsmnt, mnt_root)) {
         struct mount *parent = BPF_CORE_READ(mnt, mnt_parent);
-        if (parent == mnt) { /* the namespace's root */
-            b->reached_root = 1;
+        if (parent == mnt) { /* a namespace's root above: outside the task's root */
+            b->failed = 1;
             return 1;
         }
         b->dentry = (__u64)BPF_CORE_READ(mnt, mnt_mountpoint);
@@ -186,7 +187,8 @@ static long build_down(__u32 k, void *ctx)
 /* Writes the path of dentry (in mount vfsmnt), as the current task sees it,
  * then "/<last>" when last is set, into the scratch buffer. bpf_d_path is not
  * allowed in the path hooks, so this walks dentries and mounts like d_path.
- * Returns the size with the NUL, or -1 when deeper or longer than the buffers. */
+ * Returns the size with the NUL, or -1 when deeper or longer than the buffers
+ * or outside the task's root (a name its rules cannot judge). */
 static __always_inline long build_path(struct scratch *s, struct dentry *dentry, struct vfsmount *vfsmnt,
                                        struct dentry *last)
 {
@@ -197,7 +199,7 @@ static __always_inline long build_path(struct scratch *s, struct dentry *dentry,
     b.vfsmnt = (__u64)vfsmnt;
     b.mnt = (__u64)container_of(vfsmnt, struct mount, mnt);
     b.root_dentry = (__u64)BPF_CORE_READ(task, fs, root.dentry);
-    b.root_mnt = (__u64)BPF_CORE_READ(task, fs, root.mnt);
+    s->path[0] = 0; /* an unresolved path's event names nothing, not the last one */
     if (last) {
         s->components[0] = (__u64)last;
         b.n = 1;
