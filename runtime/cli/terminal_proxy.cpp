@@ -1,5 +1,6 @@
 #include "terminal_proxy.hpp"
 
+#include "console.hpp"
 #include "error.hpp"
 
 #include <fcntl.h>
@@ -12,7 +13,6 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include <cstring>
 
 namespace cerberus::cli {
 namespace {
@@ -87,21 +87,9 @@ ConsoleChannel make_console_channel()
 UniqueFd receive_master(int runtime_end)
 {
     char name[256];
-    char control[CMSG_SPACE(sizeof(int))] = {};
-    struct iovec iov = {name, sizeof name};
-    struct msghdr msg = {};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    if (::recvmsg(runtime_end, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) < 0)
-        return UniqueFd();
-    struct cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
-    if (!cmsg || cmsg->cmsg_type != SCM_RIGHTS)
-        return UniqueFd();
-    int fd;
-    std::memcpy(&fd, CMSG_DATA(cmsg), sizeof fd);
-    return UniqueFd(fd);
+    UniqueFd master;
+    console::receive_with_fd(runtime_end, name, sizeof name, MSG_DONTWAIT, master);
+    return master;
 }
 
 int proxy_terminal_and_wait(pid_t pid, int master)

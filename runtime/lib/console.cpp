@@ -47,6 +47,29 @@ void send_fd(int socket_fd, int fd, const std::string& name)
         throw_errno("sending the terminal to the console socket");
 }
 
+ssize_t receive_with_fd(int socket_fd, void* buf, size_t len, int flags, UniqueFd& fd_out)
+{
+    char control[CMSG_SPACE(sizeof(int))] = {};
+    struct iovec iov = {buf, len};
+    struct msghdr msg = {};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    ssize_t n;
+    do
+        n = ::recvmsg(socket_fd, &msg, flags | MSG_CMSG_CLOEXEC);
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+        return n;
+    if (struct cmsghdr* cmsg = CMSG_FIRSTHDR(&msg); cmsg && cmsg->cmsg_type == SCM_RIGHTS) {
+        int fd;
+        std::memcpy(&fd, CMSG_DATA(cmsg), sizeof fd);
+        fd_out.reset(fd);
+    }
+    return n;
+}
+
 void setup_terminal(int socket_fd, const std::optional<spec::ConsoleSize>& size)
 {
     UniqueFd master(::open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC));

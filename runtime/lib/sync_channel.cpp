@@ -1,5 +1,6 @@
 #include "sync_channel.hpp"
 
+#include "console.hpp"
 #include "error.hpp"
 
 #include <sys/socket.h>
@@ -49,25 +50,11 @@ SyncPacket SyncChannel::receive() const
 SyncPacket SyncChannel::receive_with_fd(UniqueFd& fd_out) const
 {
     char buf[max_packet];
-    char control[CMSG_SPACE(sizeof(int))] = {};
-    struct iovec iov = {buf, sizeof buf};
-    struct msghdr msg = {};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    ssize_t n;
-    do
-        n = ::recvmsg(fd_.get(), &msg, MSG_CMSG_CLOEXEC);
-    while (n < 0 && errno == EINTR);
+    ssize_t n = console::receive_with_fd(fd_.get(), buf, sizeof buf, 0, fd_out);
     if (n < 0)
         throw_errno("sync channel receive");
-    if (struct cmsghdr* cmsg = CMSG_FIRSTHDR(&msg); cmsg && cmsg->cmsg_type == SCM_RIGHTS) {
-        int fd;
-        std::memcpy(&fd, CMSG_DATA(cmsg), sizeof fd);
-        fd_out.reset(fd);
+    if (fd_out)
         return {SyncMessage::fd_attached, 0, {}};
-    }
     if (n < static_cast<ssize_t>(sizeof(Header)))
         throw Error("container init exited before it was set up", ECHILD);
     Header h;
