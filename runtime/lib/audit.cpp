@@ -86,6 +86,16 @@ std::string ask_collector(const std::string& request)
     return std::string(answer, static_cast<size_t>(n));
 }
 
+// The container's entry in the pinned policies map (its event counters).
+std::optional<cerb_policy> policy_entry(uint64_t cgroup_id)
+{
+    UniqueFd map(bpf_obj_get(CERB_PIN_DIR "/cerb_policies"));
+    cerb_policy policy{};
+    if (!map || bpf_map_lookup_elem(map.get(), &cgroup_id, &policy) < 0)
+        return std::nullopt;
+    return policy;
+}
+
 } // namespace
 
 std::string trail_path(const std::string& audit_dir, const std::string& id)
@@ -131,8 +141,14 @@ void register_container(const RuntimeOptions& rt, const std::string& id, uint64_
 
 void finish_container(uint64_t cgroup_id)
 {
-    if (!files::exists(run_path("containers/" + std::to_string(cgroup_id))))
+    std::string registry_entry = run_path("containers/" + std::to_string(cgroup_id));
+    if (!files::exists(registry_entry))
         return; // never registered, or already finished
+    // Nothing ever reached the ring buffer: no trail to write, no collector to wait for.
+    if (auto policy = policy_entry(cgroup_id); policy && policy->events_sent == 0 && policy->events_lost == 0) {
+        if (unlink(registry_entry.c_str()) == 0 || errno == ENOENT)
+            return;
+    }
     try {
         std::string answer = ask_collector("finish " + std::to_string(cgroup_id));
         if (answer != "ok")
@@ -144,11 +160,9 @@ void finish_container(uint64_t cgroup_id)
 
 std::optional<uint64_t> events_lost(uint64_t cgroup_id)
 {
-    UniqueFd map(bpf_obj_get(CERB_PIN_DIR "/cerb_policies"));
-    cerb_policy policy{};
-    if (!map || bpf_map_lookup_elem(map.get(), &cgroup_id, &policy) < 0)
-        return std::nullopt;
-    return policy.events_lost;
+    if (auto policy = policy_entry(cgroup_id))
+        return policy->events_lost;
+    return std::nullopt;
 }
 
 } // namespace cerberus::audit

@@ -35,6 +35,10 @@ using Clock = std::chrono::steady_clock;
 constexpr uint32_t commit_every = 256;      // events read before cerb_event_acct is told
 constexpr size_t write_every = 64 * 1024;   // bytes of a trail kept before they are written
 constexpr auto tick = std::chrono::seconds(1); // lost counts, fdatasync, registry, exit check
+// How long the collector stays once no container is registered: a burst of
+// short-lived policed containers (an eval harness, CI) then shares one
+// collector instead of starting one per container.
+constexpr auto idle_linger = std::chrono::seconds(10);
 
 std::string run_path(const std::string& name)
 {
@@ -378,6 +382,7 @@ void Collector::serve_request()
 void Collector::run()
 {
     auto next_tick = Clock::now() + tick;
+    auto busy_at = Clock::now();
     for (;;) {
         int wait_ms = static_cast<int>(
             std::chrono::duration_cast<std::chrono::milliseconds>(next_tick - Clock::now()).count());
@@ -396,6 +401,8 @@ void Collector::run()
         next_tick = Clock::now() + tick;
         on_tick();
         if (!trails_.empty())
+            busy_at = Clock::now();
+        if (Clock::now() - busy_at < idle_linger)
             continue;
         // Nothing left to collect. A create may register right now: it starts
         // a collector unless it sees the lock held, so look once more after
