@@ -272,7 +272,24 @@ void PolicyMaps::install(const policy::CompiledPolicy& compiled)
     }
 }
 
-void PolicyMaps::remove(uint64_t cgroup_id)
+void PolicyMaps::remove(const policy::PolicyKeys& keys)
+{
+    auto erase = [](int fd, const char* map_name, const void* key) {
+        if (bpf_map_delete_elem(fd, key) < 0 && errno != ENOENT)
+            throw_errno(std::string("deleting from ") + map_name);
+    };
+    with_context("removing the policy of cgroup " + std::to_string(keys.cgroup_id), [&] {
+        erase(policies_.get(), policies_pin, &keys.cgroup_id); // first: the programs stop using the rest
+        for (const auto& key : keys.net4)
+            erase(net4_.get(), "cerb_net4", &key);
+        for (const auto& key : keys.net6)
+            erase(net6_.get(), "cerb_net6", &key);
+        for (const auto& key : keys.paths)
+            erase(paths_.get(), "cerb_paths", &key);
+    });
+}
+
+void PolicyMaps::remove_by_scan(uint64_t cgroup_id)
 {
     with_context("removing the policy of cgroup " + std::to_string(cgroup_id), [&] {
         if (bpf_map_delete_elem(policies_.get(), &cgroup_id) < 0 && errno != ENOENT)

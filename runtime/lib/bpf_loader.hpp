@@ -6,6 +6,7 @@
 
 #include "fd.hpp"
 #include "policy_compile.hpp"
+#include "policy_keys.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -35,8 +36,13 @@ public:
     // so the programs never see a container with half its rules.
     void install(const policy::CompiledPolicy& compiled);
 
-    // Deletes every entry keyed by the cgroup id; a no-op when there is none.
-    void remove(uint64_t cgroup_id);
+    // Deletes the container's policy entry and the given keys; a no-op for
+    // those that are gone already.
+    void remove(const policy::PolicyKeys& keys);
+
+    // Deletes every entry keyed by the cgroup id, looking through the whole
+    // maps: for a container whose keys were not kept.
+    void remove_by_scan(uint64_t cgroup_id);
 
     // True when the cgroup has a policy entry.
     bool installed(uint64_t cgroup_id) const;

@@ -48,7 +48,7 @@ public:
         }
         try {
             if (policy_cgroup_id)
-                policy_setup::remove(policy_cgroup_id);
+                policy_setup::remove(policy_cgroup_id, dir->policy_keys_path());
             if (cgroup)
                 cgroup->destroy();
             if (dir)
@@ -176,7 +176,7 @@ pid_t create(const RuntimeOptions& rt, const CreateOptions& opts)
     rollback.cgroup = &*cgroup;
     if (policy.active()) {
         rollback.policy_cgroup_id = cgroup->id();
-        policy_setup::install(policy, cgroup->id());
+        policy_setup::install(policy, cgroup->id(), dir.policy_keys_path());
         audit::register_container(rt, opts.id, cgroup->id());
     }
 

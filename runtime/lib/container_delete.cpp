@@ -51,7 +51,7 @@ void remove(const RuntimeOptions& rt, const std::string& id, bool force)
         kill_and_wait(st, cgroup);
     if (st.has_policy) {
         audit::finish_container(st.cgroup_id); // its last events, before the policy entry and lost count go
-        policy_setup::remove(st.cgroup_id);
+        policy_setup::remove(st.cgroup_id, dir->policy_keys_path());
     }
     cgroup.destroy();
     hooks::run_all_warning_on_failure(hooks::from_json(st.hooks_json).poststop, "poststop",

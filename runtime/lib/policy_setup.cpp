@@ -1,7 +1,9 @@
 #include "policy_setup.hpp"
 
 #include "bpf_loader.hpp"
+#include "files.hpp"
 #include "policy_compile.hpp"
+#include "policy_keys.hpp"
 
 namespace cerberus::policy_setup {
 
@@ -22,16 +24,25 @@ Prepared prepare(const RuntimeOptions& rt, spec::Spec& spec)
     return prepared;
 }
 
-void install(const Prepared& prepared, uint64_t cgroup_id)
+void install(const Prepared& prepared, uint64_t cgroup_id, const std::string& keys_file)
 {
     auto maps = bpf::PolicyMaps::open_or_load();
-    maps.install(policy::compile_policy(*prepared.policy, cgroup_id, maps.path_seed()));
+    auto compiled = policy::compile_policy(*prepared.policy, cgroup_id, maps.path_seed());
+    // Written before the entries exist, so no entry is ever without its record.
+    files::write_file_atomic(keys_file, policy::encode_keys(policy::keys_of(compiled)), 0600);
+    maps.install(compiled);
 }
 
-void remove(uint64_t cgroup_id)
+void remove(uint64_t cgroup_id, const std::string& keys_file)
 {
-    if (auto maps = bpf::PolicyMaps::open_pinned())
-        maps->remove(cgroup_id);
+    auto maps = bpf::PolicyMaps::open_pinned();
+    if (!maps)
+        return;
+    auto recorded = files::read_file_if_exists(keys_file);
+    if (auto keys = recorded ? policy::decode_keys(*recorded, cgroup_id) : std::nullopt)
+        maps->remove(*keys);
+    else
+        maps->remove_by_scan(cgroup_id);
 }
 
 } // namespace cerberus::policy_setup

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 namespace cerberus::policy_setup {
 
@@ -21,7 +22,12 @@ struct Prepared {
 // enforce it (fails closed otherwise) and applies it to the spec.
 Prepared prepare(const RuntimeOptions& rt, spec::Spec& spec);
 
-void install(const Prepared& prepared, uint64_t cgroup_id);
-void remove(uint64_t cgroup_id);
+// Adds the container's entries to the kernel maps and records their keys in
+// keys_file (in the container's state dir) for remove.
+void install(const Prepared& prepared, uint64_t cgroup_id, const std::string& keys_file);
+
+// Removes what install added: the keys in keys_file, or, when that file is
+// missing or damaged (a create that died midway), every entry of the cgroup.
+void remove(uint64_t cgroup_id, const std::string& keys_file);
 
 } // namespace cerberus::policy_setup

@@ -42,6 +42,8 @@ public:
     // The lock's fd: a forked child must close it, or it keeps the lock held.
     int lock_fd() const { return lock_.get(); }
     std::string fifo_path() const { return path_ + "/exec.fifo"; }
+    // The map keys of the container's policy (policy_setup), when it has one.
+    std::string policy_keys_path() const { return path_ + "/policy.keys"; }
 
     ContainerState load() const;
     void save(const ContainerState& s) const;

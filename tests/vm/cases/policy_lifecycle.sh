@@ -1,7 +1,7 @@
 #!/bin/sh
 # Agent policy across containers: two containers with different policies run side by side and each gets
-# only its own rules; after delete no map entry of either remains; the pinned programs stay loaded for the
-# next container.
+# only its own rules; after delete no map entry of either remains, and none of a container whose record of
+# its keys was lost (a create that died midway); the pinned programs stay loaded for the next container.
 # vm-timeout: 300
 . /vm/lib.sh
 
@@ -19,7 +19,7 @@ b=/tmp/bundle-policy-b
 # Each container tries the other's destination after a pause, so both policies are installed at once.
 bundle_with "$a" '{"allowed_hosts": ["192.0.2.1:443"]}' sh -c \
     'sleep 1; /bin/cerberus-probe connect tcp 192.0.2.1 443; /bin/cerberus-probe connect tcp 198.51.100.1 443' || exit 0
-bundle_with "$b" '{"allowed_hosts": ["198.51.100.1:443"]}' sh -c \
+bundle_with "$b" '{"allowed_hosts": ["198.51.100.1:443"], "allowed_paths": ["/tmp"], "read_only_paths": ["/"]}' sh -c \
     'sleep 1; /bin/cerberus-probe connect tcp 192.0.2.1 443; /bin/cerberus-probe connect tcp 198.51.100.1 443' || exit 0
 cerberus run --bundle "$a" policy-side-a >/tmp/policy-side-a.out 2>&1 &
 pid_a=$!
@@ -32,14 +32,20 @@ cerberus delete --force policy-side-a >/dev/null 2>&1
 cerberus delete --force policy-side-b >/dev/null 2>&1
 
 vm_check "programs stay pinned" test -e /sys/fs/bpf/cerberus/cerb_policies
-if command -v bpftool >/dev/null; then
+# expect_maps_empty WHEN: no entry in any per-container map.
+expect_maps_empty() {
     for map in cerb_policies cerb_net4 cerb_net6 cerb_paths; do
-        vm_expect_output "no $map entry left after delete" 0 \
-            sh -c "bpftool map dump pinned /sys/fs/bpf/cerberus/$map -j | jq length"
+        vm_expect_output "no $map entry left $1" 0 sh -c "bpftool map dump pinned /sys/fs/bpf/cerberus/$map -j | jq length"
     done
-else
-    vm_skip "no map entry left after delete" "bpftool is not in the VM"
-fi
+}
+expect_maps_empty "after delete"
+
+# Without its policy.keys, delete finds the container's entries by looking through the maps.
+cerberus create --bundle "$b" policy-no-keys >/dev/null 2>&1 || vm_fail "create policy-no-keys" "exit $?"
+vm_check "create keeps the policy's keys in the state dir" test -s /run/cerberus/policy-no-keys/policy.keys
+rm -f /run/cerberus/policy-no-keys/policy.keys
+vm_check "delete without the record of the keys" cerberus delete --force policy-no-keys
+expect_maps_empty "after a delete without the record"
 
 make_bundle "$a" /bin/cerberus-probe connect tcp 203.0.113.9 443
 vm_expect_errno "no policy: nothing is denied" ENETUNREACH cerberus run --bundle "$a" policy-none
