@@ -11,9 +11,9 @@
 #             their libraries
 #   --keep    keep the work directory (initramfs, console log); it is kept anyway when the lane fails
 #   --console-log  copy the serial console log (carriage returns removed) to FILE
-# Environment: VM_TIMEOUT (whole boot, s, default 600), VM_CASE_TIMEOUT (per case, s, default 120; a case
-# may say `# vm-timeout: N`), VM_MODULES (kernel modules to load, default "overlay veth"; a case may add
-# its own with `# vm-modules: a b`), CERBERUS_CACHE (kernel cache, default /var/cache/cerberus),
+# Environment: VM_TIMEOUT (whole boot, s, default 600), VM_MEMORY (guest RAM, MiB, default 1024),
+# VM_CASE_TIMEOUT (per case, s, default 120; a case may say `# vm-timeout: N`), VM_MODULES (kernel modules
+# to load, default "overlay veth"; a case may add its own with `# vm-modules: a b`), CERBERUS_CACHE (kernel cache, default /var/cache/cerberus),
 # VM_QEMU_ARGS (more qemu arguments, split on spaces, e.g. a `-drive` for a test disk).
 # Output: each VMTEST line, timings, then `N passed, N failed`; exit status 1 on any failure.
 set -euo pipefail
@@ -41,6 +41,7 @@ done
 [[ -z "$build_dir" || -d "$build_dir" ]] || { echo "run.sh: no build directory $build_dir" >&2; exit 2; }
 
 vm_timeout="${VM_TIMEOUT:-600}"
+vm_memory="${VM_MEMORY:-1024}"
 case_timeout="${VM_CASE_TIMEOUT:-120}"
 modules_wanted="${VM_MODULES:-overlay veth}"
 
@@ -139,6 +140,8 @@ build_initramfs() {
         mknod "$root/dev/null" c 1 3
     fi
     install_file "$root" "$(command -v jq)" /usr/bin/jq
+    # For the cases that look into the pinned maps (bpftool is a build dependency, so it is there).
+    ! command -v bpftool >/dev/null || install_file "$root" "$(command -v bpftool)" /usr/sbin/bpftool
 
     if [[ -n "$build_dir" ]]; then
         bin="$build_dir/cerberus"
@@ -204,7 +207,7 @@ t_built="$(now)"
 status=0
 # shellcheck disable=SC2086 # VM_QEMU_ARGS is a list of words
 timeout -k 10 "$vm_timeout" qemu-system-x86_64 \
-    -accel tcg,thread=multi -cpu max -m 1024 -smp 2 -nographic -no-reboot \
+    -accel tcg,thread=multi -cpu max -m "$vm_memory" -smp 2 -nographic -no-reboot \
     -kernel "$vmlinuz" -initrd "$work/initramfs.gz" ${VM_QEMU_ARGS:-} \
     -append "console=ttyS0 quiet lsm=landlock,lockdown,yama,integrity,apparmor,bpf panic=-1 VM_CASE_TIMEOUT=$case_timeout" \
     </dev/null >"$log" 2>&1 || status=$?
