@@ -17,10 +17,11 @@
 #                             hybrid host looks like pure cgroup v1 (crun 1.8.1
 #                             refuses hybrid hosts whose cgroup2 has controllers);
 #                             labels get the suffix -v1
-# A program passes when it exits 0 and prints no "not ok" (TODO excepted); it
-# is skipped when all its test points are SKIP; one with no test points (the hook
-# tests report only failures, as YAML; the *_fail tests print nothing when the
-# runtime rightly refuses the config) passes unless it reports an error.
+# A program's verdict follows classify.awk: it passes when it exits 0 and prints
+# no "not ok" (TODO excepted); it is skipped when all its test points are SKIP;
+# one with no test points (the hook tests report only failures, as YAML; the
+# *_fail tests print nothing when the runtime rightly refuses the config) passes
+# unless it reports an error.
 # The last line printed is "N passed, N failed, N skipped" for the first runtime.
 # TAP output of every program is kept in $RUNTIME_TOOLS_DIR/logs/<label>/.
 # Exit: 0 when done (failures are counted, not fatal), 1 when the expected-pass
@@ -143,23 +144,6 @@ trap 'exit 130' INT TERM
 declare -A result  # "label|test" -> "pass 3/0/1", "FAIL 2/1/0 (exit 1)", ...
 labels=()
 
-# Counts TAP test points: ok, not ok (a TODO directive does not fail) and
-# skipped; then the plans, and the "error" keys of YAML blocks (our tap-go
-# writes them as indented JSON), which is how the hook tests, which have no
-# test points, report a failure.
-count_test_points() {
-	awk '
-		/^(not )?ok([ \t]|$)/ {
-			line = tolower($0)
-			if (line ~ /#[ \t]*skip/) skip++
-			else if (line ~ /^not ok/ && line !~ /#[ \t]*todo/) failed++
-			else ok++
-		}
-		/^1\.\.[0-9]+/ { plans++ }
-		/^    "error": / { errors++ }
-		END { printf "%d %d %d %d %d\n", ok, failed, skip, plans, errors }' "$1"
-}
-
 # Runs one program in its own dir: TMPDIR (where it puts bundles), its own copy
 # of runtimetest and the rootfs tarball it expects in the working directory, and
 # a runtime wrapper that keeps container state in a private --root.
@@ -186,28 +170,7 @@ run_one() {
 	remove_new_suite_cgroups
 	remove_test_dir "$dir"
 
-	local ok failed skip plans errors status note=
-	read -r ok failed skip plans errors < <(count_test_points "$log.tap")
-	if ((rc == 124 || rc == 137)); then
-		status=FAIL note=" (timeout)"
-	elif ((rc != 0)); then
-		status=FAIL note=" (exit $rc)"
-	elif ((failed > 0)); then
-		status=FAIL
-	elif ((ok + skip == 0)); then
-		if ((errors > 0)); then
-			status=FAIL note=" (error reported)"
-		elif ((plans == 0)); then
-			status=pass note=" (no TAP output)"
-		else
-			status=pass note=" (no error reported)"
-		fi
-	elif ((ok == 0)); then
-		status=skip
-	else
-		status=pass
-	fi
-	result["$label|$test"]="$status $ok/$failed/$skip$note"
+	result["$label|$test"]=$(awk -v rc="$rc" -f "$here/classify.awk" "$log.tap")
 	printf 'conformance: %-9s %-40s %-24s %3ds\n' "$label" "$test" "${result[$label|$test]}" $((SECONDS - started))
 }
 

@@ -57,6 +57,7 @@ mkdir -p "$stage/validation"
 for test in "${tests[@]}"; do cp "$bin_dir/validation/$test" "$stage/validation/"; done
 cp "$bin_dir/runtimetest" "$bin_dir/rootfs-amd64.tar.gz" "$stage/"
 echo "$timeout_seconds" >"$stage/timeout"
+cp "$here/classify.awk" "$stage/"
 # The blkio programs limit device 8:0: an empty IDE disk is /dev/sda in the VM.
 truncate -s 8M "$work/disk.img"
 

@@ -32,30 +32,6 @@ else
     vm_log "no /dev/sda (8:0): the blkio tests will fail"
 fi
 
-# The counting rules of run.sh: prints "STATUS ok/failed/skipped[ (note)]".
-classify() {
-    local rc="$1" tap="$2"
-    awk -v rc="$rc" '
-        /^(not )?ok([ \t]|$)/ {
-            line = tolower($0)
-            if (line ~ /#[ \t]*skip/) skip++
-            else if (line ~ /^not ok/ && line !~ /#[ \t]*todo/) failed++
-            else ok++
-        }
-        /^1\.\.[0-9]+/ { plans++ }
-        /^    "error": / { errors++ }
-        END {
-            counts = sprintf("%d/%d/%d", ok, failed, skip)
-            if (rc == 124 || rc == 137 || rc == 143) print "FAIL " counts " (timeout)"
-            else if (rc != 0) print "FAIL " counts " (exit " rc ")"
-            else if (failed > 0) print "FAIL " counts
-            else if (ok + skip == 0 && errors > 0) print "FAIL " counts " (error reported)"
-            else if (ok + skip == 0) print "pass " counts (plans ? " (no error reported)" : " (no TAP output)")
-            else if (ok == 0) print "skip " counts
-            else print "pass " counts
-        }' "$tap"
-}
-
 # The line a failure is reported with: the first `not ok` and the diagnostic line after it, else the first
 # YAML error, else the exit status and the last line of stderr.
 failure_detail() {
@@ -100,7 +76,7 @@ for program in "$suite"/validation/*; do
     sed "s/^/VMTAP $test: /" "$work/$test.tap"
     sed "s/^/VMERR $test: /" "$work/$test.err"
     [ ! -f "$work/$test.cgroup" ] || sed "s/^/VMCG $test: /" "$work/$test.cgroup"
-    result="$(classify "$rc" "$work/$test.tap")"
+    result="$(awk -v rc="$rc" -f "$suite/classify.awk" "$work/$test.tap")"
     vm_log "$test $result ${seconds}s"
     case "$result" in
     pass*) vm_ok "$test" ;;
