@@ -201,30 +201,31 @@ int BPF_PROG(cerb_kernel_module_request, char *kmod_name, int ret)
     return verdict(policy, EPERM);
 }
 
-SEC("lsm/kernel_read_file")
-int BPF_PROG(cerb_kernel_read_file, struct file *file, enum kernel_read_file_id id, bool contents, int ret)
+/* A module or kexec image loaded from a policed container: refused, whatever
+ * the policy lists (id says which kind of load it was). */
+static __always_inline int refuse_kernel_code(__u16 op, __u32 id)
 {
     __u64 cgroup_id;
-    if (ret || (id != READING_MODULE && id != READING_KEXEC_IMAGE && id != READING_KEXEC_INITRAMFS))
-        return ret;
     struct cerb_policy *policy = find_armed_policy(&cgroup_id);
     if (!policy)
         return 0;
-    __u16 op = id == READING_MODULE ? CERB_OP_MODULE : CERB_OP_KEXEC;
     return refuse(policy, cgroup_id, op, CERB_RULE_ESCALATION, EPERM, CERB_TARGET_NUMBER, id);
+}
+
+SEC("lsm/kernel_read_file")
+int BPF_PROG(cerb_kernel_read_file, struct file *file, enum kernel_read_file_id id, bool contents, int ret)
+{
+    if (ret || (id != READING_MODULE && id != READING_KEXEC_IMAGE && id != READING_KEXEC_INITRAMFS))
+        return ret;
+    return refuse_kernel_code(id == READING_MODULE ? CERB_OP_MODULE : CERB_OP_KEXEC, id);
 }
 
 SEC("lsm/kernel_load_data")
 int BPF_PROG(cerb_kernel_load_data, enum kernel_load_data_id id, bool contents, int ret)
 {
-    __u64 cgroup_id;
     if (ret || (id != LOADING_MODULE && id != LOADING_KEXEC_IMAGE))
         return ret;
-    struct cerb_policy *policy = find_armed_policy(&cgroup_id);
-    if (!policy)
-        return 0;
-    __u16 op = id == LOADING_MODULE ? CERB_OP_MODULE : CERB_OP_KEXEC;
-    return refuse(policy, cgroup_id, op, CERB_RULE_ESCALATION, EPERM, CERB_TARGET_NUMBER, id);
+    return refuse_kernel_code(id == LOADING_MODULE ? CERB_OP_MODULE : CERB_OP_KEXEC, id);
 }
 
 SEC("lsm/userns_create")
@@ -274,18 +275,9 @@ SEC("lsm/path_link")
 int BPF_PROG(cerb_path_link, struct dentry *old_dentry, const struct path *new_dir, struct dentry *new_dentry,
              int ret)
 {
-    __u64 cgroup_id;
     ret = check_change(new_dir, new_dentry, CERB_OP_LINK, ret);
-    if (ret)
-        return ret;
-    struct cerb_policy *policy = find_armed_policy(&cgroup_id);
-    if (!policy || !(policy->flags & (CERB_HAS_PATHS | CERB_HAS_DENIED)))
-        return 0;
-    struct scratch *s = get_scratch();
-    if (!s)
-        return 0;
-    long size = build_path(s, BPF_CORE_READ(old_dentry, d_parent), BPF_CORE_READ(new_dir, mnt), old_dentry);
-    return check_path(policy, cgroup_id, size, true, false, CERB_OP_LINK, EACCES);
+    return check_change_at(BPF_CORE_READ(old_dentry, d_parent), BPF_CORE_READ(new_dir, mnt), old_dentry,
+                           CERB_OP_LINK, ret);
 }
 
 SEC("lsm/path_unlink")

@@ -217,10 +217,11 @@ static __always_inline long build_path(struct scratch *s, struct dentry *dentry,
     return pos + 1;
 }
 
-/* The path rules for a change to the name dir/last (or to path itself when
- * last is NULL): a write, allowed only under allowed_paths and never under
- * denied_paths. */
-static __always_inline int check_change(const struct path *dir, struct dentry *last, __u16 op, int ret)
+/* The path rules for a change to the name parent/last in mount mnt (or to
+ * parent itself when last is NULL): a write, allowed only under allowed_paths
+ * and never under denied_paths. */
+static __always_inline int check_change_at(struct dentry *parent, struct vfsmount *mnt, struct dentry *last,
+                                           __u16 op, int ret)
 {
     __u64 cgroup_id;
     if (ret)
@@ -231,6 +232,12 @@ static __always_inline int check_change(const struct path *dir, struct dentry *l
     struct scratch *s = get_scratch();
     if (!s)
         return 0;
-    long size = build_path(s, BPF_CORE_READ(dir, dentry), BPF_CORE_READ(dir, mnt), last);
+    long size = build_path(s, parent, mnt, last);
     return check_path(policy, cgroup_id, size, true, false, op, EACCES);
+}
+
+/* check_change_at for a name in the directory dir (or dir itself). */
+static __always_inline int check_change(const struct path *dir, struct dentry *last, __u16 op, int ret)
+{
+    return check_change_at(BPF_CORE_READ(dir, dentry), BPF_CORE_READ(dir, mnt), last, op, ret);
 }
