@@ -216,11 +216,20 @@ void Cgroup::apply(const spec::Resources& resources, std::span<const spec::Devic
                  [&] { execute(make_plan(resources, default_devices, current_memory_limit)); });
 }
 
-void Cgroup::add_process(pid_t pid) const
+void Cgroup::add_process(pid_t pid, Placed placed) const
 {
     for (const auto& dir : v1_dirs_)
         write_control(dir + "/cgroup.procs", std::to_string(pid), mounts_.create_missing_files);
-    write_control(unified_dir_ + "/cgroup.procs", std::to_string(pid), mounts_.create_missing_files);
+    if (placed != Placed::in_unified)
+        write_control(unified_dir_ + "/cgroup.procs", std::to_string(pid), mounts_.create_missing_files);
+}
+
+UniqueFd Cgroup::open_unified_dir() const
+{
+    UniqueFd fd(::open(unified_dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!fd)
+        throw_errno("open " + unified_dir_);
+    return fd;
 }
 
 } // namespace cerberus::cgroups

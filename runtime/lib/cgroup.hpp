@@ -5,6 +5,7 @@
 
 #include "cgroup_mounts.hpp"
 #include "cgroup_stats.hpp"
+#include "fd.hpp"
 #include "spec.hpp"
 
 #include <sys/types.h>
@@ -45,8 +46,13 @@ public:
     // Keeps the directories: the container was created.
     void release() noexcept;
 
-    // Moves pid into the cgroup in every hierarchy.
-    void add_process(pid_t pid) const;
+    // Moves pid into the cgroup in every hierarchy, or only the v1 ones when
+    // it was born in the cgroup2 directory (clone3 CLONE_INTO_CGROUP).
+    enum class Placed { nowhere, in_unified };
+    void add_process(pid_t pid, Placed placed = Placed::nowhere) const;
+
+    // The cgroup2 directory, for clone3's CLONE_INTO_CGROUP.
+    UniqueFd open_unified_dir() const;
 
     // Writes the resources (again, for update). Device rules change only when
     // resources.devices or default_devices is not empty.

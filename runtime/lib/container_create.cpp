@@ -2,6 +2,7 @@
 
 #include "audit.hpp"
 #include "cgroup.hpp"
+#include "clone_into_cgroup.hpp"
 #include "console.hpp"
 #include "container_init.hpp"
 #include "device_filter.hpp"
@@ -95,18 +96,17 @@ private:
     std::vector<std::pair<UniqueFd, int>> restore_;
 };
 
-pid_t clone_init(int flags, const InitPlan& plan, SyncChannel& parent_end, SyncChannel& child_end, int lock_fd)
+ClonedChild clone_init(uint64_t flags, const cgroups::Cgroup& cgroup, const InitPlan& plan, SyncChannel& parent_end,
+                       SyncChannel& child_end, int lock_fd)
 {
-    pid_t pid = static_cast<pid_t>(::syscall(SYS_clone, flags | SIGCHLD, nullptr, nullptr, nullptr, nullptr));
-    if (pid < 0)
-        throw_errno("clone the container init");
-    if (pid == 0) {
+    ClonedChild init = clone_into_cgroup(flags, cgroup);
+    if (init.pid == 0) {
         parent_end.close();
         ::close(lock_fd);
         run_init(plan, child_end);
     }
     child_end.close();
-    return pid;
+    return init;
 }
 
 void write_pid_file(const std::string& path, pid_t pid)
@@ -204,17 +204,18 @@ pid_t create(const RuntimeOptions& rt, const CreateOptions& opts)
     if (::chdir(bundle.c_str()) != 0)
         throw_errno("chdir " + bundle);
     auto [parent_end, child_end] = SyncChannel::pair();
-    pid_t pid;
+    ClonedChild init{};
     {
         ChildNamespaces child_namespaces(*spec.linux);
-        // The init unshares its cgroup namespace itself, once it is in its cgroup.
+        // The init unshares its cgroup namespace itself, once it is in its cgroup in every hierarchy.
         int flags = namespaces::new_namespace_flags(*spec.linux) & ~CLONE_NEWCGROUP;
-        pid = clone_init(flags, plan, parent_end, child_end, dir.lock_fd());
+        init = clone_init(static_cast<uint32_t>(flags), *cgroup, plan, parent_end, child_end, dir.lock_fd());
     }
+    pid_t pid = init.pid;
     rollback.init_pid = pid;
     if (plan.new_user_namespace)
         namespaces::write_id_maps(pid, *spec.linux);
-    cgroup->add_process(pid);
+    cgroup->add_process(pid, init.placed);
     if (process.oom_score_adj)
         files::write_file("/proc/" + std::to_string(pid) + "/oom_score_adj", std::to_string(*process.oom_score_adj));
     parent_end.send(SyncMessage::parent_ready);

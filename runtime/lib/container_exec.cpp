@@ -2,6 +2,7 @@
 
 #include "capabilities.hpp"
 #include "cgroup.hpp"
+#include "clone_into_cgroup.hpp"
 #include "console.hpp"
 #include "error.hpp"
 #include "files.hpp"
@@ -254,19 +255,19 @@ pid_t exec(const RuntimeOptions& rt, const ExecOptions& opts)
 
     auto [parent_end, child_end] = SyncChannel::pair();
     ChildGuard child;
+    ClonedChild cloned{};
     {
         ForChildren pid_namespace(for_children);
-        child.pid = ::fork();
+        cloned = clone_into_cgroup(0, cgroup);
+        child.pid = cloned.pid;
     }
-    if (child.pid < 0)
-        throw_errno("fork the exec process");
     if (child.pid == 0) {
         parent_end.close();
         run_exec_child(plan, child_end);
     }
     child_end.close();
 
-    cgroup.add_process(child.pid);
+    cgroup.add_process(child.pid, cloned.placed);
     if (process.oom_score_adj)
         files::write_file("/proc/" + std::to_string(child.pid) + "/oom_score_adj",
                           std::to_string(*process.oom_score_adj));
