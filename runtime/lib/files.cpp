@@ -81,12 +81,15 @@ bool exists(const std::string& path)
 
 void make_dirs(const std::string& path, unsigned mode)
 {
-    for (size_t pos = 1; pos != std::string::npos;) {
-        pos = path.find('/', pos + 1);
-        std::string prefix = path.substr(0, pos);
-        if (::mkdir(prefix.c_str(), mode) != 0 && errno != EEXIST)
-            throw_errno("mkdir " + prefix);
-    }
+    // The whole path first: it usually exists already, or lacks only its last part.
+    if (::mkdir(path.c_str(), mode) == 0 || errno == EEXIST)
+        return;
+    auto slash = path.find_last_of('/');
+    if (errno != ENOENT || slash == 0 || slash == std::string::npos)
+        throw_errno("mkdir " + path);
+    make_dirs(path.substr(0, slash), mode);
+    if (::mkdir(path.c_str(), mode) != 0 && errno != EEXIST)
+        throw_errno("mkdir " + path);
 }
 
 } // namespace cerberus::files
