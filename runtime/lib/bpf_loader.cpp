@@ -196,6 +196,8 @@ void check_kernel_support(const std::string& securityfs)
 
 PolicyMaps PolicyMaps::open_or_load(const std::string& pin_dir)
 {
+    if (auto pinned = open_pinned(pin_dir)) // the usual case: loaded by an earlier create
+        return std::move(*pinned);
     ensure_mounted(parent_dir(pin_dir), "bpf", BPF_FS_MAGIC, "mode=0700");
     if (mkdir(pin_dir.c_str(), 0700) < 0 && errno != EEXIST)
         throw_errno("creating " + pin_dir);
@@ -225,7 +227,6 @@ PolicyMaps PolicyMaps::open_pins(const std::string& pin_dir)
     maps.net6_ = open_map(pin_dir, "cerb_net6", sizeof(cerb_net6_key), sizeof(cerb_net_value));
     maps.paths_ = open_map(pin_dir, "cerb_paths", sizeof(cerb_path_key), sizeof(cerb_path_value));
     maps.config_ = open_map(pin_dir, "cerb_config", sizeof(uint32_t), sizeof(cerb_config));
-    maps.events_ = open_map(pin_dir, "cerb_events", 0, 0);
     return maps;
 }
 
@@ -301,13 +302,6 @@ void PolicyMaps::remove_by_scan(uint64_t cgroup_id)
         delete_matching<cerb_path_key>(paths_.get(), "cerb_paths",
                                        [&](const cerb_path_key& key) { return key.cgroup_id == cgroup_id; });
     });
-}
-
-void unload(const std::string& pin_dir)
-{
-    remove_pins(pin_dir);
-    if (rmdir(pin_dir.c_str()) < 0 && errno != ENOENT)
-        throw_errno("removing " + pin_dir);
 }
 
 } // namespace cerberus::bpf

@@ -47,17 +47,11 @@ public:
     // True when the cgroup has a policy entry.
     bool installed(uint64_t cgroup_id) const;
 
-    // The ring buffer of struct cerb_event, for the event collector.
-    int events_fd() const { return events_.get(); }
-
 private:
     PolicyMaps() = default;
     static PolicyMaps open_pins(const std::string& pin_dir);
 
-    UniqueFd policies_, net4_, net6_, paths_, config_, events_;
+    UniqueFd policies_, net4_, net6_, paths_, config_;
 };
-
-// Removes every pin (programs detach, maps go away once unused).
-void unload(const std::string& pin_dir = CERB_PIN_DIR);
 
 } // namespace cerberus::bpf
