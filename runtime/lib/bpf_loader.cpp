@@ -2,6 +2,7 @@
 
 #include "cerberus_policy.skel.h"
 #include "error.hpp"
+#include "files.hpp"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -17,7 +18,6 @@
 
 #include <cstdarg>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <vector>
 
@@ -183,10 +183,8 @@ void check_kernel_support(const std::string& securityfs)
     std::string lsm_file = securityfs + "/lsm";
     with_context("agent policy needs the BPF LSM",
                  [&] { ensure_mounted(securityfs, "securityfs", SECURITYFS_MAGIC, nullptr); });
-    std::ifstream in(lsm_file);
-    std::string list;
-    if (!in || !std::getline(in, list))
-        throw_errno("agent policy needs the BPF LSM: reading " + lsm_file);
+    std::string list = with_context("agent policy needs the BPF LSM", [&] { return files::read_file(lsm_file); });
+    list = list.substr(0, list.find('\n'));
     std::string padded = "," + list + ",";
     if (padded.find(",bpf,") == std::string::npos)
         throw Error("agent policy needs the BPF LSM: \"bpf\" is not in " + lsm_file + " (\"" + list +
@@ -212,9 +210,14 @@ PolicyMaps PolicyMaps::open_or_load(const std::string& pin_dir)
     return open_pins(pin_dir);
 }
 
+bool programs_loaded(const std::string& pin_dir)
+{
+    return access((pin_dir + "/" + policies_pin).c_str(), F_OK) == 0;
+}
+
 std::optional<PolicyMaps> PolicyMaps::open_pinned(const std::string& pin_dir)
 {
-    if (access((pin_dir + "/" + policies_pin).c_str(), F_OK) != 0)
+    if (!programs_loaded(pin_dir))
         return std::nullopt;
     return open_pins(pin_dir);
 }

@@ -18,6 +18,10 @@ namespace cerberus::bpf {
 // /sys/kernel/security/lsm (securityfs is mounted there when it is not).
 void check_kernel_support(const std::string& securityfs = "/sys/kernel/security");
 
+// True when this host's programs are loaded, attached and pinned (which
+// proves the kernel enforces policies).
+bool programs_loaded(const std::string& pin_dir = CERB_PIN_DIR);
+
 // The pinned policy maps. Opening them loads, attaches and pins the
 // programs first when this host has none pinned yet (under a lock, so
 // concurrent creates load once).

@@ -18,7 +18,8 @@ Prepared prepare(const RuntimeOptions& rt, spec::Spec& spec)
     if (!prepared.policy)
         return prepared;
     // Fail closed before anything is set up: never run the agent unprotected.
-    bpf::check_kernel_support();
+    if (!bpf::programs_loaded())
+        bpf::check_kernel_support();
     policy::compile_policy(*prepared.policy, 0, 0); // limits are checked here, not midway
     policy::apply_policy_to_spec(*prepared.policy, spec);
     return prepared;
