@@ -3,10 +3,12 @@
 # boots the VM with bench/vm/*.sh as the cases, reads the `BENCH` lines from its console and prints a
 # table of medians (min–max) and ratios from this one run. TCG emulation inflates absolute times; quote
 # the ratios.
-# usage: bench/policy.sh [--build DIR] [--reps N] [--scale N] [--log FILE] [--from-log FILE]
+# usage: bench/policy.sh [--build DIR] [--reps N] [--scale N] [--aslr] [--log FILE] [--from-log FILE]
 #   --build DIR  cerberus build directory (default: build; configured and built when cerberus is missing)
-#   --reps N     repetitions of each loop measurement (default: the case's, 7)
+#   --reps N     repetitions of each loop measurement (default: the case's, 5)
 #   --scale N    concurrently created containers with distinct policies (default: the case's, 1000)
+#   --aslr       keep address space randomization on in the VM (off by default: under emulation it makes
+#                every process's code be translated again, which a real CPU does not pay)
 #   --log FILE   also keep the VM's console log there
 #   --from-log F print the table from a console log kept with --log, without booting the VM
 # Needs root (the lane makes device nodes and may install qemu).
@@ -24,9 +26,10 @@ while [ $# -gt 0 ]; do
     --build) build=$2; shift 2 ;;
     --reps) overrides+=("REPS=$2"); shift 2 ;;
     --scale) overrides+=("SCALE=$2"); shift 2 ;;
+    --aslr) overrides+=("ASLR=1"); shift ;;
     --log) log_copy=$2; shift 2 ;;
     --from-log) from_log=$2; shift 2 ;;
-    -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "policy.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -90,6 +93,7 @@ $2 == "info" { info[$3] = $4; next }
 { count[$2]++; v[$2, count[$2]] = $3 }
 END {
     print ""
+    if (info["aslr"] != "") print "Address space randomization in the VM: " (info["aslr"] == 0 ? "off" : "on (" info["aslr"] ")")
     print "Inside a container, per operation (µs)"
     printf "  %-10s %-24s %-24s %s\n", "op", "unpoliced", "policed", "policed/unpoliced"
     split("open connect exec", ops, " ")
