@@ -203,7 +203,7 @@ PolicyMaps PolicyMaps::open_or_load(const std::string& pin_dir)
     if (!dir)
         throw_errno("opening " + pin_dir);
     check(flock(dir.get(), LOCK_EX), "locking " + pin_dir);
-    if (access((pin_dir + "/" + policies_pin).c_str(), F_OK) != 0) {
+    if (!programs_loaded(pin_dir)) { // another create may have loaded them while we waited
         remove_pins(pin_dir); // whatever a failed load left
         load_and_pin(pin_dir);
     }
