@@ -25,7 +25,8 @@ template <typename Key>
 void take(std::string_view& in, std::vector<Key>& keys, uint32_t count)
 {
     keys.resize(count);
-    std::memcpy(keys.data(), in.data(), count * sizeof(Key));
+    if (count) // data() may be null for none, and memcpy must not see a null pointer
+        std::memcpy(keys.data(), in.data(), count * sizeof(Key));
     in.remove_prefix(count * sizeof(Key));
 }
 
