@@ -17,7 +17,7 @@ REPS=5          # repetitions of every measurement (medians over these)
 OPEN_N=10000    # open+close per loop
 CONNECT_N=2000  # socket+connect+close per loop
 EXEC_N=60       # fork+exec+wait per loop
-RUN_REPS=25      # cerberus run of /bin/true, each with and without a policy, alternating
+RUN_REPS=25     # cerberus run of /bin/true, each with and without a policy, alternating
 SCALE=1000      # concurrently existing created containers with distinct policies
 ASLR=0          # 0: address space randomization off in this VM (see below); 1: the kernel's default
 [ -f /vm/bench.env ] && . /vm/bench.env

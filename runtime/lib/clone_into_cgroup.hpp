@@ -1,7 +1,7 @@
 // Starts a child (fork semantics: returns 0 in it) already in a container's
 // cgroup2 directory when the kernel can (clone3 CLONE_INTO_CGROUP, Linux
 // 5.7): moving a process there afterwards through cgroup.procs takes a write
-// lock over every thread group on the host, the slowest step of a create.
+// lock over every thread group on the host.
 #pragma once
 
 #include "cgroup.hpp"

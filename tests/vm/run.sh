@@ -13,8 +13,9 @@
 #   --console-log  copy the serial console log (carriage returns removed) to FILE
 # Environment: VM_TIMEOUT (whole boot, s, default 600), VM_MEMORY (guest RAM, MiB, default 1024),
 # VM_CASE_TIMEOUT (per case, s, default 120; a case may say `# vm-timeout: N`), VM_MODULES (kernel modules
-# to load, default "overlay veth"; a case may add its own with `# vm-modules: a b`), CERBERUS_CACHE (kernel cache, default /var/cache/cerberus),
-# VM_QEMU_ARGS (more qemu arguments, split on spaces, e.g. a `-drive` for a test disk).
+# to load, default "overlay veth"; a case may add its own with `# vm-modules: a b`), CERBERUS_CACHE (kernel
+# cache, default /var/cache/cerberus), VM_QEMU_ARGS (more qemu arguments, split on spaces, e.g. a `-drive`
+# for a test disk).
 # Output: each VMTEST line, timings, then `N passed, N failed`; exit status 1 on any failure.
 set -euo pipefail
 
