@@ -298,6 +298,10 @@ void enter_rootfs(const std::string& rootfs, bool no_pivot, bool new_mount_names
 void finish_rootfs(const spec::Spec& spec)
 {
     const spec::Linux& linux = *spec.linux;
+    // Masked directories share one empty read-only tmpfs: each new superblock
+    // registers a kernel shrinker, and every 64th makes the kernel resize the
+    // shrinker maps of every memory cgroup (create slows as containers add up).
+    std::string first_masked_dir;
     for (const auto& path : linux.masked_paths) {
         struct stat st;
         if (::stat(path.c_str(), &st) != 0) {
@@ -305,10 +309,15 @@ void finish_rootfs(const spec::Spec& spec)
                 continue;
             throw_errno("masked path " + path);
         }
-        if (S_ISDIR(st.st_mode))
-            do_mount("tmpfs", path, "tmpfs", MS_RDONLY, "");
-        else
+        if (!S_ISDIR(st.st_mode)) {
             do_mount("/dev/null", path, nullptr, MS_BIND, "");
+        } else if (first_masked_dir.empty()) {
+            do_mount("tmpfs", path, "tmpfs", MS_RDONLY, "");
+            first_masked_dir = path;
+        } else {
+            do_mount(first_masked_dir, path, nullptr, MS_BIND, "");
+            remount_bind(path, MS_RDONLY);
+        }
     }
     for (const auto& path : linux.readonly_paths) {
         if (::mount(path.c_str(), path.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0) {

@@ -61,6 +61,19 @@ teardown() { teardown_bundle; }
     [[ "$output" == *"Read-only file system"* ]]
 }
 
+@test "masked directories are empty, read-only and share one tmpfs" {
+    mkdir -p "$BUNDLE/rootfs/masked-a" "$BUNDLE/rootfs/masked-b"
+    touch "$BUNDLE/rootfs/masked-a/secret" "$BUNDLE/rootfs/masked-b/secret"
+    edit_config '.linux.maskedPaths = ["/masked-a", "/proc/timer_list", "/masked-b"] | .root.readonly = false'
+    run_container sh -c 'ls -A /masked-a /masked-b; touch /masked-b/new; stat -f -c %T /masked-b; stat -c %d /masked-a /masked-b /'
+    [ "$status" -eq 0 ]
+    [[ "$output" != *secret* ]]
+    [[ "$output" == *"/masked-b/new: Read-only file system"* ]]
+    [ "${lines[-4]}" = tmpfs ]
+    [ "${lines[-3]}" = "${lines[-2]}" ]
+    [ "${lines[-3]}" != "${lines[-1]}" ]
+}
+
 @test "the container runs in its own pid, uts, ipc, net and mount namespaces" {
     run_container sh -c 'echo $$; for ns in pid uts ipc net mnt; do readlink /proc/self/ns/$ns; done'
     [ "$status" -eq 0 ]
