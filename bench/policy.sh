@@ -123,6 +123,9 @@ END {
     printf "  %-22s %s\n", "create last 10", cell("scale.create.last10", "ms")
     printf "  %-22s %s\n", "#" n " / #1", ratio("scale.create." n, "scale.create.1")
     printf "  %-22s %s\n", "last 10 / first 10", ratio("scale.create.last10", "scale.create.first10")
+    printf "  %-22s %s\n", "create first tenth", cell("scale.create.first_tenth", "ms")
+    printf "  %-22s %s\n", "create last tenth", cell("scale.create.last_tenth", "ms")
+    printf "  %-22s %s\n", "last/first tenth", ratio("scale.create.last_tenth", "scale.create.first_tenth")
     printf "  %-22s %s\n", "delete #1", cell("scale.delete.1", "ms")
     printf "  %-22s %s\n", "delete #" n, cell("scale.delete." n, "ms")
     printf "  %-22s %s kB (MemAvailable drop / container; %s kB left)\n", "memory", info["scale.mem_per_container_kb"], info["scale.mem_available_kb"]
