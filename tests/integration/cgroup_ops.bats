@@ -187,7 +187,9 @@ count() { cat "/proc/$INIT_PID/root/tmp/count"; }
     run cerb exec "$ID" sh -c 'a=x; while true; do a="$a$a"; done'
     [ "$status" -eq 137 ]
     for _ in $(seq 30); do grep -q oom "$BATS_TEST_TMPDIR/events" && break; sleep 0.1; done
-    cerb kill "$ID" KILL
+    # The kernel picks the victims: a second OOM in the cgroup while the shell was dying once took the
+    # init too (seen in dmesg on a loaded CI run), which stops the container.
+    cerb kill "$ID" KILL || [ "$(cerb state "$ID" | jq -r .status)" = stopped ]
     wait "$events"
     [ "$(head -1 "$BATS_TEST_TMPDIR/events")" = "{\"type\":\"oom\",\"id\":\"$ID\"}" ]
 }
