@@ -59,8 +59,11 @@ function pick(a, n, q) { return a[int((n - 1) * q) + 1] }
 $1 == "NAME" { name[$2] = $3; next }
 $2 == "create" { tenth = int(($3 - 1) * 10 / scale); n[tenth]++; ms[tenth, n[tenth]] = $4 / 1e6; next }
 $2 == "sys" {
-    part = $3 <= 44 ? "early" : "late"; key = $4 " " $5; seen[key] = 1
-    total[key, part] += $6 / 5; calls[key, part] += $7 / 5
+    part = $3 < scale / 2 ? "early" : "late"; key = $4 " " $5; seen[key] = 1
+    if (!((part, $3) in traced)) { traced[part, $3] = 1; creates[part]++
+        if (!(part in first) || $3 < first[part]) first[part] = $3
+        if ($3 > last[part]) last[part] = $3 }
+    total[key, part] += $6; calls[key, part] += $7
 }
 END {
     printf "\n  %-16s %10s %10s %10s\n", "creates", "median ms", "p90 ms", "max ms"
@@ -70,7 +73,10 @@ END {
         printf "  %-16s %10.1f %10.1f %10.1f\n", sprintf("#%d-%d", t * scale / 10 + 1, (t + 1) * scale / 10), med[t], pick(a, n[t], 0.9), a[n[t]]
     }
     printf "  last tenth / first tenth (medians): %.2f\n", med[9] / med[0]
-    printf "\n  syscalls of a traced create, mean of five early (#40-44) and five late (#%d-%d), ms inside the calls\n", scale - 60, scale - 56
+    printf "\n  syscalls of a traced create, mean of %d early (#%d-%d) and %d late (#%d-%d), ms inside the calls\n",
+        creates["early"], first["early"], last["early"], creates["late"], first["late"], last["late"]
+    for (key in seen) for (p = 1; p <= 2; p++) { part = p == 1 ? "early" : "late"; if (!creates[part]) continue
+        total[key, part] /= creates[part]; calls[key, part] /= creates[part] }
     printf "  %-28s %14s %14s %10s\n", "process syscall", "early (calls)", "late (calls)", "late-early"
     for (key in seen) {
         split(key, f, " "); label = f[1] " " (f[2] in name ? name[f[2]] : f[2])
