@@ -1,6 +1,6 @@
 // audit-collector (hidden): the host-wide collector of policy denials that
 // create starts; see audit_collector.hpp.
-#include "audit_collector.hpp"
+#include "audit/audit_collector.hpp"
 #include "commands.hpp"
 #include "options.hpp"
 

@@ -1,8 +1,8 @@
 // pause, resume and ps: the commands that act on a container's cgroup.
+#include "base/error.hpp"
+#include "base/fd.hpp"
 #include "commands.hpp"
-#include "container.hpp"
-#include "error.hpp"
-#include "fd.hpp"
+#include "container/container.hpp"
 #include "options.hpp"
 #include "usage_error.hpp"
 

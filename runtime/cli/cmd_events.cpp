@@ -2,13 +2,13 @@
 // --interval (default 5s) and OOM notices, one JSON line each, until the
 // container stops. `--denials` prints the container's audit trail of policy
 // denials instead (`--format json|text`; `--follow` until it is deleted).
-#include "audit.hpp"
-#include "audit_trail.hpp"
+#include "audit/audit.hpp"
+#include "audit/audit_trail.hpp"
+#include "base/files.hpp"
 #include "commands.hpp"
-#include "events.hpp"
-#include "files.hpp"
+#include "container/events.hpp"
+#include "container/state.hpp"
 #include "options.hpp"
-#include "state.hpp"
 #include "usage_error.hpp"
 
 #include <cstdio>

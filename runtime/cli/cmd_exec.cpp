@@ -1,7 +1,7 @@
 // exec: `cerberus exec [options] ID COMMAND [ARGS...]` or `--process FILE`;
 // in the foreground, waits and exits with the process's status.
 #include "commands.hpp"
-#include "exec.hpp"
+#include "container/exec.hpp"
 #include "options.hpp"
 #include "usage_error.hpp"
 #include "wait_process.hpp"

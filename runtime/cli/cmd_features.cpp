@@ -1,8 +1,8 @@
 // features: what this runtime supports, in the runtime-spec features format.
-#include "capabilities.hpp"
 #include "commands.hpp"
 #include "options.hpp"
-#include "policy.hpp"
+#include "policy/policy.hpp"
+#include "process/capabilities.hpp"
 
 #include <nlohmann/json.hpp>
 

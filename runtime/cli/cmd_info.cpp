@@ -1,11 +1,11 @@
 // state, list, spec: what the runtime knows, printed as runc prints it.
-#include "audit.hpp"
+#include "audit/audit.hpp"
+#include "base/error.hpp"
+#include "base/files.hpp"
 #include "commands.hpp"
-#include "container.hpp"
-#include "error.hpp"
-#include "files.hpp"
+#include "container/container.hpp"
+#include "oci/spec_default.hpp"
 #include "options.hpp"
-#include "spec_default.hpp"
 
 #include <nlohmann/json.hpp>
 

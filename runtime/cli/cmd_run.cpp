@@ -1,8 +1,8 @@
 // run: create + start; in the foreground, wait for the container's init,
 // forwarding signals to it, then delete the container and exit with its status.
+#include "base/error.hpp"
 #include "commands.hpp"
 #include "create_flags.hpp"
-#include "error.hpp"
 #include "terminal_proxy.hpp"
 #include "wait_process.hpp"
 

@@ -1,11 +1,11 @@
 // update: new cgroup limits for a container, from `--resources FILE|-`
 // (linux.resources JSON) or, as in runc only without it, from flags.
+#include "base/error.hpp"
+#include "base/files.hpp"
 #include "commands.hpp"
-#include "container.hpp"
-#include "error.hpp"
-#include "files.hpp"
+#include "container/container.hpp"
+#include "oci/spec_parse.hpp"
 #include "options.hpp"
-#include "spec_parse.hpp"
 #include "usage_error.hpp"
 
 #include <algorithm>

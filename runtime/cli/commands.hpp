@@ -1,7 +1,7 @@
 // One function per subcommand: parse its options, make one library call.
 #pragma once
 
-#include "runtime_options.hpp"
+#include "base/runtime_options.hpp"
 
 #include <string>
 #include <vector>

@@ -1,7 +1,7 @@
 // The options create and run share.
 #pragma once
 
-#include "container.hpp"
+#include "container/container.hpp"
 #include "options.hpp"
 
 #include <vector>

@@ -1,7 +1,7 @@
 // cerberus: global options, then a table dispatch to the subcommand.
+#include "base/error.hpp"
+#include "base/log.hpp"
 #include "commands.hpp"
-#include "error.hpp"
-#include "log.hpp"
 #include "options.hpp"
 #include "usage_error.hpp"
 

@@ -1,6 +1,6 @@
 #include "options.hpp"
 
-#include "error.hpp"
+#include "base/error.hpp"
 #include "usage_error.hpp"
 
 namespace cerberus::cli {

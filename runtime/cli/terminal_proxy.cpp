@@ -1,7 +1,7 @@
 #include "terminal_proxy.hpp"
 
-#include "console.hpp"
-#include "error.hpp"
+#include "base/error.hpp"
+#include "process/console.hpp"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -3,7 +3,7 @@
 // copies between it and its own stdin/stdout until the process exits.
 #pragma once
 
-#include "fd.hpp"
+#include "base/fd.hpp"
 
 #include <sys/types.h>
 

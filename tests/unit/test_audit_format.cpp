@@ -1,4 +1,4 @@
-#include "audit_format.hpp"
+#include "audit/audit_format.hpp"
 
 #include <doctest/doctest.h>
 

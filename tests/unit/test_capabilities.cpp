@@ -1,9 +1,9 @@
 // Identity and capabilities are applied in forked children, which send their
 // /proc/self/status back through a pipe.
-#include "capabilities.hpp"
-#include "error.hpp"
-#include "fd.hpp"
-#include "user.hpp"
+#include "base/error.hpp"
+#include "base/fd.hpp"
+#include "process/capabilities.hpp"
+#include "process/user.hpp"
 
 #include <doctest/doctest.h>
 #include <fcntl.h>

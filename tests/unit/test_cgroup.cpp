@@ -1,9 +1,9 @@
 // Cgroup against a temporary directory standing in for the cgroup roots:
 // which directories are made and which files written, on both host layouts.
-#include "cgroup.hpp"
-#include "cgroup_files.hpp"
-#include "device_filter.hpp"
-#include "error.hpp"
+#include "base/error.hpp"
+#include "cgroup/cgroup.hpp"
+#include "cgroup/cgroup_files.hpp"
+#include "cgroup/device_filter.hpp"
 
 #include <doctest/doctest.h>
 

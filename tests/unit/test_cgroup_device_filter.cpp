@@ -1,7 +1,7 @@
 // The device filter program, run through a small interpreter of the few
 // instructions it uses; loading it in the kernel is in test_cgroup_host.cpp.
-#include "device_filter.hpp"
-#include "error.hpp"
+#include "base/error.hpp"
+#include "cgroup/device_filter.hpp"
 
 #include <doctest/doctest.h>
 

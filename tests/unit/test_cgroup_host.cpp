@@ -1,9 +1,9 @@
 // Cgroups on this host's kernel: a real pids limit, freezing, killing, the
 // device filter program, and removal. Each test cleans up what it made.
-#include "cgroup.hpp"
-#include "cgroup_files.hpp"
-#include "device_filter.hpp"
-#include "error.hpp"
+#include "base/error.hpp"
+#include "cgroup/cgroup.hpp"
+#include "cgroup/cgroup_files.hpp"
+#include "cgroup/device_filter.hpp"
 
 #include <doctest/doctest.h>
 

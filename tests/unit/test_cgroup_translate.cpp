@@ -1,8 +1,8 @@
 // spec::Resources to cgroup v2 and v1 control files; cgroupsPath; mountinfo.
-#include "cgroup_mounts.hpp"
-#include "cgroup_path.hpp"
-#include "cgroup_translate.hpp"
-#include "error.hpp"
+#include "base/error.hpp"
+#include "cgroup/cgroup_mounts.hpp"
+#include "cgroup/cgroup_path.hpp"
+#include "cgroup/cgroup_translate.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,5 +1,5 @@
 // The JSON that `events` prints: runc's field names and order, which engines parse.
-#include "events.hpp"
+#include "container/events.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,5 +1,5 @@
-#include "error.hpp"
-#include "policy.hpp"
+#include "base/error.hpp"
+#include "policy/policy.hpp"
 
 #include <doctest/doctest.h>
 

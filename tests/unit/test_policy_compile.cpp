@@ -1,5 +1,5 @@
-#include "error.hpp"
-#include "policy_compile.hpp"
+#include "base/error.hpp"
+#include "policy/policy_compile.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,5 +1,5 @@
-#include "policy_compile.hpp"
-#include "policy_keys.hpp"
+#include "policy/policy_compile.hpp"
+#include "policy/policy_keys.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,8 +1,8 @@
 // Filters are compiled here and installed in forked children, which report
 // back through their exit status.
-#include "error.hpp"
-#include "fd.hpp"
-#include "seccomp.hpp"
+#include "base/error.hpp"
+#include "base/fd.hpp"
+#include "seccomp/seccomp.hpp"
 
 #include <doctest/doctest.h>
 #include <fcntl.h>

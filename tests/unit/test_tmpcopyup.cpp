@@ -1,9 +1,9 @@
 // The tmpcopyup mount option: parsed apart from the tmpfs data, and the
 // copy of a hidden directory's tree (done here between two plain directories).
-#include "error.hpp"
-#include "fd.hpp"
-#include "mounts.hpp"
-#include "tmpcopyup.hpp"
+#include "base/error.hpp"
+#include "base/fd.hpp"
+#include "rootfs/mounts.hpp"
+#include "rootfs/tmpcopyup.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,9 +1,9 @@
-#include "audit.hpp"
+#include "audit/audit.hpp"
 
+#include "base/error.hpp"
+#include "base/fd.hpp"
+#include "base/files.hpp"
 #include "cerberus_policy.h"
-#include "error.hpp"
-#include "fd.hpp"
-#include "files.hpp"
 
 #include <bpf/bpf.h>
 #include <fcntl.h>

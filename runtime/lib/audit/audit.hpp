@@ -7,7 +7,7 @@
 // Enforcement never depends on any of this.
 #pragma once
 
-#include "runtime_options.hpp"
+#include "base/runtime_options.hpp"
 
 #include <cstdint>
 #include <optional>

@@ -1,10 +1,10 @@
-#include "audit_collector.hpp"
+#include "audit/audit_collector.hpp"
 
-#include "audit.hpp"
-#include "audit_format.hpp"
-#include "error.hpp"
-#include "fd.hpp"
-#include "files.hpp"
+#include "audit/audit.hpp"
+#include "audit/audit_format.hpp"
+#include "base/error.hpp"
+#include "base/fd.hpp"
+#include "base/files.hpp"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>

@@ -1,6 +1,6 @@
-#include "audit_format.hpp"
+#include "audit/audit_format.hpp"
 
-#include "capabilities.hpp"
+#include "process/capabilities.hpp"
 
 #include <arpa/inet.h>
 #include <sys/socket.h>

@@ -1,8 +1,8 @@
-#include "audit_trail.hpp"
+#include "audit/audit_trail.hpp"
 
-#include "audit_format.hpp"
-#include "error.hpp"
-#include "fd.hpp"
+#include "audit/audit_format.hpp"
+#include "base/error.hpp"
+#include "base/fd.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -1,7 +1,7 @@
-#include "files.hpp"
+#include "base/files.hpp"
 
-#include "error.hpp"
-#include "fd.hpp"
+#include "base/error.hpp"
+#include "base/fd.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

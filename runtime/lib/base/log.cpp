@@ -1,4 +1,4 @@
-#include "log.hpp"
+#include "base/log.hpp"
 
 #include <nlohmann/json.hpp>
 #include <spdlog/sinks/basic_file_sink.h>

@@ -1,11 +1,11 @@
-#include "cgroup.hpp"
+#include "cgroup/cgroup.hpp"
 
-#include "cgroup_files.hpp"
-#include "cgroup_path.hpp"
-#include "cgroup_translate.hpp"
-#include "device_filter.hpp"
-#include "error.hpp"
-#include "fd.hpp"
+#include "base/error.hpp"
+#include "base/fd.hpp"
+#include "cgroup/cgroup_files.hpp"
+#include "cgroup/cgroup_path.hpp"
+#include "cgroup/cgroup_translate.hpp"
+#include "cgroup/device_filter.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -3,10 +3,10 @@
 // re-opened from the saved path by delete, kill, pause, update, ps, events.
 #pragma once
 
-#include "cgroup_mounts.hpp"
-#include "cgroup_stats.hpp"
-#include "fd.hpp"
-#include "spec.hpp"
+#include "base/fd.hpp"
+#include "cgroup/cgroup_mounts.hpp"
+#include "cgroup/cgroup_stats.hpp"
+#include "oci/spec.hpp"
 
 #include <sys/types.h>
 

@@ -1,8 +1,8 @@
-#include "cgroup_files.hpp"
+#include "cgroup/cgroup_files.hpp"
 
-#include "error.hpp"
-#include "files.hpp"
-#include "fd.hpp"
+#include "base/error.hpp"
+#include "base/files.hpp"
+#include "base/fd.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>

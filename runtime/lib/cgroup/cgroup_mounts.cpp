@@ -1,7 +1,7 @@
-#include "cgroup_mounts.hpp"
+#include "cgroup/cgroup_mounts.hpp"
 
-#include "error.hpp"
-#include "files.hpp"
+#include "base/error.hpp"
+#include "base/files.hpp"
 
 #include <algorithm>
 #include <set>

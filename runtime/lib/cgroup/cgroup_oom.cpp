@@ -1,7 +1,7 @@
-#include "cgroup_oom.hpp"
+#include "cgroup/cgroup_oom.hpp"
 
-#include "cgroup_files.hpp"
-#include "error.hpp"
+#include "base/error.hpp"
+#include "cgroup/cgroup_files.hpp"
 
 #include <fcntl.h>
 #include <sys/eventfd.h>

@@ -3,8 +3,8 @@
 // memory.events (v2).
 #pragma once
 
-#include "cgroup.hpp"
-#include "fd.hpp"
+#include "base/fd.hpp"
+#include "cgroup/cgroup.hpp"
 
 #include <cstdint>
 #include <string>

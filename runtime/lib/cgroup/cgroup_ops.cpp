@@ -1,9 +1,9 @@
 // What commands after create do with a container's cgroup: pause/resume,
 // ps, kill --all, events --stats, delete.
-#include "cgroup.hpp"
+#include "cgroup/cgroup.hpp"
 
-#include "cgroup_files.hpp"
-#include "error.hpp"
+#include "base/error.hpp"
+#include "cgroup/cgroup_files.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
-#include "cgroup_path.hpp"
+#include "cgroup/cgroup_path.hpp"
 
-#include "error.hpp"
+#include "base/error.hpp"
 
 #include <algorithm>
 #include <sstream>

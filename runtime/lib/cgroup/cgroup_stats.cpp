@@ -1,6 +1,6 @@
-#include "cgroup_stats.hpp"
+#include "cgroup/cgroup_stats.hpp"
 
-#include "cgroup_files.hpp"
+#include "cgroup/cgroup_files.hpp"
 
 #include <sstream>
 

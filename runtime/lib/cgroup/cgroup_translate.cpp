@@ -1,7 +1,7 @@
-#include "cgroup_translate.hpp"
+#include "cgroup/cgroup_translate.hpp"
 
-#include "device_filter.hpp"
-#include "error.hpp"
+#include "base/error.hpp"
+#include "cgroup/device_filter.hpp"
 
 #include <algorithm>
 

@@ -2,7 +2,7 @@
 // every value is checked here, before the runtime touches the host.
 #pragma once
 
-#include "spec.hpp"
+#include "oci/spec.hpp"
 
 #include <cstdint>
 #include <span>

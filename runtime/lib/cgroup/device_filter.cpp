@@ -1,7 +1,7 @@
-#include "device_filter.hpp"
+#include "cgroup/device_filter.hpp"
 
-#include "error.hpp"
-#include "fd.hpp"
+#include "base/error.hpp"
+#include "base/fd.hpp"
 
 #include <bpf/bpf.h>
 

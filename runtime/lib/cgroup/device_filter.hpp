@@ -2,7 +2,7 @@
 // from the spec's device rules as raw instructions (no compiler needed).
 #pragma once
 
-#include "spec.hpp"
+#include "oci/spec.hpp"
 
 #include <linux/bpf.h>
 

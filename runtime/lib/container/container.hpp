@@ -3,9 +3,9 @@
 // message when the status does not allow it.
 #pragma once
 
-#include "runtime_options.hpp"
-#include "spec.hpp"
-#include "state.hpp"
+#include "base/runtime_options.hpp"
+#include "container/state.hpp"
+#include "oci/spec.hpp"
 
 #include <sys/types.h>
 

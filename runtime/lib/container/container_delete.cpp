@@ -1,10 +1,10 @@
-#include "container.hpp"
+#include "container/container.hpp"
 
-#include "audit.hpp"
-#include "cgroup.hpp"
-#include "error.hpp"
-#include "hooks.hpp"
-#include "policy_setup.hpp"
+#include "audit/audit.hpp"
+#include "base/error.hpp"
+#include "cgroup/cgroup.hpp"
+#include "policy/policy_setup.hpp"
+#include "process/hooks.hpp"
 
 #include <poll.h>
 #include <signal.h>

@@ -1,9 +1,9 @@
-#include "events.hpp"
+#include "container/events.hpp"
 
-#include "cgroup.hpp"
-#include "cgroup_oom.hpp"
-#include "error.hpp"
-#include "state.hpp"
+#include "base/error.hpp"
+#include "cgroup/cgroup.hpp"
+#include "cgroup/cgroup_oom.hpp"
+#include "container/state.hpp"
 
 #include <poll.h>
 #include <sys/syscall.h>

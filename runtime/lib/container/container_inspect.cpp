@@ -1,6 +1,6 @@
-#include "container.hpp"
+#include "container/container.hpp"
 
-#include "error.hpp"
+#include "base/error.hpp"
 
 namespace cerberus::container {
 

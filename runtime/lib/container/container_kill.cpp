@@ -1,7 +1,7 @@
-#include "container.hpp"
+#include "container/container.hpp"
 
-#include "cgroup.hpp"
-#include "error.hpp"
+#include "base/error.hpp"
+#include "cgroup/cgroup.hpp"
 
 #include <signal.h>
 

@@ -1,6 +1,6 @@
-#include "container.hpp"
+#include "container/container.hpp"
 
-#include "cgroup.hpp"
+#include "cgroup/cgroup.hpp"
 
 namespace cerberus::container {
 

@@ -1,7 +1,7 @@
-#include "container.hpp"
+#include "container/container.hpp"
 
-#include "error.hpp"
-#include "hooks.hpp"
+#include "base/error.hpp"
+#include "process/hooks.hpp"
 
 #include <fcntl.h>
 #include <poll.h>

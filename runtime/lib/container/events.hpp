@@ -2,8 +2,8 @@
 // line as runc prints them: {"type":"stats","id":"c1","data":{...}}.
 #pragma once
 
-#include "cgroup_stats.hpp"
-#include "runtime_options.hpp"
+#include "base/runtime_options.hpp"
+#include "cgroup/cgroup_stats.hpp"
 
 #include <nlohmann/json.hpp>
 

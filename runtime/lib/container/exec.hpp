@@ -3,8 +3,8 @@
 // own process settings with the container's seccomp profile.
 #pragma once
 
-#include "runtime_options.hpp"
-#include "spec.hpp"
+#include "base/runtime_options.hpp"
+#include "oci/spec.hpp"
 
 #include <sys/types.h>
 

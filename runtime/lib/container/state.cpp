@@ -1,8 +1,8 @@
-#include "state.hpp"
+#include "container/state.hpp"
 
-#include "error.hpp"
-#include "cgroup.hpp"
-#include "files.hpp"
+#include "base/error.hpp"
+#include "cgroup/cgroup.hpp"
+#include "base/files.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>

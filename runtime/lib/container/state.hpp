@@ -2,7 +2,7 @@
 // and exec.fifo between create and start; one flock per container.
 #pragma once
 
-#include "fd.hpp"
+#include "base/fd.hpp"
 
 #include <sys/types.h>
 

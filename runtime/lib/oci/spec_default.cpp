@@ -1,4 +1,4 @@
-#include "spec_default.hpp"
+#include "oci/spec_default.hpp"
 
 #include <unistd.h>
 

@@ -1,6 +1,6 @@
-#include "spec_parse.hpp"
+#include "oci/spec_parse.hpp"
 
-#include "error.hpp"
+#include "base/error.hpp"
 
 #include <nlohmann/json.hpp>
 

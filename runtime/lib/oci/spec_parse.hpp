@@ -2,7 +2,7 @@
 // offending field, e.g. `process.user.uid: expected an unsigned integer`.
 #pragma once
 
-#include "spec.hpp"
+#include "oci/spec.hpp"
 
 #include <nlohmann/json_fwd.hpp>
 #include <string>

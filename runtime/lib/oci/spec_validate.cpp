@@ -1,8 +1,8 @@
-#include "spec_validate.hpp"
+#include "oci/spec_validate.hpp"
 
-#include "error.hpp"
-#include "namespaces.hpp"
-#include "rlimits.hpp"
+#include "base/error.hpp"
+#include "process/namespaces.hpp"
+#include "process/rlimits.hpp"
 
 #include <sys/stat.h>
 

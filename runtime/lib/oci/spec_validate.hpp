@@ -2,7 +2,7 @@
 // found before the first mkdir or clone.
 #pragma once
 
-#include "spec.hpp"
+#include "oci/spec.hpp"
 
 #include <string>
 

@@ -1,8 +1,8 @@
-#include "bpf_loader.hpp"
+#include "policy/bpf_loader.hpp"
 
+#include "base/error.hpp"
+#include "base/files.hpp"
 #include "cerberus_policy.skel.h"
-#include "error.hpp"
-#include "files.hpp"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>

@@ -4,9 +4,9 @@
 // per-container map entries, added in create and removed in delete.
 #pragma once
 
-#include "fd.hpp"
-#include "policy_compile.hpp"
-#include "policy_keys.hpp"
+#include "base/fd.hpp"
+#include "policy/policy_compile.hpp"
+#include "policy/policy_keys.hpp"
 
 #include <cstdint>
 #include <optional>

@@ -1,7 +1,7 @@
 // Parsing and validation of the policy document.
-#include "policy.hpp"
+#include "policy/policy.hpp"
 
-#include "error.hpp"
+#include "base/error.hpp"
 
 #include <cap-ng.h>
 #include <nlohmann/json.hpp>

@@ -4,7 +4,7 @@
 // applied, then compiled to BPF map entries by policy_compile.
 #pragma once
 
-#include "spec.hpp"
+#include "oci/spec.hpp"
 
 #include <array>
 #include <cstdint>

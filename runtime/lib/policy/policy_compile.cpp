@@ -1,6 +1,6 @@
-#include "policy_compile.hpp"
+#include "policy/policy_compile.hpp"
 
-#include "error.hpp"
+#include "base/error.hpp"
 
 #include <arpa/inet.h>
 

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "cerberus_policy.h"
-#include "policy.hpp"
+#include "policy/policy.hpp"
 
 #include <cstdint>
 #include <string>

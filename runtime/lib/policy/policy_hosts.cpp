@@ -1,7 +1,7 @@
 // allowed_hosts entries: addresses, CIDRs, host names, ports.
-#include "policy.hpp"
+#include "policy/policy.hpp"
 
-#include "error.hpp"
+#include "base/error.hpp"
 
 #include <arpa/inet.h>
 #include <netdb.h>

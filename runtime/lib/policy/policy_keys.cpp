@@ -1,4 +1,4 @@
-#include "policy_keys.hpp"
+#include "policy/policy_keys.hpp"
 
 #include <cstring>
 

@@ -3,7 +3,7 @@
 // time that does not grow with the number of other policed containers.
 #pragma once
 
-#include "policy_compile.hpp"
+#include "policy/policy_compile.hpp"
 
 #include <cstdint>
 #include <optional>

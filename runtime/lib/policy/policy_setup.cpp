@@ -1,9 +1,9 @@
-#include "policy_setup.hpp"
+#include "policy/policy_setup.hpp"
 
-#include "bpf_loader.hpp"
-#include "files.hpp"
-#include "policy_compile.hpp"
-#include "policy_keys.hpp"
+#include "base/files.hpp"
+#include "policy/bpf_loader.hpp"
+#include "policy/policy_compile.hpp"
+#include "policy/policy_keys.hpp"
 
 namespace cerberus::policy_setup {
 

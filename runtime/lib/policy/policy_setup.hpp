@@ -3,9 +3,9 @@
 // the container's cgroup id before its init runs, removed at delete.
 #pragma once
 
-#include "policy.hpp"
-#include "runtime_options.hpp"
-#include "spec.hpp"
+#include "base/runtime_options.hpp"
+#include "oci/spec.hpp"
+#include "policy/policy.hpp"
 
 #include <cstdint>
 #include <optional>

@@ -1,7 +1,7 @@
 // Where a container's policy comes from, and --lock-policy narrowing.
-#include "policy.hpp"
+#include "policy/policy.hpp"
 
-#include "error.hpp"
+#include "base/error.hpp"
 
 #include <algorithm>
 #include <fstream>

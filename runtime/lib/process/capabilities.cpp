@@ -1,7 +1,7 @@
-#include "capabilities.hpp"
+#include "process/capabilities.hpp"
 
-#include "error.hpp"
-#include "fd.hpp"
+#include "base/error.hpp"
+#include "base/fd.hpp"
 
 #include <fcntl.h>
 #include <linux/capability.h>

@@ -3,7 +3,7 @@
 //   drop_bounding_set -> user::apply_user -> apply_capabilities
 #pragma once
 
-#include "spec.hpp"
+#include "oci/spec.hpp"
 
 #include <cstdint>
 #include <string_view>

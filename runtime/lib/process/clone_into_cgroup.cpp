@@ -1,6 +1,6 @@
-#include "clone_into_cgroup.hpp"
+#include "process/clone_into_cgroup.hpp"
 
-#include "error.hpp"
+#include "base/error.hpp"
 
 #include <errno.h>
 #include <linux/sched.h>

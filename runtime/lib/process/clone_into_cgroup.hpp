@@ -4,7 +4,7 @@
 // lock over every thread group on the host.
 #pragma once
 
-#include "cgroup.hpp"
+#include "cgroup/cgroup.hpp"
 
 #include <cstdint>
 #include <sys/types.h>

@@ -1,6 +1,6 @@
-#include "console.hpp"
+#include "process/console.hpp"
 
-#include "error.hpp"
+#include "base/error.hpp"
 
 #include <fcntl.h>
 #include <stdlib.h>

@@ -3,8 +3,8 @@
 // engine through --console-socket (SCM_RIGHTS), as runc does.
 #pragma once
 
-#include "fd.hpp"
-#include "spec.hpp"
+#include "base/fd.hpp"
+#include "oci/spec.hpp"
 
 #include <optional>
 #include <string>

@@ -1,13 +1,13 @@
-#include "container_init.hpp"
+#include "process/container_init.hpp"
 
-#include "console.hpp"
-#include "error.hpp"
-#include "files.hpp"
-#include "hooks.hpp"
-#include "mounts.hpp"
-#include "namespaces.hpp"
-#include "process_launch.hpp"
-#include "rlimits.hpp"
+#include "base/error.hpp"
+#include "base/files.hpp"
+#include "process/console.hpp"
+#include "process/hooks.hpp"
+#include "process/namespaces.hpp"
+#include "process/process_launch.hpp"
+#include "process/rlimits.hpp"
+#include "rootfs/mounts.hpp"
 
 #include <fcntl.h>
 #include <sched.h>

@@ -3,10 +3,10 @@
 // channel, then waits on exec.fifo until `start` and execs the user process.
 #pragma once
 
-#include "capabilities.hpp"
-#include "seccomp.hpp"
-#include "spec.hpp"
-#include "sync_channel.hpp"
+#include "oci/spec.hpp"
+#include "process/capabilities.hpp"
+#include "process/sync_channel.hpp"
+#include "seccomp/seccomp.hpp"
 
 #include <optional>
 #include <string>

@@ -1,7 +1,7 @@
-#include "hooks.hpp"
+#include "process/hooks.hpp"
 
-#include "error.hpp"
-#include "fd.hpp"
+#include "base/error.hpp"
+#include "base/fd.hpp"
 
 #include <fcntl.h>
 #include <poll.h>

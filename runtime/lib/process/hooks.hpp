@@ -2,7 +2,7 @@
 // and env, and an optional timeout after which it is killed.
 #pragma once
 
-#include "spec.hpp"
+#include "oci/spec.hpp"
 
 #include <nlohmann/json_fwd.hpp>
 #include <string>

@@ -1,8 +1,8 @@
-#include "namespaces.hpp"
+#include "process/namespaces.hpp"
 
-#include "error.hpp"
-#include "fd.hpp"
-#include "files.hpp"
+#include "base/error.hpp"
+#include "base/fd.hpp"
+#include "base/files.hpp"
 
 #include <net/if.h>
 #include <sched.h>

@@ -1,7 +1,7 @@
 // Linux namespaces named as in config.json, and the id maps of a new user namespace.
 #pragma once
 
-#include "spec.hpp"
+#include "oci/spec.hpp"
 
 #include <sys/types.h>
 

@@ -1,8 +1,8 @@
-#include "process_launch.hpp"
+#include "process/process_launch.hpp"
 
-#include "console.hpp"
-#include "error.hpp"
-#include "user.hpp"
+#include "base/error.hpp"
+#include "process/console.hpp"
+#include "process/user.hpp"
 
 #include <linux/close_range.h>
 #include <linux/keyctl.h>

@@ -3,9 +3,9 @@
 // process has entered the container.
 #pragma once
 
-#include "capabilities.hpp"
-#include "seccomp.hpp"
-#include "spec.hpp"
+#include "oci/spec.hpp"
+#include "process/capabilities.hpp"
+#include "seccomp/seccomp.hpp"
 
 #include <optional>
 #include <string>

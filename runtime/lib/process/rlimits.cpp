@@ -1,6 +1,6 @@
-#include "rlimits.hpp"
+#include "process/rlimits.hpp"
 
-#include "error.hpp"
+#include "base/error.hpp"
 
 #include <sys/resource.h>
 

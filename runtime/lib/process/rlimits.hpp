@@ -1,7 +1,7 @@
 // process.rlimits: names to RLIMIT_* and applying them in the container's init.
 #pragma once
 
-#include "spec.hpp"
+#include "oci/spec.hpp"
 
 #include <optional>
 #include <string>

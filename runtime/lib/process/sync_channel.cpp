@@ -1,7 +1,7 @@
-#include "sync_channel.hpp"
+#include "process/sync_channel.hpp"
 
-#include "console.hpp"
-#include "error.hpp"
+#include "base/error.hpp"
+#include "process/console.hpp"
 
 #include <sys/socket.h>
 

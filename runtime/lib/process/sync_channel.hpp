@@ -2,7 +2,7 @@
 // init (child) over a SOCK_SEQPACKET pair: one send is one message.
 #pragma once
 
-#include "fd.hpp"
+#include "base/fd.hpp"
 
 #include <cstdint>
 #include <string>

@@ -1,7 +1,7 @@
-#include "user.hpp"
+#include "process/user.hpp"
 
-#include "error.hpp"
-#include "fd.hpp"
+#include "base/error.hpp"
+#include "base/fd.hpp"
 
 #include <fcntl.h>
 #include <sys/prctl.h>

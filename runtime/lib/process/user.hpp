@@ -1,7 +1,7 @@
 // The container process's identity: groups, gid, uid and umask.
 #pragma once
 
-#include "spec.hpp"
+#include "oci/spec.hpp"
 
 namespace cerberus::user {
 

@@ -1,9 +1,9 @@
-#include "devices.hpp"
+#include "rootfs/devices.hpp"
 
-#include "error.hpp"
-#include "fd.hpp"
-#include "files.hpp"
-#include "mounts.hpp"
+#include "base/error.hpp"
+#include "base/fd.hpp"
+#include "base/files.hpp"
+#include "rootfs/mounts.hpp"
 
 #include <fcntl.h>
 #include <sys/mount.h>

@@ -2,7 +2,7 @@
 // (null, zero, full, tty, random, urandom) plus linux.devices.
 #pragma once
 
-#include "spec.hpp"
+#include "oci/spec.hpp"
 
 #include <string>
 #include <vector>

@@ -1,10 +1,10 @@
-#include "mounts.hpp"
+#include "rootfs/mounts.hpp"
 
-#include "devices.hpp"
-#include "error.hpp"
-#include "fd.hpp"
-#include "files.hpp"
-#include "tmpcopyup.hpp"
+#include "base/error.hpp"
+#include "base/fd.hpp"
+#include "base/files.hpp"
+#include "rootfs/devices.hpp"
+#include "rootfs/tmpcopyup.hpp"
 
 #include <fcntl.h>
 #include <sys/mount.h>

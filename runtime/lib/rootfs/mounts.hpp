@@ -3,7 +3,7 @@
 // masked and read-only paths.
 #pragma once
 
-#include "spec.hpp"
+#include "oci/spec.hpp"
 
 #include <sys/types.h>
 

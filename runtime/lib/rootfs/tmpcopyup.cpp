@@ -1,7 +1,7 @@
-#include "tmpcopyup.hpp"
+#include "rootfs/tmpcopyup.hpp"
 
-#include "error.hpp"
-#include "fd.hpp"
+#include "base/error.hpp"
+#include "base/fd.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>

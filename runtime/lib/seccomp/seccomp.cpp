@@ -1,7 +1,7 @@
-#include "seccomp.hpp"
+#include "seccomp/seccomp.hpp"
 
-#include "error.hpp"
-#include "fd.hpp"
+#include "base/error.hpp"
+#include "base/fd.hpp"
 
 #include <linux/seccomp.h>
 #include <seccomp.h>

@@ -3,7 +3,7 @@
 // with one seccomp(2) call.
 #pragma once
 
-#include "spec.hpp"
+#include "oci/spec.hpp"
 
 #include <linux/filter.h>
 

@@ -1,10 +1,10 @@
 // Compiling a Docker-sized profile for three architectures costs libseccomp
 // about 9 ms, most of a create; the exported program only depends on the
 // profile, the library and the kernel, so it is kept on disk and reused.
-#include "seccomp.hpp"
+#include "seccomp/seccomp.hpp"
 
-#include "error.hpp"
-#include "fd.hpp"
+#include "base/error.hpp"
+#include "base/fd.hpp"
 
 #include <fcntl.h>
 #include <seccomp.h>

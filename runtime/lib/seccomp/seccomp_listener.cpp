@@ -1,9 +1,9 @@
 // Hands the seccomp notification fd to the agent at linux.seccomp.listenerPath,
 // with the runtime-spec "containerProcessState" message.
-#include "seccomp.hpp"
+#include "seccomp/seccomp.hpp"
 
-#include "error.hpp"
-#include "fd.hpp"
+#include "base/error.hpp"
+#include "base/fd.hpp"
 
 #include <nlohmann/json.hpp>
 #include <sys/socket.h>
