@@ -3,7 +3,7 @@
 #include "base/error.hpp"
 #include "base/fd.hpp"
 #include "base/files.hpp"
-#include "rootfs/mounts.hpp"
+#include "rootfs/paths.hpp"
 
 #include <fcntl.h>
 #include <sys/mount.h>
@@ -38,7 +38,7 @@ mode_t type_bits(const std::string& type)
 
 void create_one(const std::string& rootfs, const spec::Device& d, bool in_user_namespace)
 {
-    std::string target = mounts::secure_join(rootfs, d.path);
+    std::string target = paths::secure_join(rootfs, d.path);
     files::make_dirs(target.substr(0, target.rfind('/')));
     if (in_user_namespace) {
         UniqueFd fd(::open(target.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644));

@@ -22,10 +22,6 @@ struct MountFlags {
 // Splits config.json mount options into flags, propagation and data.
 MountFlags parse_options(const std::vector<std::string>& options);
 
-// rootfs + path, with every symlink resolved as if rootfs were "/", so a
-// malicious rootfs cannot point a mount outside itself.
-std::string secure_join(const std::string& rootfs, const std::string& path);
-
 struct RootfsContext {
     const spec::Spec& spec;
     std::string rootfs;   // absolute host path of the rootfs
