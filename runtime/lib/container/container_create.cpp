@@ -5,6 +5,7 @@
 #include "base/files.hpp"
 #include "cgroup/cgroup.hpp"
 #include "cgroup/device_filter.hpp"
+#include "oci/spec_names.hpp"
 #include "oci/spec_parse.hpp"
 #include "oci/spec_validate.hpp"
 #include "policy/policy_setup.hpp"
@@ -75,12 +76,12 @@ public:
         for (const auto& ns : namespaces::joined_in_order(linux)) {
             if (ns.type != "pid" && ns.type != "time")
                 continue;
-            std::string own = "/proc/self/ns/" + namespaces::proc_name_of(ns.type) + "_for_children";
+            std::string own = "/proc/self/ns/" + spec::namespace_proc_name(ns.type) + "_for_children";
             UniqueFd original(::open(own.c_str(), O_RDONLY | O_CLOEXEC));
             UniqueFd target(::open(ns.path.c_str(), O_RDONLY | O_CLOEXEC));
             if (!original || !target)
                 throw_errno("open namespace " + ns.path);
-            int flag = *namespaces::clone_flag_of(ns.type);
+            int flag = *spec::namespace_clone_flag(ns.type);
             if (::setns(target.get(), flag) != 0)
                 throw_errno("setns " + ns.type + " " + ns.path);
             restore_.push_back({std::move(original), flag});

@@ -4,6 +4,7 @@
 #include "base/files.hpp"
 #include "cgroup/cgroup.hpp"
 #include "container/state.hpp"
+#include "oci/spec_names.hpp"
 #include "oci/spec_parse.hpp"
 #include "process/capabilities.hpp"
 #include "process/clone_into_cgroup.hpp"
@@ -59,7 +60,7 @@ void open_namespaces(pid_t init, std::vector<NamespaceFd>& own, std::vector<Name
 {
     spec::Linux differing;
     for (const char* type : {"user", "mount", "network", "ipc", "uts", "cgroup", "pid", "time"}) {
-        std::string name = namespaces::proc_name_of(type);
+        std::string name = spec::namespace_proc_name(type);
         std::string path = "/proc/" + std::to_string(init) + "/ns/" + name;
         if (!files::exists(path) || same_namespace(path, "/proc/self/ns/" + name))
             continue;
@@ -70,7 +71,7 @@ void open_namespaces(pid_t init, std::vector<NamespaceFd>& own, std::vector<Name
         if (!fd)
             throw_errno("open namespace " + ns.path);
         bool children_only = ns.type == "pid" || ns.type == "time";
-        (children_only ? for_children : own).push_back({std::move(fd), *namespaces::clone_flag_of(ns.type), ns.path});
+        (children_only ? for_children : own).push_back({std::move(fd), *spec::namespace_clone_flag(ns.type), ns.path});
     }
 }
 

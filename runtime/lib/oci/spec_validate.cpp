@@ -1,8 +1,7 @@
 #include "oci/spec_validate.hpp"
 
 #include "base/error.hpp"
-#include "process/namespaces.hpp"
-#include "process/rlimits.hpp"
+#include "oci/spec_names.hpp"
 
 #include <sys/stat.h>
 
@@ -31,7 +30,7 @@ void validate_process(const Process& p)
     for (size_t i = 0; i < p.rlimits.size(); ++i) {
         const auto& r = p.rlimits[i];
         std::string field = "process.rlimits[" + std::to_string(i) + "]";
-        if (!rlimits::resource_of(r.type))
+        if (!rlimit_resource(r.type))
             invalid(field + ".type", "unknown rlimit \"" + r.type + "\"");
         if (!seen.insert(r.type).second)
             invalid(field + ".type", "duplicate rlimit \"" + r.type + "\"");
@@ -47,7 +46,7 @@ void validate_namespaces(const Spec& spec)
     for (size_t i = 0; i < l.namespaces.size(); ++i) {
         const auto& ns = l.namespaces[i];
         std::string field = "linux.namespaces[" + std::to_string(i) + "]";
-        if (!namespaces::clone_flag_of(ns.type))
+        if (!namespace_clone_flag(ns.type))
             invalid(field + ".type", "unknown namespace \"" + ns.type + "\"");
         if (!seen.insert(ns.type).second)
             invalid(field + ".type", "duplicate namespace \"" + ns.type + "\"");

@@ -2,6 +2,7 @@
 
 #include "base/error.hpp"
 #include "base/files.hpp"
+#include "oci/spec_names.hpp"
 #include "process/console.hpp"
 #include "process/hooks.hpp"
 #include "process/namespaces.hpp"
@@ -28,7 +29,7 @@ void join_namespaces(const spec::Linux& linux)
         UniqueFd fd(::open(ns.path.c_str(), O_RDONLY | O_CLOEXEC));
         if (!fd)
             throw_errno("open namespace " + ns.path);
-        if (::setns(fd.get(), *namespaces::clone_flag_of(ns.type)) != 0)
+        if (::setns(fd.get(), *spec::namespace_clone_flag(ns.type)) != 0)
             throw_errno("setns " + ns.type + " " + ns.path);
     }
 }

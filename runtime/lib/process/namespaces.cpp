@@ -3,6 +3,7 @@
 #include "base/error.hpp"
 #include "base/fd.hpp"
 #include "base/files.hpp"
+#include "oci/spec_names.hpp"
 
 #include <net/if.h>
 #include <sched.h>
@@ -15,30 +16,6 @@
 namespace cerberus::namespaces {
 namespace {
 
-struct NamespaceKind {
-    const char* type;
-    const char* proc_name;
-    int flag;
-};
-
-#ifndef CLONE_NEWTIME
-#define CLONE_NEWTIME 0x00000080
-#endif
-
-constexpr NamespaceKind kinds[] = {
-    {"user", "user", CLONE_NEWUSER},   {"mount", "mnt", CLONE_NEWNS},   {"network", "net", CLONE_NEWNET},
-    {"ipc", "ipc", CLONE_NEWIPC},      {"uts", "uts", CLONE_NEWUTS},    {"cgroup", "cgroup", CLONE_NEWCGROUP},
-    {"pid", "pid", CLONE_NEWPID},      {"time", "time", CLONE_NEWTIME},
-};
-
-const NamespaceKind* find(const std::string& type)
-{
-    for (const auto& k : kinds)
-        if (type == k.type)
-            return &k;
-    return nullptr;
-}
-
 std::string format_map(const std::vector<spec::IdMapping>& mappings)
 {
     std::string text;
@@ -49,31 +26,19 @@ std::string format_map(const std::vector<spec::IdMapping>& mappings)
 
 } // namespace
 
-std::optional<int> clone_flag_of(const std::string& type)
-{
-    const NamespaceKind* k = find(type);
-    return k ? std::optional<int>(k->flag) : std::nullopt;
-}
-
-std::string proc_name_of(const std::string& type)
-{
-    const NamespaceKind* k = find(type);
-    return k ? k->proc_name : type;
-}
-
 int new_namespace_flags(const spec::Linux& linux)
 {
     int flags = 0;
     for (const auto& ns : linux.namespaces)
         if (ns.path.empty())
-            flags |= *clone_flag_of(ns.type);
+            flags |= *spec::namespace_clone_flag(ns.type);
     return flags;
 }
 
 std::vector<spec::Namespace> joined_in_order(const spec::Linux& linux)
 {
     std::vector<spec::Namespace> joined;
-    for (const auto& k : kinds) // the table is in joining order
+    for (const auto& k : spec::namespace_kinds()) // in joining order
         for (const auto& ns : linux.namespaces)
             if (ns.type == k.type && !ns.path.empty())
                 joined.push_back(ns);

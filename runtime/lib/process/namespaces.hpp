@@ -1,21 +1,14 @@
-// Linux namespaces named as in config.json, and the id maps of a new user namespace.
+// Creating, joining and setting up Linux namespaces (their names: oci/spec_names.hpp),
+// and the id maps of a new user namespace.
 #pragma once
 
 #include "oci/spec.hpp"
 
 #include <sys/types.h>
 
-#include <optional>
-#include <string>
 #include <vector>
 
 namespace cerberus::namespaces {
-
-// CLONE_NEW* flag of a namespace type ("network" → CLONE_NEWNET).
-std::optional<int> clone_flag_of(const std::string& type);
-
-// /proc/<pid>/ns/<name> entry name of a namespace type ("network" → "net").
-std::string proc_name_of(const std::string& type);
 
 // Flags of the namespaces the spec asks to create (those without a path).
 int new_namespace_flags(const spec::Linux& linux);

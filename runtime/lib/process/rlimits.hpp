@@ -1,15 +1,11 @@
-// process.rlimits: names to RLIMIT_* and applying them in the container's init.
+// process.rlimits, applied in the container's init (their names: oci/spec_names.hpp).
 #pragma once
 
 #include "oci/spec.hpp"
 
-#include <optional>
-#include <string>
 #include <vector>
 
 namespace cerberus::rlimits {
-
-std::optional<int> resource_of(const std::string& name);
 
 void apply(const std::vector<spec::Rlimit>& limits);
 
