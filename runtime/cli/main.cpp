@@ -1,8 +1,10 @@
 // cerberus: global options, then a table dispatch to the subcommand.
 #include "base/error.hpp"
+#include "base/files.hpp"
 #include "base/log.hpp"
 #include "commands.hpp"
 #include "options.hpp"
+#include "process/sealed_exe.hpp"
 #include "usage_error.hpp"
 
 #include <spdlog/spdlog.h>
@@ -18,20 +20,21 @@ struct Command {
     const char* name;
     int (*run)(const RuntimeOptions&, const cli::Args&);
     const char* summary;
-    bool hidden = false; // run by the runtime itself, left out of the usage
+    bool hidden = false;            // run by the runtime itself, left out of the usage
+    bool enters_container = false;  // puts a process of ours into a container (see sealed_exe.hpp)
 };
 
 constexpr Command commands[] = {
-    {"create", cli::cmd_create, "create a container"},
+    {"create", cli::cmd_create, "create a container", false, true},
     {"start", cli::cmd_start, "start a created container"},
-    {"run", cli::cmd_run, "create and start a container"},
+    {"run", cli::cmd_run, "create and start a container", false, true},
     {"state", cli::cmd_state, "print the state of a container"},
     {"kill", cli::cmd_kill, "send a signal to a container"},
     {"delete", cli::cmd_delete, "delete a container"},
     {"list", cli::cmd_list, "list containers"},
     {"spec", cli::cmd_spec, "write a new config.json"},
     {"features", cli::cmd_features, "print the features the runtime supports"},
-    {"exec", cli::cmd_exec, "run a new process inside a container"},
+    {"exec", cli::cmd_exec, "run a new process inside a container", false, true},
     {"ps", cli::cmd_ps, "list the processes of a container"},
     {"pause", cli::cmd_pause, "freeze every process of a container"},
     {"resume", cli::cmd_resume, "thaw a paused container"},
@@ -47,6 +50,14 @@ const std::vector<cli::OptionSpec> global_options = {
     {"audit-dir", 0, true},
     {"criu", 0, true},          {"version", 'v', false},    {"help", 'h', false},
 };
+
+const Command* find_command(const std::string& name)
+{
+    for (const auto& c : commands)
+        if (name == c.name)
+            return &c;
+    return nullptr;
+}
 
 void print_usage()
 {
@@ -80,6 +91,15 @@ int main(int argc, char** argv)
         std::string format = global.get("log-format", "text");
         if (format != "text" && format != "json")
             throw cli::UsageError("--log-format: expected text or json, got \"" + format + "\"");
+        RuntimeOptions rt;
+        rt.root = global.get("root", rt.root);
+        const Command* command = global.positional.empty() ? nullptr : find_command(global.positional[0]);
+        if (command && command->enters_container) {
+            // Before anything else is opened: the re-executed process starts over.
+            files::make_dirs(rt.root, 0711);
+            sealed_exe::reexec_sealed(argv, rt.root);
+            sealed_exe::stop_being_dumpable();
+        }
         logging_to_file = global.has("log");
         log::init(global.get("log"), format == "json" ? log::Format::json : log::Format::text, global.flag("debug"));
         if (global.flag("version")) {
@@ -90,19 +110,14 @@ int main(int argc, char** argv)
             print_usage();
             return global.positional.empty() && !global.flag("help") ? 1 : 0;
         }
-        RuntimeOptions rt;
-        rt.root = global.get("root", rt.root);
         rt.systemd_cgroup = global.flag("systemd-cgroup");
         rt.default_policy = global.get("default-policy");
         rt.lock_policy = global.flag("lock-policy");
         rt.policy_dir = global.get("policy-dir", rt.policy_dir);
         rt.audit_dir = global.get("audit-dir", rt.audit_dir);
-        const std::string& name = global.positional[0];
-        cli::Args rest(global.positional.begin() + 1, global.positional.end());
-        for (const auto& c : commands)
-            if (name == c.name)
-                return c.run(rt, rest);
-        throw cli::UsageError("no such command: " + name);
+        if (!command)
+            throw cli::UsageError("no such command: " + global.positional[0]);
+        return command->run(rt, cli::Args(global.positional.begin() + 1, global.positional.end()));
     } catch (const cli::UsageError& e) {
         report_error(e.what());
     } catch (const Error& e) {

@@ -74,11 +74,7 @@ bool take_identity(const spec::Process& process, const capabilities::CapabilityS
         }
     }
     capabilities::drop_bounding_set(caps);
-    user::apply_user(process.user);
-    // The uid change made us non-dumpable, which would deny the init's reopen
-    // of exec.fifo through /proc/self/fd; execve sets the flag anew anyway.
-    if (::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) != 0)
-        throw_errno("prctl PR_SET_DUMPABLE");
+    user::apply_user(process.user); // we stay non-dumpable (sealed_exe.hpp) until execve
     capabilities::apply_capabilities(caps);
     if (process.no_new_privileges && ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
         throw_errno("prctl PR_SET_NO_NEW_PRIVS");
