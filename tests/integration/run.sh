@@ -4,7 +4,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:-$here/../../build}" && pwd)
 shift || true
-export CERBERUS="$build/cerberus" PROBE="$build/cerberus-probe" RECVTTY="$build/cerberus-recvtty"
+export CERBERUS="$build/cerberus" PROBE="$build/cerberus-probe" RECVTTY="$build/cerberus-recvtty" \
+    EXE_ATTACK="$build/cerberus-exe-attack"
 [ -x "$CERBERUS" ] || { echo "no cerberus binary in $build: run make first" >&2; exit 1; }
 if [ $# -gt 0 ]; then
     exec bats "$@"

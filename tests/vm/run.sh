@@ -156,6 +156,9 @@ build_initramfs() {
             install_file "$root" "$probe" /usr/local/bin/cerberus-probe
             install_file "$root/rootfs" "$probe" /bin/cerberus-probe
         fi
+        # The attacker of the runtime's own binary, and the scenarios it plays (tests/security/).
+        [[ ! -x "$build_dir/cerberus-exe-attack" ]] ||
+            install_file "$root" "$build_dir/cerberus-exe-attack" /usr/local/bin/cerberus-exe-attack
         # Dynamically linked, for the loader tests: with its libraries in the VM, not in /rootfs.
         [[ ! -x "$build_dir/cerberus-dynprobe" ]] ||
             install_file "$root" "$build_dir/cerberus-dynprobe" /usr/local/bin/cerberus-dynprobe
@@ -168,6 +171,7 @@ build_initramfs() {
     done
 
     install -m 0644 "$here/lib.sh" "$root/vm/lib.sh"
+    cp -a "$repo/tests/security" "$root/vm/security"
     install -m 0755 "$here/init.sh" "$root/init"
     # The whole directory of the selected cases goes in, so cases can ship fixtures beside them.
     for name in "${cases[@]}"; do
