@@ -72,6 +72,7 @@ print_report() {
     step_row "  start" start
     step_row "  delete (stopped)" delete
     step_row "  state" state
+    step_row "exec /bin/true in a container" exec
     row "peak RSS of run" MB 1 "$(list_stats 1024 "$work/rss.cerberus")" "$(list_stats 1024 "$work/rss.crun")" \
         "$(list_stats 1024 "$work/rss.runc")" "$(list_stats 1024 "$work/rss.floor")"
     if [ -z "$policy_error" ]; then

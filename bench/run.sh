@@ -208,6 +208,21 @@ alternate start none "$per_round" created "@RT@ start @ID@"
 alternate delete none "$per_round" stopped "@RT@ delete --force @ID@"
 alternate state none "$per_round" created "@RT@ state @ID@"
 
+echo "bench: exec /bin/true into a running container" >&2
+exec_bundle=$work/bundle-exec
+mkdir -p "$exec_bundle"
+config_with "/$prefix/exec" '.process.args = ["/bin/sh", "-c", "read x"]' >"$exec_bundle/config.json"
+for name in "${runtimes[@]}"; do
+    echo cb-exec >>"$work/ids.$name"
+    ${rt[$name]} run -d --bundle "$exec_bundle" cb-exec </dev/null >/dev/null
+done
+for ((round = 0; round < rounds; round++)); do
+    for name in $(order "$round"); do
+        timed exec "$name" none "$per_round" "" "${rt[$name]} exec cb-exec /bin/true"
+    done
+done
+for name in "${runtimes[@]}"; do ${rt[$name]} delete --force cb-exec >/dev/null; done
+
 echo "bench: peak RSS" >&2
 rss_rounds=$((runs < 10 ? runs : 10))
 for ((round = 0; round < rss_rounds; round++)); do
