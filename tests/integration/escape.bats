@@ -27,6 +27,10 @@ scenario() {
     scenario exec-trap-symlink
 }
 
+@test "escape: the same with the sealed memfd copy (state root inside the binary's directory)" {
+    scenario exec-trap-memfd
+}
+
 @test "escape: run of a container whose init execs the trap, in the agent's pid namespace" {
     scenario run-trap
 }

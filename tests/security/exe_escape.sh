@@ -6,7 +6,9 @@
 # process that is still setting up and opens its /proc/PID/mem, exe, fd and environ.
 #
 # Usage: exe_escape.sh SCENARIO RUNTIME ATTACKER WORKDIR [POLICY_JSON]
-#   SCENARIO  exec-trap | exec-trap-symlink | run-trap | exec-setup | init-setup | control-copy
+#   SCENARIO  exec-trap | exec-trap-symlink | exec-trap-memfd | run-trap | exec-setup | init-setup |
+#             control-copy (exec-trap-memfd keeps the state root inside the binary's directory, where
+#             overlayfs refuses the layers and the runtime falls back to a sealed memfd copy)
 #   RUNTIME   the cerberus binary; the attack targets a copy of it in WORKDIR (the "host binary")
 #   ATTACKER  the static cerberus-exe-attack helper
 # Prints one line per check, "ESCAPE ok SCENARIO: CHECK" or "ESCAPE fail SCENARIO: CHECK: DETAIL", and
@@ -17,6 +19,7 @@ scenario=$1 runtime_src=$2 attacker=$3 work=$4 policy=${5:-}
 rt="$work/hostbin/cerberus"
 busybox=$(for b in /bin/busybox /usr/bin/busybox; do [ -x "$b" ] && echo "$b" && break; done)
 root="$work/state"
+[ "$scenario" != exec-trap-memfd ] || root="$work/hostbin/state"
 marker="$work/payload-ran"
 failed=0
 ids=""
@@ -93,8 +96,15 @@ judge_trap() {
     "$rt" --version >/dev/null 2>&1 # the operator's next command runs whatever the file now holds
     check "agent held the runtime's binary (control)" "$(cat "$report" 2>&1)" \
         grep -q "^held exe: pid=[0-9]* size=$size\$" "$report"
+    if [ "$scenario" = exec-trap-memfd ]; then
+        check "the runtime ran from its sealed memfd copy" "$(grep '^exe link:' "$report")" \
+            grep -q '^exe link: /memfd:cerberus-sealed' "$report"
+    else
+        check "the runtime ran from its read-only overlayfs" "$(grep '^exe link:' "$report")" \
+            grep -qx "exe link: /cerberus" "$report"
+    fi
     check "agent could not write it" "$(cat "$report" 2>&1)" \
-        sh -c "grep -q '^write exe: errno=' '$report' && ! grep -q ': ok\$' '$report'"
+        sh -c "grep -q '^write exe: .*errno=' '$report' && ! grep -q ': ok\$' '$report'"
     check "host binary unchanged" "sha256 $sum_before -> $(sha256sum "$rt")" \
         [ "$(sha256sum <"$rt")" = "$sum_before" ]
     check "payload never ran on the host" "$marker exists" [ ! -e "$marker" ]
@@ -120,7 +130,7 @@ size=$(wc -c <"$rt" | tr -d ' ')
 payload="touch $marker"
 
 case "$scenario" in
-exec-trap | exec-trap-symlink)
+exec-trap | exec-trap-symlink | exec-trap-memfd)
     interp=/proc/self/exe
     link=""
     if [ "$scenario" = exec-trap-symlink ]; then

@@ -22,7 +22,7 @@ run_scenarios() {
     done
 }
 
-all="control-copy exec-trap exec-trap-symlink run-trap exec-setup init-setup"
+all="control-copy exec-trap exec-trap-symlink exec-trap-memfd run-trap exec-setup init-setup"
 run_scenarios no-policy "" $all
 run_scenarios network-policy '{"allowed_hosts": ["192.0.2.1:443"]}' $all
 run_scenarios bins-policy '{"allowed_bins": ["/bin/busybox", "/bin/sh", "/bin/exe-attack", "/bin/true", "/tmp/t", "/workspace/runtime-copy"]}' $all
