@@ -211,7 +211,7 @@ alternate state none "$per_round" created "@RT@ state @ID@"
 echo "bench: exec /bin/true into a running container" >&2
 exec_bundle=$work/bundle-exec
 mkdir -p "$exec_bundle"
-config_with "/$prefix/exec" '.process.args = ["/bin/sh", "-c", "read x"]' >"$exec_bundle/config.json"
+config_with "/$prefix/exec" '.process.args = ["/bin/busybox", "sleep", "600"]' >"$exec_bundle/config.json"
 for name in "${runtimes[@]}"; do
     echo cb-exec >>"$work/ids.$name"
     ${rt[$name]} run -d --bundle "$exec_bundle" cb-exec </dev/null >/dev/null

@@ -223,55 +223,60 @@ static int still_named(pid_t pid, const char* comm)
 
 /* Tries every entry again and again while the process still runs under that
  * name (the runtime's code), and reports for each whether it ever opened. */
-static void try_all(const char* label, pid_t pid, const char* comm, double deadline)
+/* Tries every entry again and again while the process still runs under that
+ * name (the runtime's code), and reports for each whether it ever opened.
+ * Returns how many rounds counted: none when the process moved on first. */
+static long try_all(const char* label, pid_t pid, const char* comm, double deadline)
 {
-    int result[entry_count];
+    int result[entry_count], round[entry_count];
     long tries = 0;
-    for (int i = 0; i < entry_count; ++i)
-        result[i] = -1;
-    int round[entry_count];
     do {
         for (int i = 0; i < entry_count; ++i)
-            round[i] = result[i] == 0 ? 0 : try_open(pid, entries[i]);
+            round[i] = tries && result[i] == 0 ? 0 : try_open(pid, entries[i]);
         /* A round counts only if the process still ran the runtime's code after it. */
         if (!still_named(pid, comm))
             break;
         memcpy(result, round, sizeof result);
         ++tries;
     } while (now() < deadline);
-    for (int i = 0; i < entry_count; ++i) {
+    for (int i = 0; tries && i < entry_count; ++i) {
         if (result[i] == 0)
             printf("%s %s: ok (tries=%ld)\n", label, entries[i], tries);
-        else if (result[i] < 0)
-            printf("%s %s: never tried in time\n", label, entries[i]);
         else
             printf("%s %s: errno=%s (tries=%ld)\n", label, entries[i], err_name(result[i]), tries);
     }
+    return tries;
 }
 
 /* The next pids of our namespace are polled directly: a runtime process that
- * is setting up for an exec lives for about a millisecond. */
+ * is setting up for an exec lives for about a millisecond. One that moves on
+ * before a whole round of opens is let go, and the next one is waited for. */
 static int attack_setup(const char* comm, int secs)
 {
     double deadline = now() + secs;
     char buf[64];
-    pid_t found = 0;
-    while (!found && now() < deadline) {
+    long counted = 0, seen = 0;
+    pid_t last_seen = 0;
+    while (!counted && now() < deadline) {
         if (read_small("/proc/sys/kernel/ns_last_pid", buf, sizeof buf) <= 0) {
             printf("setup: ns_last_pid errno=%s\n", err_name(errno));
             return 1;
         }
         pid_t last = atoi(buf);
-        for (pid_t pid = last; pid <= last + 2 && !found; ++pid)
-            if (pid != getpid() && still_named(pid, comm))
-                found = pid;
+        for (pid_t pid = last; pid <= last + 2 && !counted; ++pid) {
+            if (pid == getpid() || pid == last_seen || !still_named(pid, comm))
+                continue;
+            last_seen = pid;
+            ++seen;
+            counted = try_all("runtime", pid, comm, deadline);
+            if (counted)
+                printf("saw %s: pid=%d (the %ld-th seen)\n", comm, pid, seen);
+        }
     }
-    if (!found) {
-        printf("setup: no %s process\n", comm);
+    if (!counted) {
+        printf("setup: no %s process held still for a round (%ld seen)\n", comm, seen);
         return 1;
     }
-    printf("saw %s: pid=%d\n", comm, found);
-    try_all("runtime", found, comm, deadline);
 
     pid_t own = fork();
     if (own == 0) {

@@ -89,22 +89,29 @@ cleanup() {
 trap cleanup EXIT
 
 # The checks every trap scenario ends with: the agent held the runtime's binary (the control: it is
-# the same size as the host binary), and yet the host binary is unchanged and the payload never ran.
+# the same size as the host binary) from its sealed handle, and yet the host binary is unchanged and the
+# payload never ran. A policy that keeps the runtime's binary from running in the container at all
+# (allowed_bins, or a files policy that does not list it) stops the trap earlier: the runtime's exec
+# fails with EACCES and the agent holds nothing; the same trap without a policy is then the control.
 judge_trap() {
-    report=$1 sum_before=$2 # and $size, the host binary's
-    wait_for "$report" "write exe:" 15 || wait_for "$report" "errno=" 1
-    "$rt" --version >/dev/null 2>&1 # the operator's next command runs whatever the file now holds
-    check "agent held the runtime's binary (control)" "$(cat "$report" 2>&1)" \
-        grep -q "^held exe: pid=[0-9]* size=$size\$" "$report"
-    if [ "$scenario" = exec-trap-memfd ]; then
-        check "the runtime ran from its sealed memfd copy" "$(grep '^exe link:' "$report")" \
-            grep -q '^exe link: /memfd:cerberus-sealed' "$report"
+    report=$1 sum_before=$2 runtime_said=$3 # and $size, the host binary's
+    if [ -n "$policy" ] && grep -qi "permission denied" "$runtime_said" && ! grep -q "^held exe:" "$report"; then
+        ok "the policy kept the runtime's binary from running in the container"
     else
-        check "the runtime ran from its read-only overlayfs" "$(grep '^exe link:' "$report")" \
-            grep -qx "exe link: /cerberus" "$report"
+        wait_for "$report" "write exe:" 15 || wait_for "$report" "errno=" 1
+        check "agent held the runtime's binary (control)" "$(cat "$report" "$runtime_said" 2>&1)" \
+            grep -q "^held exe: pid=[0-9]* size=$size\$" "$report"
+        if [ "$scenario" = exec-trap-memfd ]; then
+            check "the runtime ran from its sealed memfd copy" "$(grep '^exe link:' "$report")" \
+                grep -q '^exe link: /memfd:cerberus-sealed' "$report"
+        else
+            check "the runtime ran from its read-only overlayfs" "$(grep '^exe link:' "$report")" \
+                grep -qx "exe link: /cerberus" "$report"
+        fi
+        check "agent could not write it" "$(cat "$report" 2>&1)" \
+            sh -c "grep -q '^write exe: .*errno=' '$report' && ! grep -q ': ok\$' '$report'"
     fi
-    check "agent could not write it" "$(cat "$report" 2>&1)" \
-        sh -c "grep -q '^write exe: .*errno=' '$report' && ! grep -q ': ok\$' '$report'"
+    "$rt" --version >/dev/null 2>&1 # the operator's next command runs whatever the file now holds
     check "host binary unchanged" "sha256 $sum_before -> $(sha256sum "$rt")" \
         [ "$(sha256sum <"$rt")" = "$sum_before" ]
     check "payload never ran on the host" "$marker exists" [ ! -e "$marker" ]
@@ -142,7 +149,7 @@ exec-trap | exec-trap-symlink | exec-trap-memfd)
         fail "agent started" "$(cat "$work/agent.out")"
     wait_for "$work/agent/rootfs/tmp/trap.out" "trap: set" 10 || fail "trap set" "$(cat "$work/agent/rootfs/tmp/trap.out" 2>&1)"
     rtc exec agent /bin/sh -c true >"$work/exec.out" 2>&1 # this is docker exec: it walks into the trap
-    judge_trap "$work/agent/rootfs/tmp/report" "$sum"
+    judge_trap "$work/agent/rootfs/tmp/report" "$sum" "$work/exec.out"
     ;;
 run-trap)
     start_agent agent "exe-attack trap /bin/sh /proc/self/exe /tmp/hold >/tmp/trap.out 2>&1 &&
@@ -151,7 +158,7 @@ run-trap)
     wait_for "$work/agent/rootfs/tmp/trap.out" "trap: set" 10 || fail "trap set" "$(cat "$work/agent/rootfs/tmp/trap.out" 2>&1)"
     joined_bundle agent victim /bin/sh || fail "second bundle" "joining the agent's pid namespace"
     rtc run -b "$work/victim" victim </dev/null >"$work/victim.out" 2>&1 # its init execs the trap
-    judge_trap "$work/agent/rootfs/tmp/report" "$sum"
+    judge_trap "$work/agent/rootfs/tmp/report" "$sum" "$work/victim.out"
     ;;
 exec-setup)
     start_agent agent "exec exe-attack setup cerberus:exec 30 >/tmp/report 2>&1" ||
