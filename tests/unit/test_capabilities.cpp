@@ -175,5 +175,5 @@ TEST_CASE("user: in a user namespace that denies setgroups and maps only root")
     CHECK(apply_in_child(spec::User{0, 0, {}, {2000}}, no_caps, enter_userns)["error"] ==
           "process.user.additionalGids: setgroups is denied in this user namespace");
     CHECK(apply_in_child(spec::User{1000, 0, {}, {}}, no_caps, enter_userns)["error"] ==
-          "setuid 1000 (not mapped in the user namespace): Invalid argument");
+          "setuid 1000 (not mapped in the user namespace): invalid argument");
 }

@@ -172,7 +172,7 @@ TEST_CASE("a failed create leaves nothing behind")
         FAIL("create did not fail");
     } catch (const Error& e) {
         CHECK(std::string(e.what()) == "creating cgroup /a/b: mkdir " + root.path +
-                                           "/missing-pids/a: No such file or directory");
+                                           "/missing-pids/a: no such file or directory");
         CHECK(e.errnum() == ENOENT);
     }
     CHECK(!root.has("unified/a"));

@@ -232,7 +232,7 @@ TEST_CASE("host: a failed write names the file and removes what create made")
         FAIL("create did not fail");
     } catch (const Error& e) {
         CHECK(std::string(e.what()) == "creating cgroup " + name + ": writing \"1\" to " + mounts.unified + name +
-                                           "/pids.no_such_file: No such file or directory");
+                                           "/pids.no_such_file: no such file or directory");
     }
     CHECK(!std::filesystem::exists(mounts.unified + name));
     if (auto pids_root = mounts.v1_mount("pids"))

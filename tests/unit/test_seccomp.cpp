@@ -361,7 +361,7 @@ TEST_CASE("seccomp: send_listener names the socket it could not reach")
     } catch (const Error& e) {
         error = e.what();
     }
-    CHECK(error == "sending seccomp listener fd to /nonexistent/agent.sock: connect: No such file or directory");
+    CHECK(error == "sending seccomp listener fd to /nonexistent/agent.sock: connect: no such file or directory");
 }
 
 TEST_CASE("seccomp: compile_cached reuses a stored program and ignores a damaged one")

@@ -1,5 +1,5 @@
 // Errors carry errno and a context chain, e.g.
-// "creating cgroup /sys/fs/cgroup/x: mkdir: Permission denied".
+// "creating cgroup /sys/fs/cgroup/x: mkdir: permission denied".
 #pragma once
 
 #include <cerrno>
@@ -22,7 +22,12 @@ private:
     int errnum_;
 };
 
-// Throws Error("what: strerror(errno)", errno).
+// The text of an errno as runc (Go) spells it: strerror with a lowercase first
+// letter ("no such file or directory"). Engines match these words in runtime
+// errors (Docker maps "permission denied" to exit status 126).
+std::string errno_text(int err);
+
+// Throws Error("what: errno_text(errno)", errno).
 [[noreturn]] void throw_errno(const std::string& what);
 [[noreturn]] void throw_errno(const std::string& what, int err);
 

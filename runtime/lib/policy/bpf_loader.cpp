@@ -93,7 +93,7 @@ void load_and_pin(const std::string& pin_dir)
         throw_errno("opening the BPF policy object");
     if (int err = cerberus_policy__load(skeleton.get()))
         throw Error("agent policy needs the BPF LSM: the kernel refused to load the LSM programs: " +
-                        std::string(std::strerror(-err)) + refusal_suffix,
+                        errno_text(-err) + refusal_suffix,
                     -err);
 
     struct stat host_netns {};
@@ -117,7 +117,7 @@ void load_and_pin(const std::string& pin_dir)
             std::string name = bpf_program__name(program);
             std::unique_ptr<bpf_link, LinkDeleter> link(bpf_program__attach(program));
             if (!link)
-                throw Error("agent policy needs the BPF LSM: attaching " + name + ": " + std::strerror(errno) +
+                throw Error("agent policy needs the BPF LSM: attaching " + name + ": " + errno_text(errno) +
                                 refusal_suffix,
                             errno);
             check(bpf_link__pin(link.get(), (pin_dir + "/link_" + name).c_str()), "pinning link " + name);

@@ -4,35 +4,63 @@
 #include "process/console.hpp"
 #include "process/user.hpp"
 
+#include <fcntl.h>
 #include <linux/close_range.h>
 #include <linux/keyctl.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 namespace cerberus::launch {
+
+namespace {
+
+// 0 when path is a file with an execute bit, else the errno runc's lookup
+// (Go's exec.LookPath) gives: stat's, or EACCES for a directory or a file
+// without execute bits.
+int executable_error(const std::string& path)
+{
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0)
+        return errno;
+    return !S_ISDIR(st.st_mode) && (st.st_mode & 0111) ? 0 : EACCES;
+}
+
+} // namespace
 
 std::string lookup_path(const std::string& program, const std::vector<std::string>& env)
 {
+    const std::string quoted = "exec: \"" + program + "\"";
+    std::string found;
     if (program.find('/') != std::string::npos) {
-        if (::access(program.c_str(), X_OK) != 0)
-            throw_errno("exec: \"" + program + "\"");
-        return program;
+        if (int err = executable_error(program); err == EACCES)
+            throw_errno(quoted, err);
+        else if (err)
+            throw_errno(quoted + ": stat " + program, err);
+        found = program;
+    } else {
+        std::string search = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+        for (const auto& e : env)
+            if (e.rfind("PATH=", 0) == 0)
+                search = e.substr(5);
+        for (size_t start = 0; start <= search.size() && found.empty();) {
+            size_t end = std::min(search.find(':', start), search.size());
+            std::string dir = search.substr(start, end - start);
+            std::string candidate = (dir.empty() ? "." : dir) + "/" + program;
+            if (executable_error(candidate) == 0)
+                found = candidate;
+            start = end + 1;
+        }
+        if (found.empty())
+            throw Error(quoted + ": executable file not found in $PATH", ENOENT);
     }
-    std::string search = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-    for (const auto& e : env)
-        if (e.rfind("PATH=", 0) == 0)
-            search = e.substr(5);
-    for (size_t start = 0; start <= search.size();) {
-        size_t end = search.find(':', start);
-        if (end == std::string::npos)
-            end = search.size();
-        std::string candidate = search.substr(start, end - start) + "/" + program;
-        if (::access(candidate.c_str(), X_OK) == 0)
-            return candidate;
-        start = end + 1;
-    }
-    throw Error("exec: \"" + program + "\": executable file not found in $PATH", ENOENT);
+    // The mode bits allow it; the mount (noexec) or an LSM may still not.
+    if (::faccessat(AT_FDCWD, found.c_str(), X_OK, AT_EACCESS) != 0)
+        throw_errno("exec " + found);
+    return found;
 }
 
 void join_new_keyring()

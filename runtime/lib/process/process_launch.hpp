@@ -14,8 +14,12 @@
 namespace cerberus::launch {
 
 // The program's path: as given when it holds a '/', else searched in the
-// PATH of env (runc's default PATH when env has none). The error reads as
-// runc's: exec: "foo": executable file not found in $PATH.
+// PATH of env (runc's default PATH when env has none). A directory or a file
+// without execute bits is refused. The errors read as runc's, word for word,
+// since engines map them to exit statuses 126 and 127:
+//   exec: "foo": executable file not found in $PATH
+//   exec: "/x": stat /x: no such file or directory
+//   exec: "/tmp": permission denied
 std::string lookup_path(const std::string& program, const std::vector<std::string>& env);
 
 // A session keyring of its own keeps the process off the host's keys.
