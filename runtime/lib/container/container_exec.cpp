@@ -13,6 +13,7 @@
 #include "process/process_launch.hpp"
 #include "process/rlimits.hpp"
 #include "process/sync_channel.hpp"
+#include "process/user.hpp"
 #include "seccomp/seccomp.hpp"
 
 #include <fcntl.h>
@@ -129,6 +130,7 @@ void set_up_process(const ExecPlan& plan, SyncChannel& channel)
     const spec::Process& process = *plan.process;
     channel.expect(SyncMessage::parent_ready);
     enter_container(plan);
+    const std::vector<std::string> env = user::environment_with_home(process.env, process.user.uid);
     if (plan.console_fd >= 0)
         console::setup_terminal(plan.console_fd, process.console_size);
     launch::join_new_keyring();
@@ -139,7 +141,7 @@ void set_up_process(const ExecPlan& plan, SyncChannel& channel)
         launch::take_identity(process, plan.capabilities, plan.seccomp, plan.preserve_fds, channel.fd());
     if (::chdir(process.cwd.c_str()) != 0)
         throw_errno("chdir to cwd (\"" + process.cwd + "\") set in config.json");
-    std::string program = launch::lookup_path(process.args[0], process.env);
+    std::string program = launch::lookup_path(process.args[0], env);
 
     sigset_t none;
     ::sigemptyset(&none);
@@ -148,7 +150,7 @@ void set_up_process(const ExecPlan& plan, SyncChannel& channel)
     channel.close();
     if (late_seccomp)
         seccomp::install(*plan.seccomp);
-    launch::exec_program(program, process.args, process.env);
+    launch::exec_program(program, process.args, env);
 }
 
 [[noreturn]] void run_exec_child(const ExecPlan& plan, SyncChannel& channel)

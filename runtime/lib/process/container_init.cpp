@@ -8,6 +8,7 @@
 #include "process/namespaces.hpp"
 #include "process/process_launch.hpp"
 #include "process/rlimits.hpp"
+#include "process/user.hpp"
 #include "rootfs/mounts.hpp"
 
 #include <fcntl.h>
@@ -82,8 +83,12 @@ void set_up_container(const InitPlan& plan, SyncChannel& channel)
     set_hostname(spec);
     if (plan.new_network_namespace)
         namespaces::bring_up_loopback();
-    mounts::RootfsContext rootfs_ctx{spec, plan.rootfs, plan.new_mount_namespace, plan.in_user_namespace,
-                                     plan.new_network_namespace};
+    mounts::RootfsContext rootfs_ctx{spec,
+                                     plan.rootfs,
+                                     plan.new_mount_namespace,
+                                     plan.in_user_namespace,
+                                     plan.new_network_namespace,
+                                     plan.cgroup_v1};
     mounts::prepare_rootfs(rootfs_ctx);
 
     // The parent answers with the state JSON that the container's hooks get on stdin.
@@ -98,6 +103,8 @@ void set_up_container(const InitPlan& plan, SyncChannel& channel)
     with_context("process.cwd", [&] { files::make_dirs(process.cwd); });
     apply_sysctls(*spec.linux); // before /proc/sys turns read-only
     mounts::finish_rootfs(spec);
+    // Read as root, before the user may lose the right to read /etc/passwd.
+    const std::vector<std::string> env = user::environment_with_home(process.env, process.user.uid);
     if (plan.console_fd >= 0)
         console::setup_terminal(plan.console_fd, process.console_size);
     if (!plan.no_new_keyring)
@@ -108,7 +115,7 @@ void set_up_container(const InitPlan& plan, SyncChannel& channel)
         launch::take_identity(process, plan.capabilities, plan.seccomp, plan.preserve_fds, channel.fd());
     if (::chdir(process.cwd.c_str()) != 0)
         throw_errno("chdir to process.cwd " + process.cwd);
-    std::string program = launch::lookup_path(process.args[0], process.env);
+    std::string program = launch::lookup_path(process.args[0], env);
 
     channel.send(SyncMessage::child_ready);
     channel.close();
@@ -119,7 +126,7 @@ void set_up_container(const InitPlan& plan, SyncChannel& channel)
     if (late_seccomp)
         seccomp::install(*plan.seccomp);
 
-    launch::exec_program(program, process.args, process.env);
+    launch::exec_program(program, process.args, env);
 }
 
 } // namespace

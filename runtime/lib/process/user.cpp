@@ -2,6 +2,7 @@
 
 #include "base/error.hpp"
 #include "base/fd.hpp"
+#include "base/files.hpp"
 
 #include <fcntl.h>
 #include <sys/prctl.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <sstream>
 #include <string>
 
 namespace cerberus::user {
@@ -42,7 +44,40 @@ bool setgroups_denied()
     throw_errno(what, err);
 }
 
+// The sixth field of the first "name:password:uid:gid:gecos:home:shell" line
+// whose uid is uid.
+std::optional<std::string> home_in_passwd(const std::string& passwd, uint32_t uid)
+{
+    std::istringstream lines(passwd);
+    for (std::string line; std::getline(lines, line);) {
+        std::vector<std::string> fields;
+        std::istringstream parts(line);
+        for (std::string field; std::getline(parts, field, ':');)
+            fields.push_back(field);
+        if (fields.size() >= 6 && fields[2] == std::to_string(uid))
+            return fields[5];
+    }
+    return std::nullopt;
+}
+
 } // namespace
+
+std::vector<std::string> environment_with_home(const std::vector<std::string>& env, uint32_t uid,
+                                               const std::string& passwd_path)
+{
+    std::vector<std::string> out;
+    for (const auto& e : env)
+        if (e != "HOME=")
+            out.push_back(e);
+    for (const auto& e : out)
+        if (e.rfind("HOME=", 0) == 0)
+            return out;
+    std::optional<std::string> home;
+    if (auto passwd = files::read_file_if_exists(passwd_path))
+        home = home_in_passwd(*passwd, uid);
+    out.push_back("HOME=" + (home && !home->empty() ? *home : std::string("/")));
+    return out;
+}
 
 // Raw syscalls rather than glibc's wrappers: after clone() glibc's thread
 // bookkeeping (used to broadcast setxid to all threads) is not ours to trust.

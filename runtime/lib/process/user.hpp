@@ -3,6 +3,10 @@
 
 #include "oci/spec.hpp"
 
+#include <cstdint>
+#include <string>
+#include <vector>
+
 namespace cerberus::user {
 
 // Child, after capabilities::drop_bounding_set and before
@@ -13,5 +17,11 @@ namespace cerberus::user {
 // change, then the umask (default 0022). Changing credentials resets the
 // parent-death signal and dumpable flag: the caller re-arms what it needs.
 void apply_user(const spec::User& user);
+
+// env with HOME set, as runc sets it, when env has none or an empty one: the
+// home directory of uid in passwd_path (the container's /etc/passwd, read
+// after entering its root), or "/" when no line names uid.
+std::vector<std::string> environment_with_home(const std::vector<std::string>& env, uint32_t uid,
+                                               const std::string& passwd_path = "/etc/passwd");
 
 } // namespace cerberus::user
