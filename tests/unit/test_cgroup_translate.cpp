@@ -249,7 +249,13 @@ TEST_CASE("mountinfo: hybrid and unified hosts")
     CHECK(mounts.v1_mount("cpuacct") == "/sys/fs/cgroup/cpu,cpuacct");
     CHECK(mounts.v1_mount("memory") == "/sys/fs/cgroup/memory");
     CHECK(!mounts.v1_mount("systemd"));
+    CHECK(mounts.v1_mount("name=systemd") == "/sys/fs/cgroup/systemd"); // runc joins it too
     CHECK(!mounts.v1_mount("pids"));
+
+    // A named hierarchy beside cgroup2 holds no controller: still unified.
+    mounts = Mounts::parse("29 23 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n"
+                           "40 29 0:37 / /sys/fs/cgroup/systemd rw - cgroup cgroup rw,xattr,name=systemd\n");
+    CHECK(mounts.layout == Layout::unified);
 
     mounts = Mounts::parse("29 23 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n"
                            "30 23 0:27 / /a\\040b rw - cgroup2 cgroup2 rw\n");

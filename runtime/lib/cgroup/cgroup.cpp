@@ -19,9 +19,10 @@ namespace cerberus::cgroups {
 namespace {
 
 // The v1 hierarchies a container joins on hybrid hosts, used or not by its
-// resources: update, pause, ps and events need them later.
-const char* const container_v1_controllers[] = {"blkio",   "cpu",    "cpuacct", "cpuset", "devices",
-                                                "freezer", "hugetlb", "memory",  "pids"};
+// resources: update, pause, ps and events need them later. runc joins
+// systemd's named hierarchy too, and the container sees its own cgroup there.
+const char* const container_v1_controllers[] = {"blkio",   "cpu",     "cpuacct", "cpuset",      "devices",
+                                                "freezer", "hugetlb", "memory",  "pids", "name=systemd"};
 
 // Enabled on a pure cgroup v2 host whether the resources name them or not.
 const char* const common_v2_controllers[] = {"cpu", "cpuset", "hugetlb", "io", "memory", "pids"};
@@ -50,10 +51,8 @@ struct Cgroup::Plan {
 Cgroup::Cgroup(const Mounts& mounts, std::string path)
     : mounts_(mounts), path_(std::move(path)), unified_dir_(mounts.unified + path_)
 {
-    std::set<std::string> roots;
-    for (const char* controller : container_v1_controllers)
-        if (auto root = mounts_.v1_mount(controller); root && roots.insert(*root).second)
-            v1_dirs_.push_back(*root + path_);
+    for (const auto& hierarchy : v1_hierarchies())
+        v1_dirs_.push_back(hierarchy.dir);
 }
 
 Cgroup::Cgroup(Cgroup&& other) noexcept
@@ -92,6 +91,16 @@ void Cgroup::remove_created() noexcept
     created_.clear();
 }
 
+std::vector<Cgroup::V1Hierarchy> Cgroup::v1_hierarchies() const
+{
+    std::vector<V1Hierarchy> out;
+    std::set<std::string> roots;
+    for (const char* controller : container_v1_controllers)
+        if (auto root = mounts_.v1_mount(controller); root && roots.insert(*root).second)
+            out.push_back({*root, *root + path_});
+    return out;
+}
+
 std::string Cgroup::v1_dir(const std::string& controller) const
 {
     auto root = mounts_.v1_mount(controller);
@@ -122,10 +131,8 @@ Cgroup Cgroup::create(const CreateRequest& request, const Mounts& mounts)
 
     with_context("creating cgroup " + cgroup.path_, [&] {
         cgroup.make_dirs(mounts.unified, enable, false);
-        std::set<std::string> roots;
-        for (const char* controller : container_v1_controllers)
-            if (auto root = mounts.v1_mount(controller); root && roots.insert(*root).second)
-                cgroup.make_dirs(*root, {}, *root == mounts.v1_mount("cpuset"));
+        for (const auto& hierarchy : cgroup.v1_hierarchies())
+            cgroup.make_dirs(hierarchy.mount_point, {}, hierarchy.mount_point == mounts.v1_mount("cpuset"));
         cgroup.execute(plan);
     });
     return cgroup;

@@ -80,6 +80,14 @@ public:
     // exiting processes; kill_first sends SIGKILL to what is left first.
     void destroy(bool kill_first = false);
 
+    // Each v1 hierarchy the container is in (none on a unified host): where the
+    // hierarchy is mounted and the container's directory in it.
+    struct V1Hierarchy {
+        std::string mount_point;
+        std::string dir;
+    };
+    std::vector<V1Hierarchy> v1_hierarchies() const;
+
     // The clean cgroup path, the same under every root ("/docker/<id>"): the
     // value to keep in state.json for open().
     const std::string& path() const { return path_; }

@@ -73,13 +73,16 @@ Mounts Mounts::parse(std::string_view mountinfo)
                 mounts.unified = mount_point;
         } else if (fstype == "cgroup") {
             for (std::string_view option : split(dash[3], ','))
-                if (known_v1_controllers.count(option))
+                if (known_v1_controllers.count(option) || option.starts_with("name="))
                     mounts.v1.emplace(option, mount_point);
         }
     }
     if (mounts.unified.empty())
         throw Error("no cgroup2 file system is mounted (hosts with cgroup v1 only are not supported)");
-    mounts.layout = mounts.v1.empty() ? Layout::unified : Layout::hybrid;
+    // A named hierarchy alone (name=systemd) holds no controller: still unified.
+    bool controllers_on_v1 = std::any_of(mounts.v1.begin(), mounts.v1.end(),
+                                         [](const auto& entry) { return known_v1_controllers.count(entry.first); });
+    mounts.layout = controllers_on_v1 ? Layout::hybrid : Layout::unified;
     return mounts;
 }
 

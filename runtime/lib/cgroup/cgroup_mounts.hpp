@@ -15,7 +15,9 @@ enum class Layout { unified, hybrid };
 struct Mounts {
     Layout layout = Layout::unified;
     std::string unified;                   // cgroup2 mount point
-    std::map<std::string, std::string> v1; // controller -> mount point (hybrid only)
+    // controller -> mount point, on hybrid hosts; named hierarchies without a
+    // controller are keyed by their option ("name=systemd").
+    std::map<std::string, std::string> v1;
     // Tests point the roots at a plain directory, where control files do not
     // appear by themselves on mkdir as they do in cgroupfs: create them on write.
     bool create_missing_files = false;

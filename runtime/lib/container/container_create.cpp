@@ -175,6 +175,8 @@ pid_t create(const RuntimeOptions& rt, const CreateOptions& opts)
     cgroup_request.default_devices = cgroups::default_allowed_devices();
     cgroup.emplace(with_context(config, [&] { return cgroups::Cgroup::create(cgroup_request); }));
     rollback.cgroup = &*cgroup;
+    for (const auto& hierarchy : cgroup->v1_hierarchies())
+        plan.cgroup_v1.push_back({hierarchy.mount_point.substr(hierarchy.mount_point.rfind('/') + 1), hierarchy.dir});
     if (policy.active()) {
         rollback.policy_cgroup_id = cgroup->id();
         policy_setup::install(policy, cgroup->id(), dir.policy_keys_path());

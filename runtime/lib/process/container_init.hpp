@@ -6,6 +6,7 @@
 #include "oci/spec.hpp"
 #include "process/capabilities.hpp"
 #include "process/sync_channel.hpp"
+#include "rootfs/mounts.hpp"
 #include "seccomp/seccomp.hpp"
 
 #include <optional>
@@ -26,6 +27,7 @@ struct InitPlan {
     bool in_user_namespace = false;
     bool new_network_namespace = false;
     bool new_mount_namespace = true;
+    std::vector<mounts::CgroupV1View> cgroup_v1; // the container's v1 cgroups, on v1/hybrid hosts
     std::optional<seccomp::CompiledSeccomp> seccomp;
     capabilities::CapabilitySets capabilities;
 };

@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -91,6 +92,32 @@ void create_mount_point(const std::string& target, bool is_file)
         throw_errno("create mount point " + target);
 }
 
+// As runc on a v1 or hybrid host: a tmpfs holding the container's own cgroup
+// of each v1 hierarchy, bound with the mount's flags (no cgroup2, as runc), a
+// symlink per controller of a shared hierarchy (cpu -> cpu,cpuacct), and the
+// tmpfs read-only too when the mount is. Binds work in a user namespace.
+void mount_cgroup_v1(const std::vector<CgroupV1View>& views, const std::string& target, unsigned long flags)
+{
+    const unsigned long tmpfs_flags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
+    do_mount("tmpfs", target, "tmpfs", tmpfs_flags, "mode=755");
+    for (const auto& view : views) {
+        const std::string dest = target + "/" + view.name;
+        files::make_dirs(dest);
+        do_mount(view.source, dest, nullptr, MS_BIND | MS_REC, "");
+        if (flags)
+            remount_bind(dest, flags);
+        for (size_t start = 0; view.name.find(',') != std::string::npos && start <= view.name.size();) {
+            size_t end = std::min(view.name.find(',', start), view.name.size());
+            std::string link = target + "/" + view.name.substr(start, end - start);
+            if (::symlink(view.name.c_str(), link.c_str()) != 0 && errno != EEXIST)
+                throw_errno("symlink " + link);
+            start = end + 1;
+        }
+    }
+    if (flags & MS_RDONLY)
+        remount_bind(target, tmpfs_flags | MS_RDONLY);
+}
+
 void mount_entry(const RootfsContext& ctx, const spec::Mount& m)
 {
     MountFlags opts = parse_options(m.options);
@@ -108,7 +135,9 @@ void mount_entry(const RootfsContext& ctx, const spec::Mount& m)
     } else {
         create_mount_point(target, false);
         unsigned long flags = opts.flags & ~MS_REC;
-        if (m.type == "cgroup" || m.type == "cgroup2") {
+        if ((m.type == "cgroup" || m.type == "cgroup2") && !ctx.cgroup_v1.empty()) {
+            mount_cgroup_v1(ctx.cgroup_v1, target, flags);
+        } else if (m.type == "cgroup" || m.type == "cgroup2") {
             if (::mount("cgroup2", target.c_str(), "cgroup2", flags, nullptr) != 0) {
                 // A user namespace without a cgroup namespace of its own may not
                 // mount cgroupfs: give the host's hierarchies, as runc does.

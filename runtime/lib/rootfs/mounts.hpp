@@ -22,12 +22,21 @@ struct MountFlags {
 // Splits config.json mount options into flags, propagation and data.
 MountFlags parse_options(const std::vector<std::string>& options);
 
+// One cgroup v1 hierarchy as the container sees it under /sys/fs/cgroup.
+struct CgroupV1View {
+    std::string name;   // the hierarchy's directory there: "memory", "cpu,cpuacct", "systemd"
+    std::string source; // host path of the container's own cgroup in it
+};
+
 struct RootfsContext {
     const spec::Spec& spec;
     std::string rootfs;   // absolute host path of the rootfs
     bool new_mount_namespace = true;
     bool in_user_namespace = false;
     bool new_network_namespace = false;
+    // Not empty on a v1 or hybrid host: a cgroup mount then shows these, as
+    // runc does, instead of cgroup2.
+    std::vector<CgroupV1View> cgroup_v1 = {};
 };
 
 // Everything up to (not including) pivot_root.
