@@ -107,8 +107,7 @@ int cmd_ps(const RuntimeOptions& rt, const Args& args)
 {
     // Options end at the container id: what follows goes to ps.
     ParsedOptions opts = parse_options(args, {{"format", 'f', true}}, true);
-    if (opts.positional.empty())
-        throw UsageError("usage: cerberus ps [--format table|json] ID [PS OPTIONS...]");
+    expect_positional(opts, 1, SIZE_MAX, "cerberus ps [--format table|json] ID [PS OPTIONS...]");
     std::string format = opts.get("format", "table");
     if (format != "table" && format != "json")
         throw UsageError("invalid format option");

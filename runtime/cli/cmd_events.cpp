@@ -49,13 +49,15 @@ int print_denials(const RuntimeOptions& rt, const std::string& id, const ParsedO
     if (format != "text" && format != "json")
         throw UsageError("--format: expected json or text, got \"" + format + "\"");
     auto trail_format = format == "json" ? audit::TrailFormat::json : audit::TrailFormat::text;
+    state::validate_id(id);
     std::string path = audit::trail_path(rt.audit_dir, id);
-    if (!opts.flag("follow")) {
+    std::string state_file = rt.root + "/" + id + "/state.json";
+    // Following a container that does not exist (any more) is printing its
+    // trail once: it fails the same way when there is none.
+    if (!opts.flag("follow") || !files::exists(state_file)) {
         audit::print_trail(path, trail_format, print_line);
         return 0;
     }
-    state::validate_id(id);
-    std::string state_file = rt.root + "/" + id + "/state.json";
     audit::follow_trail(path, trail_format, print_line, [&] { return files::exists(state_file); });
     return 0;
 }

@@ -81,8 +81,7 @@ int cmd_exec(const RuntimeOptions& rt, const Args& args)
     // Options end at the container id: the command's own flags follow it.
     ParsedOptions opts = parse_options(args, exec_options, true);
     const char* usage = "cerberus exec [options] ID COMMAND [ARGS...] | cerberus exec [options] --process FILE ID";
-    if (opts.positional.empty())
-        throw UsageError(std::string("usage: ") + usage);
+    expect_positional(opts, 1, SIZE_MAX, usage);
     container::ExecOptions exec;
     exec.id = opts.positional[0];
     if (opts.has("process"))

@@ -118,6 +118,9 @@ int main(int argc, char** argv)
         if (!command)
             throw cli::UsageError("no such command: " + global.positional[0]);
         return command->run(rt, cli::Args(global.positional.begin() + 1, global.positional.end()));
+    } catch (const cli::HelpRequested& e) {
+        std::printf("%s\n", e.what());
+        return 0;
     } catch (const cli::UsageError& e) {
         report_error(e.what());
     } catch (const Error& e) {

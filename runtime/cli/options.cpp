@@ -85,6 +85,10 @@ ParsedOptions parse_options(const std::vector<std::string>& args, const std::vec
         const OptionSpec* spec = find_long(specs, name);
         if (!spec && arg[1] != '-' && name.size() == 1)
             spec = find_short(specs, name[0]);
+        if (!spec && !inline_value && (name == "help" || name == "h")) {
+            out.help = true;
+            continue;
+        }
         if (!spec)
             throw UsageError("flag provided but not defined: " + arg);
         if (spec->takes_value && !inline_value) {
@@ -101,6 +105,8 @@ ParsedOptions parse_options(const std::vector<std::string>& args, const std::vec
 
 void expect_positional(const ParsedOptions& opts, size_t min, size_t max, const char* usage)
 {
+    if (opts.help)
+        throw HelpRequested(std::string("usage: ") + usage);
     if (opts.positional.size() < min || opts.positional.size() > max)
         throw UsageError(std::string("usage: ") + usage);
 }

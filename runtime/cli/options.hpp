@@ -26,6 +26,7 @@ public:
     int get_int(const std::string& name, int fallback) const;
 
     std::vector<std::string> positional;
+    bool help = false; // --help or -h, which every command takes
 
 private:
     friend ParsedOptions parse_options(const std::vector<std::string>&, const std::vector<OptionSpec>&, bool);
@@ -37,7 +38,8 @@ private:
 ParsedOptions parse_options(const std::vector<std::string>& args, const std::vector<OptionSpec>& specs,
                             bool stop_at_positional = false);
 
-// Throws a usage error when the count of positional arguments is wrong.
+// Throws HelpRequested with usage when --help was given, else a usage error
+// when the count of positional arguments is wrong.
 void expect_positional(const ParsedOptions& opts, size_t min, size_t max, const char* usage);
 
 } // namespace cerberus::cli

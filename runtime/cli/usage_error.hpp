@@ -9,4 +9,9 @@ struct UsageError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
+// --help or -h among a command's options: its usage goes to stdout, exit 0.
+struct HelpRequested : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
 } // namespace cerberus::cli
