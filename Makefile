@@ -55,18 +55,18 @@ SHARE = $(DESTDIR)$(PREFIX)/share/cerberus
 
 install: build
 	install -D -m 0755 $(BUILD)/cerberus $(DESTDIR)$(PREFIX)/bin/cerberus
-	install -D -m 0755 containerd-shim/containerd-shim-cerberus-v2 $(DESTDIR)$(PREFIX)/bin/containerd-shim-cerberus-v2
+	install -D -m 0755 containerd-shim/containerd-shim-runc-cerberus $(DESTDIR)$(PREFIX)/bin/containerd-shim-runc-cerberus
 	install -d $(DESTDIR)$(PREFIX)/libexec/cerberus
 	ln -sfn ../../bin/cerberus $(DESTDIR)$(PREFIX)/libexec/cerberus/runc
 	for p in $(POLICIES); do install -D -m 0644 config/policies/$$p.json $(DESTDIR)$(SYSCONFDIR)/cerberus/policies/$$p.json || exit 1; done
 	for s in $(SNIPPETS); do install -D -m 0644 config/$$s $(SHARE)/$$s || exit 1; done
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/cerberus $(DESTDIR)$(PREFIX)/bin/containerd-shim-cerberus-v2
+	rm -f $(DESTDIR)$(PREFIX)/bin/cerberus $(DESTDIR)$(PREFIX)/bin/containerd-shim-runc-cerberus
 	rm -f $(DESTDIR)$(PREFIX)/libexec/cerberus/runc
 	for p in $(POLICIES); do rm -f $(DESTDIR)$(SYSCONFDIR)/cerberus/policies/$$p.json; done
 	for s in $(SNIPPETS); do rm -f $(SHARE)/$$s; done
-	rmdir $(DESTDIR)$(PREFIX)/libexec/cerberus $(SHARE)/containers.conf.d $(SHARE)/containerd $(SHARE)/docker \
+	rmdir $(DESTDIR)$(PREFIX)/libexec/cerberus $(DESTDIR)$(PREFIX)/libexec $(SHARE)/containers.conf.d $(SHARE)/containerd $(SHARE)/docker \
 		$(SHARE)/kubernetes $(SHARE) $(DESTDIR)$(SYSCONFDIR)/cerberus/policies $(DESTDIR)$(SYSCONFDIR)/cerberus 2>/dev/null || true
 
 clean:
