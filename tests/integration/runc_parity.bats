@@ -147,3 +147,38 @@ cgroup_layout() {
         [[ "$expected" == *"${output#cerberus: }" ]]
     done
 }
+
+# both_fail_with PHRASE ARG...: the runc command and the cerberus command
+# with these args (after --root) both fail, and both say PHRASE.
+both_fail_with() {
+    local phrase=$1
+    shift
+    run runc --root "$RUNC_ROOT" "$@"
+    echo "runc: status=$status $output"
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"$phrase"* ]]
+    run cerb "$@"
+    echo "cerberus: status=$status $output"
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"$phrase"* ]]
+}
+
+@test "the lifecycle errors engines match on read as runc's" {
+    # Docker's and containerd's "not found": "container does not exist" and
+    # "container not running" in the runtime's error.
+    for command in "kill nosuch KILL" "delete nosuch" "state nosuch" "start nosuch"; do
+        both_fail_with "container does not exist" $command
+    done
+    set_args true
+    runc --root "$RUNC_ROOT" create -b "$BUNDLE" "$ID" </dev/null >/dev/null 2>&1
+    runc --root "$RUNC_ROOT" start "$ID"
+    cerb create -b "$BUNDLE" "$ID"
+    cerb start "$ID"
+    for _ in $(seq 50); do
+        [ "$(container_status)" = stopped ] && [ "$(runc --root "$RUNC_ROOT" state "$ID" | jq -r .status)" = stopped ] && break
+        sleep 0.1
+    done
+    both_fail_with "container not running" kill "$ID" KILL
+    both_fail_with "cannot exec in a stopped container" exec "$ID" true
+    both_fail_with "cannot start a container that has stopped" start "$ID"
+}

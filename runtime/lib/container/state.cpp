@@ -123,8 +123,10 @@ ContainerDir Store::open(const std::string& id, Access access) const
     validate_id(id);
     std::string path = root_ + "/" + id;
     UniqueFd lock = access == Access::modify ? lock_dir(path) : UniqueFd(::open(path.c_str(), O_PATH | O_CLOEXEC));
+    // runc's words after the id: Docker and containerd take "container does
+    // not exist" in a runtime error for "not found".
     if (!lock || !files::exists(path + "/state.json"))
-        throw Error("container \"" + id + "\" does not exist", ENOENT);
+        throw Error("\"" + id + "\": container does not exist", ENOENT);
     return ContainerDir(path, std::move(lock));
 }
 
