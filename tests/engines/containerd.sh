@@ -1,12 +1,12 @@
 # containerd (ctr) with --runc-binary, and the named runtime
-# io.containerd.cerberus.v2 (containerd-shim/), and the CRI config snippet.
+# io.containerd.runc.cerberus (containerd-shim/), and the CRI config snippet.
 # Sourced by run.sh: needs $work, $prefix, $repo and lib.sh.
 
 ctd_namespace=cerberus-engines-test
 
 # Starts containerd with every directory under $work, the shipped CRI snippet
 # appended to its config, and the installed prefix first on its PATH (where
-# it finds containerd-shim-cerberus-v2). Sets $ctd_socket and $c.
+# it finds containerd-shim-runc-cerberus). Sets $ctd_socket and $c.
 start_containerd() {
     local dir=$work/containerd
     mkdir -p "$dir/cni"
@@ -38,13 +38,15 @@ EOF
     wait_until "$c" version
 }
 
-containerd_test() {
-    local image=docker.io/library/cerberus-busybox:test
-    local by_binary="--runtime io.containerd.runc.v2 --runc-binary $prefix/bin/cerberus"
-    local named="--runtime io.containerd.cerberus.v2"
+ctr_image=$podman_image # saved by podman_images, as docs/engines/images.md says
 
-    expect_success "containerd: import the busybox image" "$image" \
-        sh -c "$c image import $work/image.tar && $c image ls -q"
+containerd_test() {
+    local image=$ctr_image
+    local by_binary="--runtime io.containerd.runc.v2 --runc-binary $prefix/bin/cerberus"
+    local named="--runtime io.containerd.runc.cerberus"
+
+    expect_success "containerd: import the busybox image (docs/engines/images.md)" "$image" \
+        sh -c "$c image import $work/busybox.tar && $c image ls -q"
     expect_success "containerd: the CRI snippet gives pod_annotations" 'pod_annotations = ["io.cerberus.*"]' \
         containerd --config "$work/containerd/config.toml" config dump
     expect_success "containerd: the CRI snippet gives BinaryName" "BinaryName = \"$prefix/bin/cerberus\"" \
@@ -54,8 +56,21 @@ containerd_test() {
 
     expect_success "containerd: --runc-binary cerberus prints a line and exits 0" hello-from-ctr \
         "$c" run $by_binary --rm "$image" t1 echo hello-from-ctr
-    expect_success "containerd: named runtime io.containerd.cerberus.v2 prints a line and exits 0" hello-named \
+    expect_success "containerd: named runtime io.containerd.runc.cerberus prints a line and exits 0" hello-named \
         "$c" run $named --rm "$image" t2 echo hello-named
+    # ctr sends the runc v2 shim's options only to runtimes named
+    # io.containerd.runc.*: these failed under io.containerd.cerberus.v2 with
+    # "type with url containerd.linux.runc.CreateOptions: not found".
+    expect_success "containerd: named runtime takes --uidmap/--gidmap" "uid=0 in 100000" \
+        "$c" run $named --rm --uidmap 0:100000:65536 --gidmap 0:100000:65536 "$image" t6 \
+        sh -c 'set -- $(cat /proc/self/uid_map); echo "uid=$(id -u) in $2"'
+    expect_success "containerd: named runtime takes --no-pivot" no-pivot-ok \
+        "$c" run $named --rm --no-pivot "$image" t7 echo no-pivot-ok
+    # The CRI snippet's options (BinaryName, Root): state under Root/NAMESPACE,
+    # /run/containerd/cerberus/k8s.io for Kubernetes (docs/engines/containerd.md).
+    expect_success "containerd: the CRI snippet's options keep state under Root/NAMESPACE" t9 \
+        sh -c "$c run $by_binary --runc-root $work/cri-root -d $image t9 sleep 300 >/dev/null &&
+            $prefix/bin/cerberus --root $work/cri-root/$ctd_namespace list"
     # The named runtime's shim calls the "runc" it finds first on its PATH:
     # cerberus must know the container (runc would not write cerberus state).
     expect_success "containerd: named runtime runs cerberus" '"status": "running"' \

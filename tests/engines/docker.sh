@@ -1,60 +1,71 @@
-# Docker: dockerd with the shipped daemon.json runtimes (default policies
-# through runtimeArgs), on the containerd that run.sh started.
+# Docker: dockerd with the shipped daemon.json runtimes (a plain "cerberus",
+# and default policies through runtimeArgs), on the containerd that run.sh
+# started. dockerd runs in a network namespace of its own, so its bridge, and
+# the ports containers publish with -p, change nothing on the host.
 # Sourced by run.sh: needs $work, $prefix, $repo, $ctd_socket and lib.sh.
 
 docker_cli=/usr/bin/docker # Debian's, the same version as dockerd
 
+docker_image=cerberus-busybox:test
+
 # Writes the test's daemon.json: the shipped runtimes with the test's paths,
-# plus one runtime without a policy and one whose default policy is invalid.
+# plus one runtime whose default policy is invalid.
 docker_config() {
     local dir=$work/docker
     printf '%s\n' "$bad_policy" >"$dir/bad-policy.json"
     sed -e "s|/usr/local/bin/cerberus|$prefix/bin/cerberus|g" \
         -e "s|/etc/cerberus/policies|$policy_dir|g" \
         -e "/\"runtimes\": {/a\\
-    \"cerberus-nopolicy\": {\"path\": \"$prefix/bin/cerberus\"},\\
     \"cerberus-badpolicy\": {\"path\": \"$prefix/bin/cerberus\", \"runtimeArgs\": [\"--default-policy\", \"$dir/bad-policy.json\"]}," \
         "$repo/config/docker/daemon.json" >"$dir/daemon.json"
 }
 
+# As docs/engines/docker.md starts it by hand, plus the test's own paths, in
+# a new network namespace (whose loopback it brings up first): the default
+# bridge and docker-proxy live there, and fetch() reaches published ports
+# through $published_netns.
 start_dockerd() {
     local dir=$work/docker
-    dockerd --config-file "$dir/daemon.json" --data-root "$dir/data" --exec-root "$dir/exec" \
+    unshare --net sh -c 'ip link set lo up && exec "$@"' dockerd dockerd \
+        --config-file "$dir/daemon.json" --data-root "$dir/data" --exec-root "$dir/exec" \
         --pidfile "$dir/dockerd.pid" --host "unix://$dir/docker.sock" --containerd "$ctd_socket" \
-        --iptables=false --ip-masq=false --bridge=none >"$dir/dockerd.log" 2>&1 &
+        --iptables=false --ip-masq=false >"$dir/dockerd.log" 2>&1 &
     local pid=$!
     started_pids="$started_pids $pid"
+    published_netns=/proc/$pid/ns/net
     wait_until "$docker_cli" --host "unix://$dir/docker.sock" version && return 0
     kill -0 "$pid" 2>/dev/null || wait "$pid" 2>/dev/null
     return 1
 }
 
+# Sets $d, the docker wrapper; returns non-zero when dockerd does not run.
 docker_test() {
-    local dir=$work/docker image=cerberus-busybox:test
+    local dir=$work/docker image=$docker_image
     mkdir -p "$dir"
     docker_config
     if ! start_dockerd; then
         skip "docker" "dockerd does not run on this machine: $(grep -E 'level=(error|fatal)' "$dir/dockerd.log" |
             tail -n 1)"
-        return
+        return 1
     fi
-    local d=$dir/docker
+    d=$dir/docker
     printf '#!/bin/sh\nexec %s --host unix://%s "$@"\n' "$docker_cli" "$dir/docker.sock" >"$d"
     chmod +x "$d"
     local run_opts="--network none"
 
-    expect_success "docker: load the busybox image" "$image" "$d" load --input "$work/image.tar"
+    expect_success "docker: import the busybox rootfs (docs/engines/images.md)" "$image" \
+        sh -c "$d import --change 'CMD [\"sh\"]' $work/rootfs.tar $image >/dev/null && $d image ls --format '{{.Repository}}:{{.Tag}}'"
     expect_success "docker: the daemon.json runtimes are known" cerberus-offline "$d" info --format '{{json .Runtimes}}'
     expect_success "docker: run prints a line and exits 0" hello-from-docker \
-        "$d" run --rm --runtime=cerberus-nopolicy $run_opts "$image" echo hello-from-docker
-    if run_captured "$d" run --rm --runtime=cerberus-nopolicy $run_opts "$image" sh -c 'exit 7' || [ $? -ne 7 ]; then
+        "$d" run --rm --runtime=cerberus $run_opts "$image" echo hello-from-docker
+    if run_captured "$d" run --rm --runtime=cerberus $run_opts "$image" sh -c 'exit 7' || [ $? -ne 7 ]; then
         not_ok "docker: run exits with the container's status (7)"
     else
         ok "docker: run exits with the container's status (7)"
     fi
-    expect_success "docker: run -t gets a terminal" tty-ok script -qec "$d run --rm -t --runtime=cerberus-nopolicy \
+    expect_success "docker: run -t gets a terminal" tty-ok script -qec "$d run --rm -t --runtime=cerberus \
         $run_opts $image sh -c 'tty | grep -q /dev/pts && echo tty-ok'" /dev/null
-    expect_success "docker: run -d" "" "$d" run -d --name agent --runtime=cerberus-nopolicy $run_opts "$image" \
+    expect_success "docker: run -d" "" "$d" run -d --name agent --runtime=cerberus $run_opts "$image" \
         sh -c 'trap "exit 0" TERM; echo detached-up; while :; do sleep 0.2; done'
     expect_success "docker: ps lists it running" "agent Up" "$d" ps --format '{{.Names}} {{.Status}}'
     expect_success "docker: logs" detached-up "$d" logs agent
@@ -65,13 +76,13 @@ docker_test() {
     expect_success "docker: rm" agent "$d" rm agent
 
     # Docker 20.10 has no per-container annotations: the policy is the runtime's default.
-    expect_policy_outcome "docker: runtime cerberus (default policy agent.json)" \
-        "$d" run --rm --runtime=cerberus $run_opts "$image" sh -c "$policy_container_script"
+    expect_policy_outcome "docker: runtime cerberus-agent (default policy agent.json)" \
+        "$d" run --rm --runtime=cerberus-agent $run_opts "$image" sh -c "$policy_container_script"
     expect_policy_outcome "docker: runtime cerberus-offline (default policy offline.json)" \
         "$d" run --rm --runtime=cerberus-offline $run_opts "$image" sh -c "$policy_container_script"
     expect_failure "docker: a bad default policy fails with our error" "$bad_policy_error" \
         "$d" run --rm --runtime=cerberus-badpolicy $run_opts "$image" echo never
 
     "$d" rm -f $("$d" ps -aq) >/dev/null 2>&1
-    "$d" image rm -f "$image" >/dev/null 2>&1
+    return 0
 }

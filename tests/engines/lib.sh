@@ -68,35 +68,21 @@ expect_policy_outcome() {
 bad_policy='{"allowed_hosts":["10.0.0.0/33"]}'
 bad_policy_error='policy.allowed_hosts[0]: bad CIDR "10.0.0.0/33"'
 
-# A busybox root file system as a tar file, and a docker-archive of it
-# (docker load, ctr image import) named $1.
-build_images() {
+# docs/engines/images.md, step 1: a busybox root file system as
+# $work/rootfs.tar, with the passwd lines HOME comes from.
+make_rootfs() {
     local rootfs=$work/rootfs applet
-    mkdir -p "$rootfs/bin" "$rootfs/etc" "$rootfs/tmp" "$rootfs/proc" "$rootfs/sys" "$rootfs/dev"
+    mkdir -p "$rootfs/bin" "$rootfs/etc" "$rootfs/tmp" "$rootfs/root" "$rootfs/home/agent" "$rootfs/proc" \
+        "$rootfs/sys" "$rootfs/dev"
     cp /bin/busybox "$rootfs/bin/busybox"
     for applet in $("$rootfs/bin/busybox" --list); do
-        [ "$applet" = busybox ] || ln -sf busybox "$rootfs/bin/$applet"
+        [ "$applet" = busybox ] || ln -s busybox "$rootfs/bin/$applet"
     done
+    printf 'root:x:0:0:root:/root:/bin/sh\nagent:x:1000:1000::/home/agent:/bin/sh\n' >"$rootfs/etc/passwd"
+    printf 'root:x:0:\nagent:x:1000:\n' >"$rootfs/etc/group"
+    chown 1000:1000 "$rootfs/home/agent"
     echo copied-up >"$rootfs/tmp/seed" # what a tmpfs with tmpcopyup must show
     tar -C "$rootfs" -cf "$work/rootfs.tar" .
-    docker_archive "$work/rootfs.tar" "$work/image.tar" "$1"
-}
-
-# The docker-archive format: manifest.json, the image config, one layer.
-docker_archive() {
-    local layer=$1 out=$2 ref=$3 dir layer_id config_id
-    dir=$(mktemp -d "$work/archive.XXXXXX")
-    layer_id=$(sha256sum "$layer" | cut -d' ' -f1)
-    mkdir "$dir/$layer_id"
-    cp "$layer" "$dir/$layer_id/layer.tar"
-    printf '{"architecture":"amd64","os":"linux","config":{"Env":["PATH=/bin"],"Cmd":["sh"]},%s}' \
-        "\"rootfs\":{\"type\":\"layers\",\"diff_ids\":[\"sha256:$layer_id\"]}" >"$dir/config.json"
-    config_id=$(sha256sum "$dir/config.json" | cut -d' ' -f1)
-    mv "$dir/config.json" "$dir/$config_id.json"
-    printf '[{"Config":"%s.json","RepoTags":["%s"],"Layers":["%s/layer.tar"]}]' \
-        "$config_id" "$ref" "$layer_id" >"$dir/manifest.json"
-    tar -C "$dir" -cf "$out" manifest.json "$config_id.json" "$layer_id"
-    rm -rf "$dir"
 }
 
 # Daemons this run started, by PID: stopped last first (dockerd before its

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Real container engines running containers through cerberus: Podman,
-# containerd (ctr --runc-binary, the named runtime io.containerd.cerberus.v2,
-# the CRI snippet) and Docker. Starts every daemon itself, with all state in
-# one temporary directory and its own sockets, installs cerberus there with
-# `make install`, builds a busybox image, and removes all of it at the end.
+# containerd (ctr --runc-binary, the named runtime io.containerd.runc.cerberus,
+# the CRI snippet) and Docker; then, per engine, the parity tier (parity.sh):
+# the scenarios of parity-scenarios.txt under runc and under cerberus, which
+# must look the same. Starts every daemon itself, with all state in one
+# temporary directory and its own sockets (dockerd also in a network namespace
+# of its own), installs cerberus there with `make install`, makes the busybox
+# image as docs/engines/images.md says, and removes all of it at the end.
 #
 # usage (as root): tests/engines/run.sh [BUILD_DIR] [podman|containerd|docker ...]
 # Installs the engines with apt-get when they are missing (Debian 12).
@@ -21,6 +24,7 @@ started_at=$(date +%s)
 . "$repo/tests/engines/podman.sh"
 . "$repo/tests/engines/containerd.sh"
 . "$repo/tests/engines/docker.sh"
+. "$repo/tests/engines/parity.sh"
 
 wants() { case " $engines " in *" $1 "*) return 0 ;; esac; return 1; }
 
@@ -30,7 +34,8 @@ install_packages() {
     local packages="" guard=""
     command -v busybox >/dev/null || packages="$packages busybox-static"
     command -v script >/dev/null || packages="$packages bsdutils"
-    wants podman && ! command -v podman >/dev/null && packages="$packages podman"
+    # Podman also makes the image archive ctr imports (docs/engines/images.md).
+    ! command -v podman >/dev/null && packages="$packages podman"
     { wants containerd || wants docker; } && ! command -v containerd >/dev/null && packages="$packages containerd"
     wants docker && ! [ -x /usr/bin/docker ] && packages="$packages docker.io"
     [ -n "$packages" ] || return 0
@@ -45,7 +50,7 @@ install_packages() {
 }
 
 cleanup() {
-    [ -x "${work:-}/podman/pm" ] && { "$work/podman/pm" rm -af; "$work/podman/pm" system reset -f; } >/dev/null 2>&1
+    [ -x "${work:-}/podman/pm" ] && { "$work/podman/pm" rm -af; "$work/podman/pm" pod rm -af; "$work/podman/pm" system reset -f; } >/dev/null 2>&1
     if [ -n "${ctd_socket:-}" ] && [ -S "$ctd_socket" ]; then
         [ -S "$work/docker/docker.sock" ] && "$work/docker/docker" rm -f $("$work/docker/docker" ps -aq) >/dev/null 2>&1
         containerd_clean
@@ -61,6 +66,7 @@ cleanup() {
 install_packages || { echo "tests/engines/run.sh: apt-get install failed" >&2; exit 1; }
 note_host_paths
 work=$(mktemp -d /tmp/cerberus-engines.XXXXXX)
+chmod 0711 "$work" # root in a user namespace (--uidmap) must reach the roots under it
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
@@ -71,29 +77,36 @@ if ! make -s -C "$repo" -o build install BUILD="$build" PREFIX="$prefix" SYSCONF
     echo "tests/engines/run.sh: make install failed" >&2
     exit 1
 fi
-build_images docker.io/library/cerberus-busybox:test
+make_rootfs
 
 # Without CAP_SYS_RESOURCE (some CI sandboxes) no runtime can raise
-# RLIMIT_NOFILE/NPROC to the values Podman asks for as root: ask for less.
-ulimit_opts=""
+# RLIMIT_NOFILE/NPROC to the values Podman asks for as root: Podman's
+# containers.conf asks for less (default_ulimits, docs/engines/podman.md).
+low_ulimits=""
 cap_eff=$(awk '/^CapEff/ { print $2 }' /proc/self/status)
 if (( ((16#$cap_eff) >> 24 & 1) == 0 )); then
-    ulimit_opts="--ulimit nofile=1024:1024 --ulimit nproc=4096:4096"
-    echo "note: no CAP_SYS_RESOURCE here: podman runs with $ulimit_opts"
+    low_ulimits=yes
+    echo "note: no CAP_SYS_RESOURCE here: podman runs with default_ulimits nofile=1024, nproc=4096"
 fi
 
+echo "== podman $(podman --version | awk '{ print $3 }')"
+podman_setup
+podman_images
 if wants podman; then
-    echo "== podman $(podman --version | awk '{ print $3 }')"
     podman_test
+    parity_test podman
 fi
 if wants containerd || wants docker; then
     echo "== containerd $(containerd --version | awk '{ print $3 }')"
     if start_containerd; then
         ok "containerd: starts with the CRI snippet in its config"
-        wants containerd && containerd_test
+        if wants containerd; then
+            containerd_test
+            parity_test ctr
+        fi
         if wants docker; then
             echo "== docker $(dockerd --version | awk '{ print $3 }' | tr -d ,)"
-            docker_test
+            docker_test && parity_test docker
         fi
     else
         not_ok "containerd: starts with the CRI snippet in its config"
