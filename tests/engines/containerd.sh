@@ -4,30 +4,19 @@
 
 ctd_namespace=cerberus-engines-test
 
-# Starts containerd with every directory under $work, the shipped CRI snippet
-# appended to its config, and the installed prefix first on its PATH (where
-# it finds containerd-shim-runc-cerberus). Sets $ctd_socket and $c.
+# Starts containerd configured as docs/engines/containerd.md says (the full
+# `containerd config default`, then the shipped CRI snippet appended), with
+# every host path of it moved under $work, and the installed prefix first on
+# its PATH (where it finds containerd-shim-runc-cerberus). Sets $ctd_socket and $c.
 start_containerd() {
     local dir=$work/containerd
     mkdir -p "$dir/cni"
     ctd_socket=$dir/containerd.sock
-    cat >"$dir/config.toml" <<EOF
-version = 2
-root = "$dir/root"
-state = "$dir/state"
-[grpc]
-  address = "$ctd_socket"
-[ttrpc]
-  address = "$ctd_socket.ttrpc"
-[plugins."io.containerd.grpc.v1.cri"]
-  disable_apparmor = true
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    conf_dir = "$dir/cni"
-  # As in \`containerd config default\`: a runtimes table replaces the default one.
-  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-    runtime_type = "io.containerd.runc.v2"
-EOF
-    # Appended, as docs/engines/containerd.md says.
+    containerd config default | sed -e "s|^root = .*|root = \"$dir/root\"|" -e "s|^state = .*|state = \"$dir/state\"|" \
+        -e "s|address = \"/run/containerd/containerd.sock\"|address = \"$ctd_socket\"|" \
+        -e "s|conf_dir = \"/etc/cni/net.d\"|conf_dir = \"$dir/cni\"|" \
+        -e "s|path = \"/opt/containerd\"|path = \"$dir/opt\"|" \
+        -e "s|disable_apparmor = false|disable_apparmor = true|" >"$dir/config.toml"
     sed "s|/usr/local/bin/cerberus|$prefix/bin/cerberus|" "$repo/config/containerd/config.toml" >>"$dir/config.toml"
     PATH="$prefix/bin:$PATH" containerd --config "$dir/config.toml" >"$dir/containerd.log" 2>&1 &
     started_pids="$started_pids $!"

@@ -4,6 +4,7 @@
 #include "cgroup/cgroup.hpp"
 #include "cgroup/cgroup_files.hpp"
 #include "cgroup/device_filter.hpp"
+#include "temp_dir.hpp"
 
 #include <doctest/doctest.h>
 
@@ -20,16 +21,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct TempRoot {
-    std::string path;
-    TempRoot()
-    {
-        char name[] = "/tmp/cerberus-cgroup-test-XXXXXX";
-        REQUIRE(::mkdtemp(name));
-        path = name;
-    }
-    ~TempRoot() { fs::remove_all(path); }
-
+struct TempRoot : TempDir {
     void put(const std::string& file, const std::string& content) const
     {
         fs::create_directories(fs::path(path + "/" + file).parent_path());

@@ -4,6 +4,7 @@
 #include "base/files.hpp"
 #include "process/process_launch.hpp"
 #include "process/user.hpp"
+#include "temp_dir.hpp"
 
 #include <doctest/doctest.h>
 #include <unistd.h>
@@ -13,17 +14,6 @@
 using namespace cerberus;
 
 namespace {
-
-struct TempDir {
-    std::string path;
-    TempDir()
-    {
-        char pattern[] = "/tmp/cerberus-launch-XXXXXX";
-        REQUIRE(::mkdtemp(pattern));
-        path = pattern;
-    }
-    ~TempDir() { std::filesystem::remove_all(path); }
-};
 
 std::string lookup_error(const std::string& program, const std::vector<std::string>& env = {})
 {

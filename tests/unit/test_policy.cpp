@@ -1,5 +1,6 @@
 #include "base/error.hpp"
 #include "policy/policy.hpp"
+#include "temp_dir.hpp"
 
 #include <doctest/doctest.h>
 
@@ -42,19 +43,11 @@ std::vector<Cidr> fake_dns(const std::string& name)
     throw Error("cannot resolve \"" + name + "\": Name or service not known", ENOENT);
 }
 
-struct TempDir {
-    std::filesystem::path path;
-    TempDir()
-    {
-        char pattern[] = "/tmp/cerberus-policy-test.XXXXXX";
-        REQUIRE(mkdtemp(pattern));
-        path = pattern;
-    }
-    ~TempDir() { std::filesystem::remove_all(path); }
+struct PolicyDir : TempDir {
     std::string write(const std::string& name, const std::string& text) const
     {
-        std::ofstream(path / name) << text;
-        return (path / name).string();
+        std::ofstream(path + "/" + name) << text;
+        return path + "/" + name;
     }
 };
 
@@ -209,8 +202,8 @@ TEST_CASE("policy: --lock-policy lets annotations narrow, never widen")
 
 TEST_CASE("policy: sources")
 {
-    TempDir dir;
-    PolicySources sources{.policy_dir = dir.path.string(), .resolve = fake_dns};
+    PolicyDir dir;
+    PolicySources sources{.policy_dir = dir.path, .resolve = fake_dns};
     dir.write("web.json", R"({"allowed_hosts": ["1.1.1.1:443"]})");
 
     CHECK_FALSE(resolve_policy({}, sources));
