@@ -98,14 +98,12 @@ cgroup_layout() {
 
 @test "HOME comes from the container's passwd when the spec has none, as in runc" {
     edit_config '.process.env = ["PATH=/bin"]'
-    same_output sh -c 'echo "HOME=$HOME"'
-    [ "$output" = "HOME=/root" ]
-    edit_config '.process.user = {"uid": 1000, "gid": 1000}'
-    same_output sh -c 'echo "HOME=$HOME"'
-    [ "$output" = "HOME=/home/agent" ]
-    edit_config '.process.user = {"uid": 4242, "gid": 4242}'
-    same_output sh -c 'echo "HOME=$HOME"'
-    [ "$output" = "HOME=/" ]
+    # uid 4242 has no passwd line: "/".
+    for uid_home in 0:/root 1000:/home/agent 4242:/; do
+        edit_config ".process.user = {\"uid\": ${uid_home%%:*}, \"gid\": ${uid_home%%:*}}"
+        same_output sh -c 'echo "HOME=$HOME"'
+        [ "$output" = "HOME=${uid_home#*:}" ]
+    done
     edit_config '.process.user = {"uid": 0, "gid": 0} | .process.env += ["HOME=/work"]'
     same_output sh -c 'echo "HOME=$HOME"'
     [ "$output" = "HOME=/work" ]
