@@ -37,7 +37,7 @@ default_network() {
 run() {
     split_options "$@"
     if [ "$engine" = ctr ]; then
-        "$cli" run --rm $runtime_opt "${opts[@]}" "$image" "p$((++ctr_serial))" "${cmd[@]}"
+        "$cli" run --rm $runtime_opt "${opts[@]}" "$image" "parity-run-$((++ctr_serial))" "${cmd[@]}"
     else
         default_network
         "$cli" run --rm $runtime_opt "${opts[@]}" "$image" "${cmd[@]}"
@@ -70,7 +70,7 @@ inside() {
     name=$(container_name "$1")
     shift
     if [ "$engine" = ctr ]; then
-        "$cli" task exec --exec-id "e$((++ctr_serial))" "$name" "$@"
+        "$cli" task exec --exec-id "parity-exec-$((++ctr_serial))" "$name" "$@"
     else
         "$cli" exec "$name" "$@"
     fi
@@ -150,6 +150,7 @@ parity_test() {
     docker) cli=$d image=$docker_image ;;
     ctr) cli=$c image=$ctr_image ;;
     esac
+    parity_clean # what the engine's own tests left
     volume_dir=$work/parity-volume
     mkdir -p "$volume_dir"
     echo from-host >"$volume_dir/file"
@@ -165,6 +166,7 @@ parity_test() {
         if ! cmp -s "$work/parity.runc" "$work/parity.cerberus"; then
             not_ok "parity $engine: $name (cerberus differs from runc)"
             diff "$work/parity.runc" "$work/parity.cerberus" | sed 's/^/      | /'
+            sed 's/^/      | runc stderr: /' "$work/parity.runc.err" | head -n 4
             sed 's/^/      | cerberus stderr: /' "$work/parity.cerberus.err" | head -n 4
         elif [ -n "$expected" ] && ! grep -qF -- "$expected" "$work/parity.cerberus"; then
             not_ok "parity $engine: $name (both lack \"$expected\")"
