@@ -12,9 +12,9 @@
  *                           the same file), let it go, then try for SECS
  *                           seconds to open the held file for writing and put
  *                           PAYLOAD (a shell line) in it.
- *   setup COMM SECS         wait for the next process named COMM (a runtime
+ *   setup COMM SECS         wait up to SECS for the next process named COMM (a runtime
  *                           process still setting up) and try to open its
- *                           /proc/PID/{mem,exe,fd,environ} until it execs;
+ *                           /proc/PID/{mem,exe,fd,environ} until it execs (2 s at most);
  *                           then the same on a process of our own, the control.
  */
 #define _GNU_SOURCE
@@ -268,7 +268,9 @@ static int attack_setup(const char* comm, int secs)
                 continue;
             last_seen = pid;
             ++seen;
-            counted = try_all("runtime", pid, comm, deadline);
+            /* Two seconds of tries are plenty: a created init waits for start forever. */
+            double until = now() + 2;
+            counted = try_all("runtime", pid, comm, until < deadline ? until : deadline);
             if (counted)
                 printf("saw %s: pid=%d (the %ld-th seen)\n", comm, pid, seen);
         }

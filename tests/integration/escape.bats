@@ -42,3 +42,7 @@ scenario() {
 @test "escape: a created init in the agent's pid namespace is not dumpable until start" {
     scenario init-setup
 }
+
+@test "escape: a createContainer hook (a host binary) cannot be opened by an agent sharing its pid namespace" {
+    scenario hook-setup
+}

@@ -7,7 +7,7 @@
 #
 # Usage: exe_escape.sh SCENARIO RUNTIME ATTACKER WORKDIR [POLICY_JSON]
 #   SCENARIO  exec-trap | exec-trap-symlink | exec-trap-memfd | run-trap | exec-setup | init-setup |
-#             control-copy (exec-trap-memfd keeps the state root inside the binary's directory, where
+#             hook-setup | control-copy (exec-trap-memfd keeps the state root inside the binary's directory, where
 #             overlayfs refuses the layers and the runtime falls back to a sealed memfd copy)
 #   RUNTIME   the cerberus binary; the attack targets a copy of it in WORKDIR (the "host binary")
 #   ATTACKER  the static cerberus-exe-attack helper
@@ -173,14 +173,31 @@ exec-setup)
     judge_setup "$work/agent/rootfs/tmp/report" cerberus:exec
     ;;
 init-setup)
-    start_agent agent "exec exe-attack setup cerberus:init 4 >/tmp/report 2>&1" ||
+    start_agent agent "exe-attack setup cerberus:init 60 >/tmp/report 2>&1; exec sleep 600" ||
         fail "agent started" "$(cat "$work/agent.out")"
     joined_bundle agent victim /bin/true || fail "second bundle" "joining the agent's pid namespace"
     # Created, not started: its init waits for `start` in the agent's pid namespace.
     rtc create -b "$work/victim" victim </dev/null >"$work/victim.out" 2>&1 || fail "victim created" "$(cat "$work/victim.out")"
     wait_for "$work/agent/rootfs/tmp/report" "control environ" 15
-    rtc start victim >/dev/null 2>&1
+    started=0
+    rtc start victim >"$work/start.out" 2>&1 || started=$?
+    check "the victim starts after the attack" "$(cat "$work/start.out")" [ "$started" -eq 0 ]
     judge_setup "$work/agent/rootfs/tmp/report" cerberus:init
+    ;;
+hook-setup)
+    # A createContainer hook is a host binary run in the container's namespaces before pivot_root, with
+    # the runtime's full capabilities; an agent sharing the pid namespace tries to open it as above.
+    cp "$busybox" "$work/hostbin/hook-sleep"
+    hook_sum=$(sha256sum <"$work/hostbin/hook-sleep")
+    start_agent agent "exe-attack setup hook-sleep 60 >/tmp/report 2>&1; exec sleep 600" ||
+        fail "agent started" "$(cat "$work/agent.out")"
+    joined_bundle agent victim /bin/true || fail "second bundle" "joining the agent's pid namespace"
+    jq --arg hook "$work/hostbin/hook-sleep" '.hooks.createContainer = [{"path": $hook, "args": ["busybox", "sleep", "3"]}]' \
+        "$work/victim/config.json" >"$work/victim/config.json.new" && mv "$work/victim/config.json.new" "$work/victim/config.json"
+    rtc create -b "$work/victim" victim </dev/null >"$work/victim.out" 2>&1 || fail "victim created" "$(cat "$work/victim.out")"
+    wait_for "$work/agent/rootfs/tmp/report" "control environ" 15
+    judge_setup "$work/agent/rootfs/tmp/report" hook-sleep
+    check "host hook binary unchanged" "sha256 changed" [ "$(sha256sum <"$work/hostbin/hook-sleep")" = "$hook_sum" ]
     ;;
 control-copy)
     # The same attack on a writable copy of the same binary, inside the container, must succeed:
