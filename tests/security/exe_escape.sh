@@ -112,8 +112,8 @@ judge_trap() {
             sh -c "grep -q '^write exe: .*errno=' '$report' && ! grep -q ': ok\$' '$report'"
     fi
     "$rt" --version >/dev/null 2>&1 # the operator's next command runs whatever the file now holds
-    check "host binary unchanged" "sha256 $sum_before -> $(sha256sum "$rt")" \
-        [ "$(sha256sum <"$rt")" = "$sum_before" ]
+    sum_after=$(sha256sum <"$rt")
+    check "host binary unchanged" "sha256 $sum_before -> $sum_after" [ "$sum_after" = "$sum_before" ]
     check "payload never ran on the host" "$marker exists" [ ! -e "$marker" ]
 }
 
@@ -145,7 +145,7 @@ exec-trap | exec-trap-symlink | exec-trap-memfd)
         link="ln -s /proc/self/exe /tmp/rt && "
     fi
     start_agent agent "${link}exe-attack trap /bin/sh $interp /tmp/hold >/tmp/trap.out 2>&1 &&
-        exec exe-attack exe $interp /tmp/hold 10 '$payload' >/tmp/report 2>&1" ||
+        exe-attack exe $interp /tmp/hold 60 '$payload' >/tmp/report 2>&1; exec sleep 600" ||
         fail "agent started" "$(cat "$work/agent.out")"
     wait_for "$work/agent/rootfs/tmp/trap.out" "trap: set" 10 || fail "trap set" "$(cat "$work/agent/rootfs/tmp/trap.out" 2>&1)"
     rtc exec agent /bin/sh -c true >"$work/exec.out" 2>&1 # this is docker exec: it walks into the trap
@@ -153,7 +153,7 @@ exec-trap | exec-trap-symlink | exec-trap-memfd)
     ;;
 run-trap)
     start_agent agent "exe-attack trap /bin/sh /proc/self/exe /tmp/hold >/tmp/trap.out 2>&1 &&
-        exec exe-attack exe /proc/self/exe /tmp/hold 10 '$payload' >/tmp/report 2>&1" ||
+        exe-attack exe /proc/self/exe /tmp/hold 60 '$payload' >/tmp/report 2>&1; exec sleep 600" ||
         fail "agent started" "$(cat "$work/agent.out")"
     wait_for "$work/agent/rootfs/tmp/trap.out" "trap: set" 10 || fail "trap set" "$(cat "$work/agent/rootfs/tmp/trap.out" 2>&1)"
     joined_bundle agent victim /bin/sh || fail "second bundle" "joining the agent's pid namespace"
@@ -192,7 +192,7 @@ hook-setup)
     start_agent agent "exe-attack setup hook-sleep 60 >/tmp/report 2>&1; exec sleep 600" ||
         fail "agent started" "$(cat "$work/agent.out")"
     joined_bundle agent victim /bin/true || fail "second bundle" "joining the agent's pid namespace"
-    jq --arg hook "$work/hostbin/hook-sleep" '.hooks.createContainer = [{"path": $hook, "args": ["busybox", "sleep", "3"]}]' \
+    jq --arg hook "$work/hostbin/hook-sleep" '.hooks.createContainer = [{"path": $hook, "args": ["busybox", "sleep", "2"]}]' \
         "$work/victim/config.json" >"$work/victim/config.json.new" && mv "$work/victim/config.json.new" "$work/victim/config.json"
     rtc create -b "$work/victim" victim </dev/null >"$work/victim.out" 2>&1 || fail "victim created" "$(cat "$work/victim.out")"
     wait_for "$work/agent/rootfs/tmp/report" "control environ" 15
