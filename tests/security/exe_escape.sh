@@ -36,6 +36,8 @@ check() {
     if "$@"; then ok "$name"; else fail "$name" "$detail"; fi
 }
 rtc() { "$rt" --root "$root" "$@"; }
+# A runtime command that walks into a trap waits until the attacker lets it go: never forever.
+rtc_bounded() { timeout 120 "$rt" --root "$root" "$@"; }
 
 # new_bundle DIR ARG...: a busybox root with the attacker, a writable root, ARG... as the process.
 new_bundle() {
@@ -148,7 +150,7 @@ exec-trap | exec-trap-symlink | exec-trap-memfd)
         exe-attack exe $interp /tmp/hold 60 '$payload' >/tmp/report 2>&1; exec sleep 600" ||
         fail "agent started" "$(cat "$work/agent.out")"
     wait_for "$work/agent/rootfs/tmp/trap.out" "trap: set" 10 || fail "trap set" "$(cat "$work/agent/rootfs/tmp/trap.out" 2>&1)"
-    rtc exec agent /bin/sh -c true >"$work/exec.out" 2>&1 # this is docker exec: it walks into the trap
+    rtc_bounded exec agent /bin/sh -c true >"$work/exec.out" 2>&1 # this is docker exec: it walks into the trap
     judge_trap "$work/agent/rootfs/tmp/report" "$sum" "$work/exec.out"
     ;;
 run-trap)
@@ -157,7 +159,7 @@ run-trap)
         fail "agent started" "$(cat "$work/agent.out")"
     wait_for "$work/agent/rootfs/tmp/trap.out" "trap: set" 10 || fail "trap set" "$(cat "$work/agent/rootfs/tmp/trap.out" 2>&1)"
     joined_bundle agent victim /bin/sh || fail "second bundle" "joining the agent's pid namespace"
-    rtc run -b "$work/victim" victim </dev/null >"$work/victim.out" 2>&1 # its init execs the trap
+    rtc_bounded run -b "$work/victim" victim </dev/null >"$work/victim.out" 2>&1 # its init execs the trap
     judge_trap "$work/agent/rootfs/tmp/report" "$sum" "$work/victim.out"
     ;;
 exec-setup)
@@ -204,7 +206,7 @@ control-copy)
     # it shows that the attack works here, so the other scenarios' refusals are the runtime's doing.
     start_agent agent "sleep 600" || fail "agent started" "$(cat "$work/agent.out")"
     cp "$rt" "$work/agent/rootfs/workspace/runtime-copy"
-    rtc exec agent /bin/busybox sh -c "exe-attack trap /tmp/t /workspace/runtime-copy /tmp/hold >/tmp/trap.out 2>&1 &&
+    rtc_bounded exec agent /bin/busybox sh -c "exe-attack trap /tmp/t /workspace/runtime-copy /tmp/hold >/tmp/trap.out 2>&1 &&
         { exe-attack exe /workspace/runtime-copy /tmp/hold 10 'echo pwned' >/tmp/report 2>&1 & } && sleep 0.2 &&
         /tmp/t; wait" >"$work/exec.out" 2>&1
     report="$work/agent/rootfs/tmp/report"

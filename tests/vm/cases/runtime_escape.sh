@@ -12,6 +12,7 @@ run_scenarios() {
     label=$1 policy=$2
     shift 2
     for scenario in "$@"; do
+        started=$(date +%s)
         sh /vm/security/exe_escape.sh "$scenario" "$(command -v cerberus)" "$(command -v cerberus-exe-attack)" \
             "/tmp/escape-$label" "$policy" >/tmp/escape.out 2>&1
         grep -q '^ESCAPE ' /tmp/escape.out || vm_fail "$label $scenario" "no verdict: $(cat /tmp/escape.out)"
@@ -19,6 +20,7 @@ run_scenarios() {
             while IFS='|' read -r verdict name check detail; do
                 if [ "$verdict" = ok ]; then vm_ok "$label $name $check"; else vm_fail "$label $name $check" "$detail"; fi
             done
+        vm_log "$label $scenario took $(($(date +%s) - started)) s"
     done
 }
 
