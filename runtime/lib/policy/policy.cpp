@@ -2,12 +2,14 @@
 #include "policy/policy.hpp"
 
 #include "base/error.hpp"
+#include "policy/policy_access.hpp"
 
 #include <cap-ng.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cctype>
+#include <memory>
 #include <set>
 
 namespace cerberus::policy {
@@ -74,6 +76,25 @@ std::vector<int> parse_caps(const json& value)
     return {caps.begin(), caps.end()};
 }
 
+// A parser callback that refuses a key seen before in the same object: with
+// two "denied_paths", which one counts is an accident of the parser.
+json::parser_callback_t refuse_duplicate_keys()
+{
+    auto open_objects = std::make_shared<std::vector<std::set<std::string>>>();
+    return [open_objects](int, json::parse_event_t event, json& parsed) {
+        if (event == json::parse_event_t::object_start) {
+            open_objects->emplace_back();
+        } else if (event == json::parse_event_t::object_end) {
+            open_objects->pop_back();
+        } else if (event == json::parse_event_t::key) {
+            auto key = parsed.get<std::string>();
+            if (!open_objects->back().insert(key).second)
+                invalid("policy", "duplicate key " + json_quoted(key));
+        }
+        return true;
+    };
+}
+
 } // namespace
 
 std::string normalize_policy_path(const std::string& path, const std::string& field)
@@ -129,7 +150,7 @@ Policy parse_policy(const std::string& text)
 {
     json document;
     try {
-        document = json::parse(text);
+        document = json::parse(text, refuse_duplicate_keys());
     } catch (const json::parse_error& e) {
         invalid("policy", std::string("invalid JSON: ") + e.what());
     }
@@ -170,6 +191,7 @@ Policy parse_policy(const std::string& text)
             invalid("policy", "unknown field " + json_quoted(key));
         }
     }
+    check_bins_read_only(policy);
     return policy;
 }
 

@@ -1,0 +1,114 @@
+// --lock-policy: an annotation may only narrow the locked default. Judged on
+// the effective policy, path by path and network by network, never on which
+// lists hold which entries: leaving out a nested read-only entry, or listing
+// it in allowed_paths, changes what is allowed as surely as adding a path.
+#include "policy/policy.hpp"
+
+#include "base/error.hpp"
+#include "policy/policy_access.hpp"
+
+#include <algorithm>
+
+namespace cerberus::policy {
+
+namespace {
+
+[[noreturn]] void widens(const std::string& field, const std::string& what)
+{
+    throw Error(field + ": " + what + " widens the locked default policy", EPERM);
+}
+
+std::vector<std::string> united(std::vector<std::string> a, const std::vector<std::string>& b)
+{
+    for (const auto& item : b) {
+        if (std::find(a.begin(), a.end(), item) == a.end())
+            a.push_back(item);
+    }
+    return a;
+}
+
+// The policy the container would get: the annotation's, with every list it
+// leaves out taken from the default, and the default's denials added.
+Policy combined(const Policy& base, const Policy& annotation)
+{
+    Policy out = annotation;
+    if (!annotation.allowed_hosts)
+        out.allowed_hosts = base.allowed_hosts;
+    if (!annotation.restricts_paths()) {
+        out.allowed_paths = base.allowed_paths;
+        out.read_only_paths = base.read_only_paths;
+    }
+    if (!annotation.allowed_bins)
+        out.allowed_bins = base.allowed_bins;
+    out.denied_paths = united(annotation.denied_paths, base.denied_paths);
+    std::vector<int> caps = annotation.forbidden_caps;
+    caps.insert(caps.end(), base.forbidden_caps.begin(), base.forbidden_caps.end());
+    std::sort(caps.begin(), caps.end());
+    caps.erase(std::unique(caps.begin(), caps.end()), caps.end());
+    out.forbidden_caps = std::move(caps);
+    return out;
+}
+
+std::string gained(const PathAccess& wide, const PathAccess& base)
+{
+    if (wide.write && !base.write)
+        return "writable";
+    if (wide.read && !base.read)
+        return "readable";
+    return "mappable as executable code (allowed_bins lets read-only paths be)";
+}
+
+std::string kept(const PathAccess& base)
+{
+    if (!base.read)
+        return "denies it";
+    if (!base.write)
+        return "keeps it read-only";
+    return "refuses executable mappings there";
+}
+
+void check_paths(const Policy& base, const Policy& narrowed)
+{
+    for (const auto& point : path_points({&base, &narrowed})) {
+        const PathAccess& before = point.access[0];
+        const PathAccess& after = point.access[1];
+        if ((after.read && !before.read) || (after.write && !before.write) || (after.map_exec && !before.map_exec)) {
+            std::string where = point.path.empty() ? "paths no rule names" : "\"" + point.path + "\"";
+            widens("policy." + after.decided_by, "makes " + where + " " + gained(after, before) +
+                                                     ", where the locked default (policy." + before.decided_by + ") " +
+                                                     kept(before) + ": this");
+        }
+    }
+}
+
+void check_hosts(const std::vector<HostRule>& base, const std::vector<HostRule>& annotation)
+{
+    HostIndex allowed(base);
+    for (size_t i = 0; i < annotation.size(); ++i) {
+        const auto& rule = annotation[i];
+        if (!allowed.allows(*rule.network, {rule.ports}))
+            widens("policy.allowed_hosts[" + std::to_string(i) + "]", "\"" + rule.text + "\"");
+    }
+}
+
+} // namespace
+
+Policy narrow_policy(const Policy& base, const Policy& annotation)
+{
+    if (base.mode == Mode::enforce && annotation.mode == Mode::audit)
+        widens("policy.mode", "\"audit\"");
+    if (base.allowed_hosts && annotation.allowed_hosts)
+        check_hosts(*base.allowed_hosts, *annotation.allowed_hosts);
+    if (base.allowed_bins && annotation.allowed_bins) {
+        for (size_t i = 0; i < annotation.allowed_bins->size(); ++i) {
+            const auto& bin = (*annotation.allowed_bins)[i];
+            if (std::find(base.allowed_bins->begin(), base.allowed_bins->end(), bin) == base.allowed_bins->end())
+                widens("policy.allowed_bins[" + std::to_string(i) + "]", "\"" + bin + "\"");
+        }
+    }
+    Policy narrowed = combined(base, annotation);
+    check_paths(base, narrowed);
+    return narrowed;
+}
+
+} // namespace cerberus::policy
