@@ -5,6 +5,7 @@
 
 #include <arpa/inet.h>
 
+#include <cstdio>
 #include <cstring>
 #include <set>
 #include <tuple>
@@ -79,11 +80,12 @@ TEST_CASE("compile: CIDRs and ports")
     CHECK(any_port->value.ranges[0].first == 0);
     CHECK(any_port->value.ranges[0].last == 65535);
 
-    REQUIRE(c.net6.size() == 2);
-    CHECK(c.net6[0].key.prefixlen == 64 + 128);
-    CHECK(c.net6[0].key.addr[0] == 0x20);
-    CHECK(c.net6[0].key.addr[15] == 1);
-    CHECK(c.net6[1].key.prefixlen == 64 + 96);
+    REQUIRE(c.net6.size() == 2); // sorted by address
+    CHECK(c.net6[0].key.prefixlen == 64 + 96);
+    CHECK(c.net6[0].key.addr[10] == 0xff);
+    CHECK(c.net6[1].key.prefixlen == 64 + 128);
+    CHECK(c.net6[1].key.addr[0] == 0x20);
+    CHECK(c.net6[1].key.addr[15] == 1);
 
     std::string many = R"({"allowed_hosts": [)";
     for (int port = 1; port <= 9; ++port)
@@ -97,12 +99,13 @@ TEST_CASE("compile: CIDRs and ports")
 TEST_CASE("compile: path rules")
 {
     auto c = compile_policy(parse_policy(R"({
-        "allowed_paths": ["/workspace", "/tmp"], "read_only_paths": ["/usr", "/"],
-        "denied_paths": ["/workspace/.git/config"], "allowed_bins": ["/usr/bin/python3", "/tmp"]})"),
+        "allowed_paths": ["/workspace", "/tmp"], "read_only_paths": ["/usr", "/", "/opt/tool"],
+        "denied_paths": ["/workspace/.git/config"], "allowed_bins": ["/usr/bin/python3", "/opt/tool"]})"),
                             cgroup, seed);
-    CHECK(c.paths.size() == 6);
+    CHECK(c.paths.size() == 7);
     CHECK(find_path(c, "/workspace")->value.kinds == CERB_PATH_ALLOW);
-    CHECK(find_path(c, "/tmp")->value.kinds == (CERB_PATH_ALLOW | CERB_PATH_BIN));
+    CHECK(find_path(c, "/tmp")->value.kinds == CERB_PATH_ALLOW);
+    CHECK(find_path(c, "/opt/tool")->value.kinds == (CERB_PATH_READ_ONLY | CERB_PATH_BIN));
     CHECK(find_path(c, "/usr")->value.kinds == CERB_PATH_READ_ONLY);
     CHECK(find_path(c, "")->value.kinds == CERB_PATH_READ_ONLY); // the root is the empty prefix
     CHECK(find_path(c, "/workspace/.git/config")->value.kinds == CERB_PATH_DENY);
@@ -148,4 +151,88 @@ TEST_CASE("compile: 1,000 containers with distinct policies get distinct keys")
     CHECK(path_entries == 4000);
     CHECK(net_entries <= CERB_MAX_NET_RULES);
     CHECK(path_entries <= CERB_MAX_PATH_RULES);
+}
+
+namespace {
+
+// allowed_hosts of n distinct IPv4 (or IPv6) addresses.
+Policy many_hosts(size_t n, bool v6)
+{
+    Policy p;
+    p.allowed_hosts.emplace();
+    for (size_t i = 0; i < n; ++i) {
+        char text[64];
+        if (v6)
+            std::snprintf(text, sizeof(text), "[2001:db8::%zx:%zx]:443", i >> 16, i & 0xffff);
+        else
+            std::snprintf(text, sizeof(text), "10.%zu.%zu.%zu:443", (i >> 16) & 0xff, (i >> 8) & 0xff, i & 0xff);
+        p.allowed_hosts->push_back(parse_host_rule(text, "test"));
+    }
+    return p;
+}
+
+std::string compile_error(const Policy& p)
+{
+    try {
+        compile_policy(p, cgroup, seed);
+    } catch (const Error& e) {
+        CHECK(e.errnum() == E2BIG);
+        return e.what();
+    }
+    return "no error";
+}
+
+} // namespace
+
+TEST_CASE("compile: each container gets its share of the network maps, and a clear refusal past it")
+{
+    CHECK(container_net_rules == 2048);
+    auto at_limit = compile_policy(many_hosts(container_net_rules, false), cgroup, seed);
+    CHECK(at_limit.net4.size() == container_net_rules);
+    CHECK(compile_error(many_hosts(container_net_rules + 1, false)) ==
+          "policy: 2049 distinct IPv4 networks in allowed_hosts, more than the 2048 one container may hold");
+    CHECK(compile_policy(many_hosts(container_net_rules, true), cgroup, seed).net6.size() == container_net_rules);
+    CHECK(compile_error(many_hosts(container_net_rules + 1, true)) ==
+          "policy: 2049 distinct IPv6 networks in allowed_hosts, more than the 2048 one container may hold");
+    // The same address many times is one entry.
+    Policy repeated = many_hosts(1, false);
+    for (int i = 0; i < 65536; ++i)
+        repeated.allowed_hosts->push_back(repeated.allowed_hosts->front());
+    CHECK(compile_policy(repeated, cgroup, seed).net4.size() == 1);
+    // 65,536 distinct addresses (the whole map) are refused, not compiled for seconds first:
+    // bench/policy_compile.cpp times it.
+    CHECK(compile_error(many_hosts(65536, false)).find("65536 distinct IPv4 networks") != std::string::npos);
+}
+
+TEST_CASE("compile: covering networks fold their ports into every network inside them")
+{
+    Policy p = many_hosts(1000, false);
+    p.allowed_hosts->push_back(parse_host_rule("10.0.0.0/16:80", "test"));
+    p.allowed_hosts->push_back(parse_host_rule("0.0.0.0/0:53", "test"));
+    auto c = compile_policy(p, cgroup, seed);
+    REQUIRE(c.net4.size() == 1002);
+    const auto* inside = find4(c, "10.0.3.7", 32);
+    REQUIRE(inside);
+    REQUIRE(inside->value.nranges == 3);
+    CHECK(inside->value.ranges[0].first == 53);
+    CHECK(inside->value.ranges[1].first == 80);
+    CHECK(inside->value.ranges[2].first == 443);
+    const auto* top = find4(c, "0.0.0.0", 0);
+    REQUIRE(top);
+    CHECK(top->value.nranges == 1);
+}
+
+TEST_CASE("compile: each container gets its share of the path map")
+{
+    CHECK(container_path_rules == 4096);
+    Policy p;
+    p.read_only_paths.emplace();
+    for (size_t i = 0; i < container_path_rules; ++i)
+        p.read_only_paths->push_back("/p" + std::to_string(i));
+    CHECK(compile_policy(p, cgroup, seed).paths.size() == container_path_rules);
+    p.denied_paths.push_back("/p0"); // the same path in two lists is one entry
+    CHECK(compile_policy(p, cgroup, seed).paths.size() == container_path_rules);
+    p.denied_paths.push_back("/q");
+    CHECK(compile_error(p) == "policy: 4097 distinct paths in allowed_paths, read_only_paths, denied_paths and "
+                              "allowed_bins, more than the 4096 one container may hold");
 }

@@ -1,6 +1,7 @@
 #include "policy/policy_compile.hpp"
 
 #include "base/error.hpp"
+#include "policy/policy_access.hpp"
 
 #include <arpa/inet.h>
 
@@ -15,21 +16,6 @@ namespace {
 constexpr uint64_t fnv_offset = 0xcbf29ce484222325ULL;
 constexpr uint64_t fnv_prime = 0x100000001b3ULL;
 
-// Sorted, with overlapping and adjacent ranges merged.
-std::vector<PortRange> merged(std::vector<PortRange> ranges)
-{
-    std::sort(ranges.begin(), ranges.end(),
-              [](const PortRange& a, const PortRange& b) { return a.first < b.first; });
-    std::vector<PortRange> out;
-    for (const auto& range : ranges) {
-        if (!out.empty() && range.first <= static_cast<uint32_t>(out.back().last) + 1)
-            out.back().last = std::max(out.back().last, range.last);
-        else
-            out.push_back(range);
-    }
-    return out;
-}
-
 std::string cidr_text(const Cidr& network)
 {
     char text[INET6_ADDRSTRLEN] = {};
@@ -39,7 +25,7 @@ std::string cidr_text(const Cidr& network)
 
 cerb_net_value net_value(const Cidr& network, const std::vector<PortRange>& ports)
 {
-    auto ranges = merged(ports);
+    auto ranges = merge_port_ranges(ports);
     if (ranges.size() > CERB_MAX_PORT_RANGES)
         throw Error("policy.allowed_hosts: " + std::to_string(ranges.size()) + " port ranges apply to " +
                         cidr_text(network) + ", at most " + std::to_string(CERB_MAX_PORT_RANGES) + " fit",
@@ -64,30 +50,26 @@ Key net_key(const Cidr& network, uint64_t cgroup_id)
 
 // One entry per distinct network; each also allows the ports of every
 // shorter network that covers it, since the trie answers with the longest.
+// n·log n: each network looks up its at most 128 shorter forms.
 void compile_hosts(const std::vector<HostRule>& rules, CompiledPolicy& out)
 {
-    std::vector<std::pair<Cidr, std::vector<PortRange>>> networks;
-    for (const auto& rule : rules) {
-        if (!rule.network)
-            throw Error("policy.allowed_hosts: host name \"" + rule.host_name + "\" was not resolved", EINVAL);
-        auto same = std::find_if(networks.begin(), networks.end(),
-                                 [&](const auto& entry) { return entry.first == *rule.network; });
-        if (same == networks.end())
-            networks.push_back({*rule.network, {rule.ports}});
-        else
-            same->second.push_back(rule.ports);
-    }
-    for (const auto& [network, own_ports] : networks) {
-        auto ports = own_ports;
-        for (const auto& [other, other_ports] : networks) {
-            if (other.prefix < network.prefix && other.contains(network))
-                ports.insert(ports.end(), other_ports.begin(), other_ports.end());
-        }
+    HostIndex index(rules);
+    for (const auto& [network, own_ports] : index.networks()) {
+        auto ports = index.ports_covering(network);
         if (network.family == AF_INET)
             out.net4.push_back({net_key<cerb_net4_key>(network, out.cgroup_id), net_value(network, ports)});
         else
             out.net6.push_back({net_key<cerb_net6_key>(network, out.cgroup_id), net_value(network, ports)});
     }
+}
+
+// A container may take only its share of the maps every container shares.
+void check_share(size_t entries, size_t share, const char* what)
+{
+    if (entries > share)
+        throw Error(std::string("policy: ") + std::to_string(entries) + " " + what + ", more than the " +
+                        std::to_string(share) + " one container may hold",
+                    E2BIG);
 }
 
 // The programs hash the bytes before each '/', so the root is the empty prefix.
@@ -143,6 +125,10 @@ CompiledPolicy compile_policy(const Policy& policy, uint64_t cgroup_id, uint64_t
         entry.value.kinds = path_kinds;
         out.paths.push_back(entry);
     }
+    check_share(out.net4.size(), container_net_rules, "distinct IPv4 networks in allowed_hosts");
+    check_share(out.net6.size(), container_net_rules, "distinct IPv6 networks in allowed_hosts");
+    check_share(out.paths.size(), container_path_rules,
+                "distinct paths in allowed_paths, read_only_paths, denied_paths and allowed_bins");
     return out;
 }
 

@@ -22,6 +22,12 @@ static_assert(sizeof(cerb_path_value) == 8);
 static_assert(sizeof(cerb_config) == 16);
 static_assert(sizeof(cerb_event) == 344);
 
+// Each container's share of the maps all containers share, so that one
+// policy cannot fill them and make every other create fail: a thirty-second
+// of each (2,048 networks per address family, 4,096 paths).
+inline constexpr size_t container_net_rules = CERB_MAX_NET_RULES / 32;
+inline constexpr size_t container_path_rules = CERB_MAX_PATH_RULES / 32;
+
 struct Net4Entry {
     cerb_net4_key key;
     cerb_net_value value;
@@ -49,7 +55,8 @@ struct CompiledPolicy {
 uint64_t path_hash(std::string_view path, uint64_t seed);
 
 // Host names must have been resolved (resolve_policy does it). Throws when a
-// CIDR collects more port ranges than an entry holds.
+// CIDR collects more port ranges than an entry holds, or when the policy needs
+// more entries than one container's share (E2BIG, naming the limit).
 CompiledPolicy compile_policy(const Policy& policy, uint64_t cgroup_id, uint64_t path_seed);
 
 } // namespace cerberus::policy
