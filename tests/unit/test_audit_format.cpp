@@ -134,3 +134,15 @@ TEST_CASE("audit: lost lines and times")
     int64_t offset = boot_to_wall_offset();
     CHECK(offset > 1600000000LL * 1000000000); // the wall clock is well past the boot clock
 }
+
+// Found by tests/fuzz (target trail): the boot time plus the clock offset overflowed int64.
+TEST_CASE("audit: a boot time past int64 nanoseconds saturates instead of overflowing")
+{
+    cerb_event e = base_event(CERB_OP_CONNECT, CERB_RULE_NOT_IN_ALLOWED_HOSTS, 1);
+    e.time_ns = 8751657888269070971ULL;
+    CHECK(event_json(e, {"c", "", 1769218604000000000LL})["time"] == "2262-04-11T23:47:16.854775807Z");
+    e.time_ns = UINT64_MAX;
+    CHECK(event_json(e, {"c", "", 0})["time"] == "2262-04-11T23:47:16.854775807Z");
+    e.time_ns = 5'000'000'123; // control: an ordinary time is unchanged
+    CHECK(event_json(e, {"c", "", boot_offset})["time"] == "2024-05-01T12:03:20.000000123Z");
+}

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <cstring>
 #include <ctime>
 
@@ -142,7 +143,13 @@ ordered_json event_json(const cerb_event& e, const EventContext& ctx)
 {
     ordered_json j;
     j["type"] = "denial";
-    j["time"] = rfc3339_ns(static_cast<int64_t>(e.time_ns) + ctx.boot_to_wall_ns);
+    // A boot time past what int64 nanoseconds hold (never from a real clock) saturates
+    // rather than overflowing (found by the trail fuzz target).
+    int64_t wall_ns = 0;
+    if (e.time_ns > static_cast<uint64_t>(INT64_MAX) ||
+        __builtin_add_overflow(static_cast<int64_t>(e.time_ns), ctx.boot_to_wall_ns, &wall_ns))
+        wall_ns = INT64_MAX;
+    j["time"] = rfc3339_ns(wall_ns);
     j["id"] = ctx.container_id;
     j["pid"] = e.pid;
     j["tid"] = e.tid;
