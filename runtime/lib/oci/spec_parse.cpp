@@ -457,7 +457,7 @@ Spec load_bundle(const std::string& bundle_dir)
     json config;
     try {
         config = json::parse(in);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) { // parse errors, and numbers too large to hold
         throw Error(file + ": invalid JSON: " + e.what(), EINVAL);
     }
     return with_context(file, [&] { return parse(config); });

@@ -151,7 +151,7 @@ Policy parse_policy(const std::string& text)
     json document;
     try {
         document = json::parse(text, refuse_duplicate_keys());
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) { // parse errors, and numbers too large to hold
         invalid("policy", std::string("invalid JSON: ") + e.what());
     }
     expect(document, json::value_t::object, "an object", "policy");
