@@ -3,7 +3,7 @@ BUILD ?= build
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
 
-.PHONY: all build deps test unit integration vm conformance bench bench-policy demo install uninstall clean
+.PHONY: all build deps test unit fuzz integration vm conformance bench bench-policy bench-compile demo install uninstall clean
 
 all: build
 
@@ -16,6 +16,11 @@ deps:
 
 unit: build
 	$(BUILD)/unit-tests
+
+# libFuzzer targets, built with clang in $(BUILD)-fuzz; FUZZ_SECONDS per target.
+FUZZ_SECONDS ?= 60
+fuzz:
+	tests/fuzz/run.sh --build $(BUILD)-fuzz --seconds $(FUZZ_SECONDS)
 
 integration: build
 	tests/integration/run.sh $(BUILD)
@@ -44,6 +49,10 @@ bench: build
 # The agent policy's cost, measured in the real-kernel VM lane (BPF LSM).
 bench-policy: build
 	bench/policy.sh --build $(BUILD)
+
+# CPU time to compile and narrow large allowed_hosts lists (bench/policy_compile.cpp).
+bench-compile: build
+	$(BUILD)/cerberus-bench-compile 2048 16384 65536
 
 # The runtime, the containerd shim (with the "runc" it puts first on its PATH),
 # the policy profiles, and the engines' config snippets (docs/engines/).

@@ -1,0 +1,76 @@
+// The policy document: parsing, host-name resolution, compilation to map
+// entries. A document is either compiled or refused with a cerberus::Error;
+// what parse_policy accepts never has an allowed_bins entry its own rules make
+// writable, and policy_access agrees with the naive reference.
+#include "base/error.hpp"
+#include "policy/policy.hpp"
+#include "policy/policy_access.hpp"
+#include "policy/policy_compile.hpp"
+#include "reference_access.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <set>
+
+using namespace cerberus::policy;
+
+namespace {
+
+void check_access(const Policy& p)
+{
+    for (const auto& point : path_points({&p})) {
+        if (point.path.empty())
+            continue;
+        auto want = reference::path_access(p, point.path);
+        const auto& got = point.access[0];
+        if (want.read != got.read || want.write != got.write || want.map_exec != got.map_exec)
+            reference::fail("path_points and the reference disagree at \"" + point.path + "\"");
+    }
+    if (p.restricts_paths()) {
+        for (const auto& bin : p.allowed_bins.value_or(std::vector<std::string>{})) {
+            if (reference::path_access(p, bin).write)
+                reference::fail("accepted a writable allowed_bins entry \"" + bin + "\"");
+        }
+    }
+}
+
+void check_compiled(const Policy& p, const CompiledPolicy& c)
+{
+    std::set<std::string> paths;
+    for (const auto* list : {&p.allowed_paths, &p.read_only_paths, &p.allowed_bins}) {
+        for (const auto& path : list->value_or(std::vector<std::string>{}))
+            paths.insert(path);
+    }
+    paths.insert(p.denied_paths.begin(), p.denied_paths.end());
+    if (c.paths.size() > paths.size())
+        reference::fail("more path entries than distinct paths");
+    for (const auto& entry : c.net4) {
+        if (entry.key.prefixlen > 64 + 32 || entry.value.nranges > CERB_MAX_PORT_RANGES)
+            reference::fail("bad IPv4 entry");
+    }
+    for (const auto& entry : c.net6) {
+        if (entry.key.prefixlen > 64 + 128 || entry.value.nranges > CERB_MAX_PORT_RANGES)
+            reference::fail("bad IPv6 entry");
+    }
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
+{
+    std::string text(reinterpret_cast<const char*>(data), size);
+    try {
+        Policy p = parse_policy(text);
+        check_access(p);
+        Policy resolved = resolve_host_names(p, reference::resolve);
+        check_compiled(resolved, compile_policy(resolved, 0x100000007ULL, 0x1234));
+        cerberus::spec::Spec spec;
+        spec.process.emplace();
+        spec.process->capabilities = cerberus::spec::Capabilities{.bounding = {"CAP_SYS_ADMIN", "CAP_KILL"}};
+        apply_policy_to_spec(resolved, spec);
+        if (!spec.process->no_new_privileges)
+            reference::fail("noNewPrivileges not forced");
+    } catch (const cerberus::Error&) {
+    }
+    return 0;
+}
