@@ -29,8 +29,7 @@ int BPF_PROG(cerb_file_open, struct file *file, int ret)
     if (size > 0 && s->path[0] != '/')
         return 0;
     bool want_write = (file->f_mode & FMODE_WRITE) || (file->f_flags & O_TRUNC);
-    bool is_dir = (file->f_inode->i_mode & S_IFMT) == S_IFDIR;
-    return check_path(policy, cgroup_id, size, want_write, is_dir, CERB_OP_OPEN, EACCES);
+    return check_path(policy, cgroup_id, size, want_write, CERB_OP_OPEN, EACCES);
 }
 
 /* allowed_bins: only the listed files may be exec'd, by the path the kernel

@@ -25,8 +25,6 @@
 #define FMODE_EXEC 0x20 /* also __FMODE_EXEC in f_flags, the flag open_exec passes */
 #define O_TRUNC 01000
 #define PROT_EXEC 0x4
-#define S_IFMT 00170000
-#define S_IFDIR 0040000
 #define CAP_OPT_NOAUDIT 0x2
 #define UNIX_PATH_MAX 108
 #define MAX_CGROUP_NESTING 8 /* cgroup levels below a container that stay policed */

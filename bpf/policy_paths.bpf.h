@@ -92,16 +92,18 @@ static __always_inline int refuse_path(struct cerb_policy *policy, __u64 cgroup_
     return verdict(policy, err);
 }
 
-/* The path rules for an open (or a unix socket connect, want_write set). */
+/* The path rules for an open (or a unix socket connect, want_write set). A
+ * directory opened to list it is a read like any other: the names below a
+ * path the policy does not let the agent read are not the agent's to see. */
 static __always_inline int check_path(struct cerb_policy *policy, __u64 cgroup_id, long size, bool want_write,
-                                      bool is_dir, __u16 op, int err)
+                                      __u16 op, int err)
 {
     struct path_walk w;
     if (walk_path(&w, cgroup_id, size) < 0 || w.dot_component)
         return refuse_path(policy, cgroup_id, op, CERB_RULE_PATH_UNRESOLVED, err, 0, 0);
     if (w.deny_len)
         return refuse_path(policy, cgroup_id, op, CERB_RULE_DENIED_PATH, err, w.deny_len - 1, 0);
-    if (!(policy->flags & CERB_HAS_PATHS) || (is_dir && !want_write))
+    if (!(policy->flags & CERB_HAS_PATHS))
         return 0;
     if (!w.allow_kinds)
         return refuse_path(policy, cgroup_id, op, CERB_RULE_NOT_IN_ALLOWED_PATHS, err, 0, 0);
@@ -233,7 +235,7 @@ static __always_inline int check_change_at(struct dentry *parent, struct vfsmoun
     if (!s)
         return 0;
     long size = build_path(s, parent, mnt, last);
-    return check_path(policy, cgroup_id, size, true, false, op, EACCES);
+    return check_path(policy, cgroup_id, size, true, op, EACCES);
 }
 
 /* check_change_at for a name in the directory dir (or dir itself). */

@@ -3,6 +3,7 @@
  * tests assert what the container really gets from the kernel. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/bpf.h>
@@ -254,6 +255,26 @@ static int memfd_exec(const char* path, char** argv)
     return report(-1);
 }
 
+/* Reads the names in a directory (what ls does); prints how many. */
+static int list_dir(const char* path)
+{
+    DIR* dir = opendir(path);
+    if (!dir)
+        return report(-1);
+    int names = 0;
+    errno = 0;
+    while (readdir(dir))
+        names++;
+    int err = errno;
+    closedir(dir);
+    if (err) {
+        errno = err;
+        return report(-1);
+    }
+    printf("names=%d\n", names);
+    return 0;
+}
+
 static int run(int argc, char** argv)
 {
     if (argc < 2) {
@@ -271,6 +292,8 @@ static int run(int argc, char** argv)
         return listen_unix(argv[2]);
     if (!strcmp(cmd, "read") && argc > 2)
         return report(open(argv[2], O_RDONLY));
+    if (!strcmp(cmd, "list") && argc > 2)
+        return list_dir(argv[2]);
     if (!strcmp(cmd, "write") && argc > 2)
         return report(open(argv[2], O_WRONLY | O_CREAT, 0644));
     if (!strcmp(cmd, "exec") && argc > 2) {

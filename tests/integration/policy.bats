@@ -81,3 +81,81 @@ expect_nothing_left() {
     [[ "$output" == *'203.0.113.9'* ]]
     expect_nothing_left
 }
+
+# Written for every backend: where none enforces on this host yet, create fails closed and the
+# case says so (Landlock, issue 15, runs it here; BPF LSM runs it in tests/vm/cases/policy_files.sh).
+list_under_policy() {
+    set_args probe list "$1"
+    set_policy '{"allowed_paths": ["/tmp"], "read_only_paths": ["/bin", "/proc", "/dev"]}'
+    run cerb run -b "$BUNDLE" "$ID"
+    echo "status=$status output=$output"
+    if [[ "$output" == *"refusing to run the container unprotected"* ]]; then
+        expect_nothing_left
+        skip "no policy backend enforces on this host yet (create failed closed)"
+    fi
+}
+
+@test "a directory outside allowed_paths cannot be listed" {
+    list_under_policy /etc
+    [ "$output" = "errno=13 (EACCES)" ]
+}
+
+@test "control: the same policy lists allowed and read-only directories" {
+    list_under_policy /tmp
+    [[ "$output" == names=* ]]
+    teardown_bundle
+    list_under_policy /bin
+    [[ "$output" == names=* ]]
+}
+
+@test "control: without a policy the directory lists" {
+    set_args probe list /etc
+    run cerb run -b "$BUNDLE" "$ID"
+    [[ "$output" == names=* ]]
+}
+
+@test "a policy with a key given twice is refused, naming the key" {
+    set_policy '{"denied_paths": ["/etc/shadow"], "allowed_hosts": [], "denied_paths": []}'
+    run cerb run -b "$BUNDLE" "$ID"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *'duplicate key "denied_paths"'* ]]
+    expect_nothing_left
+}
+
+@test "an allowed_bins entry under allowed_paths is refused, naming the entry" {
+    set_policy '{"allowed_paths": ["/tmp"], "read_only_paths": ["/bin"], "allowed_bins": ["/bin/probe", "/tmp/tool"]}'
+    run cerb run -b "$BUNDLE" "$ID"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *'allowed_bins[1]: "/tmp/tool" is writable'* ]]
+    expect_nothing_left
+}
+
+@test "--lock-policy refuses an annotation that makes a read-only path of the default writable" {
+    echo '{"allowed_paths": ["/tmp"], "read_only_paths": ["/tmp/ro", "/bin"]}' > "$BATS_TEST_TMPDIR/default.json"
+    set_policy '{"allowed_paths": ["/tmp"]}'
+    run cerb --default-policy "$BATS_TEST_TMPDIR/default.json" --lock-policy run -b "$BUNDLE" "$ID"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *'makes "/tmp/ro" writable'* ]]
+    expect_nothing_left
+}
+
+# Accepted: the container ran (listing an allowed directory), or no backend enforces here.
+expect_accepted() {
+    [[ "$output" == names=* || "$output" == *"refusing to run the container unprotected"* ]]
+}
+
+@test "controls: the same documents without the offending part are accepted" {
+    set_args probe list /tmp
+    set_policy '{"denied_paths": ["/etc/shadow"], "allowed_hosts": []}'
+    run cerb run -b "$BUNDLE" "$ID"
+    expect_accepted
+    teardown_bundle
+    set_policy '{"allowed_paths": ["/tmp"], "read_only_paths": ["/bin"], "allowed_bins": ["/bin/probe"]}'
+    run cerb run -b "$BUNDLE" "$ID"
+    expect_accepted
+    teardown_bundle
+    echo '{"allowed_paths": ["/tmp"], "read_only_paths": ["/tmp/ro", "/bin"]}' > "$BATS_TEST_TMPDIR/default.json"
+    set_policy '{"allowed_paths": ["/tmp"], "read_only_paths": ["/tmp/ro"]}'
+    run cerb --default-policy "$BATS_TEST_TMPDIR/default.json" --lock-policy run -b "$BUNDLE" "$ID"
+    expect_accepted
+}

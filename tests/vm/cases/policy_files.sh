@@ -1,6 +1,6 @@
 #!/bin/sh
-# Agent policy, path rules: allowed, read-only and denied paths matched by whole components, and the
-# bypasses (symlink, hard link, /proc/self/fd and /proc/self/root, "..", rename) failing; the same opens succeed in audit mode.
+# Agent policy, path rules: allowed, read-only and denied paths matched by whole components, directory
+# listings outside them refused, and the bypasses (symlink, hard link, /proc/self/fd and /proc/self/root, "..", rename) failing; the same opens succeed in audit mode.
 # Denied opens and changes give EACCES.
 # vm-timeout: 300
 . /vm/lib.sh
@@ -38,7 +38,9 @@ vm_expect_errno "whole components only" EACCES policy_run "$enforce" $p read /wo
 vm_expect_errno "symlink" EACCES policy_run "$enforce" $p read /workspace/link
 vm_expect_errno "dotdot" EACCES policy_run "$enforce" $p read /workspace/../data/outside
 vm_expect_errno "proc self root" EACCES policy_run "$enforce" $p read /proc/self/root/data/outside
-vm_expect_errno "proc self fd" EACCES policy_run "$enforce" sh -c 'exec 3</proc/self/root; exec /bin/cerberus-probe read /proc/self/fd/3/data/outside'
+# Through a directory fd the agent may hold (its control: the same fd reads an allowed file).
+vm_expect_output "proc self fd control" ok policy_run "$enforce" sh -c 'exec 3</workspace; exec /bin/cerberus-probe read /proc/self/fd/3/ok'
+vm_expect_errno "proc self fd" EACCES policy_run "$enforce" sh -c 'exec 3</workspace; exec /bin/cerberus-probe read /proc/self/fd/3/../data/outside'
 vm_expect_errno "hard link out of a denied path" EACCES policy_run "$enforce" ln /workspace/secret /workspace/alias
 vm_expect_errno "hard link from outside" EACCES policy_run "$enforce" ln /data/outside /workspace/alias
 vm_expect_errno "rename from outside" EACCES policy_run "$enforce" mv /data/outside /workspace/moved
@@ -48,6 +50,15 @@ vm_expect_errno "unlink read-only" EACCES policy_run "$enforce" rm /etc/passwd
 vm_expect_errno "truncate read-only" EACCES policy_run "$enforce" truncate -s 0 /etc/passwd
 vm_expect_errno "mkdir outside" EACCES policy_run "$enforce" $p mkdir /data/new
 vm_expect_output "mkdir inside" ok policy_run "$enforce" $p mkdir /workspace/newdir
+
+# Listing a directory is reading it: the names outside allowed_paths and read_only_paths are not the
+# agent's to see (docs/policy.md). Controls: the allowed and read-only directories list.
+vm_expect_contains "list allowed" "names=" policy_run "$enforce" $p list /workspace
+vm_expect_contains "list read-only" "names=" policy_run "$enforce" $p list /etc
+vm_expect_errno "list outside" EACCES policy_run "$enforce" $p list /data
+vm_expect_errno "list the root above the allowed paths" EACCES policy_run "$enforce" $p list /
+vm_expect_errno "list through dotdot" EACCES policy_run "$enforce" $p list /workspace/..
+vm_expect_contains "audit list outside" "names=" policy_run "$audit" $p list /data
 
 vm_expect_output "audit outside read" ok policy_run "$audit" $p read /data/outside
 vm_expect_output "audit read-only write" ok policy_run "$audit" $p write /bin/new-file
