@@ -27,8 +27,8 @@ done
 
 start=$(date +%s)
 if ! CC=clang CXX=clang++ cmake -S "$repo" -B "$build" -DCERBERUS_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null ||
-    ! cmake --build "$build" -j "${JOBS:-$(nproc)}" >"$build.log" 2>&1; then
-    tail -30 "$build.log" 2>/dev/null
+    ! cmake --build "$build" -j "${JOBS:-$(nproc)}" >"$build/fuzz-build.log" 2>&1; then
+    tail -30 "$build/fuzz-build.log" 2>/dev/null
     echo "fuzz: building the targets failed"
     echo "0 passed, 1 failed"
     exit 1
