@@ -24,6 +24,15 @@ teardown() { teardown_bundle; }
     [[ "${lines[1]}" != *EAFNOSUPPORT* ]]
 }
 
+@test "seccomp: a profile that denies faccessat2 still runs the program, as under runc" {
+    # Older profiles (runtime-tools', many in the wild) predate faccessat2: the
+    # runtime's own exec check must not turn that into a refused create.
+    edit_config '.linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["faccessat2"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1}]}'
+    run_container probe read /bin/busybox
+    [ "$status" -eq 0 ]
+    [ "$output" = "ok" ]
+}
+
 @test "seccomp: SCMP_ACT_KILL_PROCESS kills the process with SIGSYS" {
     edit_config '.linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_KILL_PROCESS"}]}'
     run_container probe mkdir /tmp/x

@@ -57,8 +57,10 @@ std::string lookup_path(const std::string& program, const std::vector<std::strin
         if (found.empty())
             throw Error(quoted + ": executable file not found in $PATH", ENOENT);
     }
-    // The mode bits allow it; the mount (noexec) or an LSM may still not.
-    if (::faccessat(AT_FDCWD, found.c_str(), X_OK, AT_EACCESS) != 0)
+    // The mode bits allow it; the mount (noexec) or an LSM may still not. A
+    // seccomp profile without faccessat2 answers EPERM (glibc has no fallback
+    // for AT_EACCESS): then execve itself is the judge, as in runc.
+    if (::faccessat(AT_FDCWD, found.c_str(), X_OK, AT_EACCESS) != 0 && errno != EPERM && errno != ENOSYS)
         throw_errno("exec " + found);
     return found;
 }
