@@ -1,7 +1,7 @@
 #include "terminal_proxy.hpp"
 
 #include "base/error.hpp"
-#include "process/console.hpp"
+#include "base/unix_socket.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -88,7 +88,7 @@ UniqueFd receive_master(int runtime_end)
 {
     char name[256];
     UniqueFd master;
-    console::receive_with_fd(runtime_end, name, sizeof name, MSG_DONTWAIT, master);
+    unix_socket::receive_with_fd(runtime_end, name, sizeof name, MSG_DONTWAIT, master);
     return master;
 }
 

@@ -269,23 +269,20 @@ void Collector::sync_all()
 void Collector::reload_registry()
 {
     std::string dir_path = run_path("containers");
-    std::unique_ptr<DIR, int (*)(DIR*)> dir(opendir(dir_path.c_str()), closedir);
-    if (!dir)
-        return;
     std::map<uint64_t, bool> seen;
-    while (auto* entry = readdir(dir.get())) {
+    for (const auto& entry : files::list_dir(dir_path)) {
         char* end = nullptr;
-        uint64_t cgroup_id = std::strtoull(entry->d_name, &end, 10);
-        if (*end || end == entry->d_name)
-            continue; // ".", "..", a file being written
+        uint64_t cgroup_id = std::strtoull(entry.name.c_str(), &end, 10);
+        if (*end || end == entry.name.c_str())
+            continue; // a file being written
         seen[cgroup_id] = true;
         if (trails_.count(cgroup_id))
             continue;
         try {
-            auto j = nlohmann::json::parse(files::read_file(dir_path + "/" + entry->d_name));
+            auto j = nlohmann::json::parse(files::read_file(dir_path + "/" + entry.name));
             trails_[cgroup_id] = Trail{j.at("id"), j.at("trail"), UniqueFd(), "", false};
         } catch (const std::exception& e) {
-            spdlog::warn("registry entry {}/{}: {}", dir_path, entry->d_name, e.what());
+            spdlog::warn("registry entry {}/{}: {}", dir_path, entry.name, e.what());
         }
     }
     for (auto it = trails_.begin(); it != trails_.end();) {

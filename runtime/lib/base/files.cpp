@@ -3,9 +3,13 @@
 #include "base/error.hpp"
 #include "base/fd.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <memory>
+#include <string_view>
 
 namespace cerberus::files {
 
@@ -61,7 +65,7 @@ void write_file(const std::string& path, const std::string& content)
 
 void write_file_atomic(const std::string& path, const std::string& content, unsigned mode)
 {
-    std::string tmp = path + ".tmp";
+    std::string tmp = path + ".tmp." + std::to_string(::getpid());
     UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode));
     if (!fd)
         throw_errno("create " + tmp);
@@ -77,6 +81,39 @@ bool exists(const std::string& path)
 {
     struct stat st;
     return ::lstat(path.c_str(), &st) == 0;
+}
+
+std::vector<DirEntry> list_dir(int dir_fd, const std::string& where)
+{
+    // A new open of the directory: its own read position, and closedir closes only it.
+    std::unique_ptr<DIR, int (*)(DIR*)> dir(nullptr, ::closedir);
+    if (int own = ::openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); own >= 0) {
+        dir.reset(::fdopendir(own));
+        if (!dir)
+            ::close(own);
+    }
+    if (!dir)
+        throw_errno("listing " + where);
+    std::vector<DirEntry> entries;
+    errno = 0;
+    while (const dirent* entry = ::readdir(dir.get())) {
+        std::string_view name = entry->d_name;
+        if (name != "." && name != "..")
+            entries.push_back({std::string(name), entry->d_type});
+    }
+    if (errno != 0)
+        throw_errno("listing " + where);
+    return entries;
+}
+
+std::vector<DirEntry> list_dir(const std::string& path)
+{
+    UniqueFd dir(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!dir && errno == ENOENT)
+        return {};
+    if (!dir)
+        throw_errno("listing " + path);
+    return list_dir(dir.get(), path);
 }
 
 void make_dirs(const std::string& path, unsigned mode)

@@ -58,12 +58,9 @@ bool control_exists(const std::string& path)
 int remove_cgroup_dir(const std::string& dir, bool with_files)
 {
     if (with_files)
-        if (DIR* stream = ::opendir(dir.c_str())) {
-            while (dirent* entry = ::readdir(stream))
-                if (entry->d_type == DT_REG)
-                    ::unlinkat(dirfd(stream), entry->d_name, 0);
-            ::closedir(stream);
-        }
+        for (const auto& entry : files::list_dir(dir))
+            if (entry.type == DT_REG)
+                ::unlink((dir + "/" + entry.name).c_str());
     return ::rmdir(dir.c_str());
 }
 

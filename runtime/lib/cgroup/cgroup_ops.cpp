@@ -3,6 +3,7 @@
 #include "cgroup/cgroup.hpp"
 
 #include "base/error.hpp"
+#include "base/files.hpp"
 #include "cgroup/cgroup_files.hpp"
 
 #include <dirent.h>
@@ -32,15 +33,9 @@ bool wait_until(Done done)
 std::vector<std::string> subdirectories(const std::string& dir)
 {
     std::vector<std::string> out;
-    DIR* stream = ::opendir(dir.c_str());
-    if (!stream && errno == ENOENT)
-        return out;
-    if (!stream)
-        throw_errno("listing " + dir);
-    while (dirent* entry = ::readdir(stream))
-        if (entry->d_type == DT_DIR && std::strcmp(entry->d_name, ".") != 0 && std::strcmp(entry->d_name, "..") != 0)
-            out.push_back(dir + "/" + entry->d_name);
-    ::closedir(stream);
+    for (const auto& entry : files::list_dir(dir))
+        if (entry.type == DT_DIR)
+            out.push_back(dir + "/" + entry.name);
     return out;
 }
 

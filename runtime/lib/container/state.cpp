@@ -4,7 +4,6 @@
 #include "cgroup/cgroup.hpp"
 #include "base/files.hpp"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -133,15 +132,9 @@ ContainerDir Store::open(const std::string& id, Access access) const
 std::vector<std::string> Store::list() const
 {
     std::vector<std::string> ids;
-    DIR* dir = ::opendir(root_.c_str());
-    if (!dir)
-        return ids;
-    while (struct dirent* e = ::readdir(dir)) {
-        std::string name = e->d_name;
-        if (name != "." && name != ".." && files::exists(root_ + "/" + name + "/state.json"))
-            ids.push_back(name);
-    }
-    ::closedir(dir);
+    for (const auto& entry : files::list_dir(root_))
+        if (files::exists(root_ + "/" + entry.name + "/state.json"))
+            ids.push_back(entry.name);
     std::sort(ids.begin(), ids.end());
     return ids;
 }

@@ -1,10 +1,10 @@
 #include "oci/spec_parse.hpp"
 
 #include "base/error.hpp"
+#include "base/files.hpp"
 
 #include <nlohmann/json.hpp>
 
-#include <fstream>
 #include <limits>
 
 using nlohmann::json;
@@ -451,12 +451,9 @@ Spec parse(const json& config)
 Spec load_bundle(const std::string& bundle_dir)
 {
     std::string file = bundle_dir + "/config.json";
-    std::ifstream in(file);
-    if (!in)
-        throw_errno("reading " + file);
     json config;
     try {
-        config = json::parse(in);
+        config = json::parse(files::read_file(file));
     } catch (const json::exception& e) { // parse errors, and numbers too large to hold
         throw Error(file + ": invalid JSON: " + e.what(), EINVAL);
     }

@@ -6,7 +6,6 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include <dirent.h>
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <spdlog/spdlog.h>
@@ -67,14 +66,9 @@ std::string parent_dir(const std::string& path)
 
 void remove_pins(const std::string& pin_dir)
 {
-    std::unique_ptr<DIR, int (*)(DIR*)> dir(opendir(pin_dir.c_str()), [](DIR* d) { return closedir(d); });
-    if (!dir)
-        return;
-    while (auto* entry = readdir(dir.get())) {
-        std::string name = entry->d_name;
-        if (name != "." && name != ".." && unlink((pin_dir + "/" + name).c_str()) < 0 && errno != ENOENT)
-            throw_errno("removing pin " + pin_dir + "/" + name);
-    }
+    for (const auto& entry : files::list_dir(pin_dir))
+        if (unlink((pin_dir + "/" + entry.name).c_str()) < 0 && errno != ENOENT)
+            throw_errno("removing pin " + pin_dir + "/" + entry.name);
 }
 
 uint64_t random_seed()

@@ -2,29 +2,15 @@
 #include "policy/policy.hpp"
 
 #include "base/error.hpp"
-
-#include <fstream>
-#include <sstream>
+#include "base/files.hpp"
 
 namespace cerberus::policy {
 
 namespace {
 
-std::string read_file(const std::string& path)
-{
-    std::ifstream in(path);
-    if (!in)
-        throw_errno("opening " + path);
-    std::stringstream text;
-    text << in.rdbuf();
-    if (in.bad())
-        throw_errno("reading " + path);
-    return text.str();
-}
-
 Policy load_policy_file(const std::string& path)
 {
-    return with_context("policy file " + path, [&] { return parse_policy(read_file(path)); });
+    return with_context("policy file " + path, [&] { return parse_policy(files::read_file(path)); });
 }
 
 std::string profile_path(const std::string& name, const std::string& dir)

@@ -1,7 +1,7 @@
 #include "process/capabilities.hpp"
 
 #include "base/error.hpp"
-#include "base/fd.hpp"
+#include "base/files.hpp"
 
 #include <fcntl.h>
 #include <linux/capability.h>
@@ -78,12 +78,7 @@ std::string_view capability_name(unsigned cap)
 
 unsigned kernel_last_cap()
 {
-    UniqueFd fd(open("/proc/sys/kernel/cap_last_cap", O_RDONLY | O_CLOEXEC));
-    if (!fd)
-        throw_errno("open /proc/sys/kernel/cap_last_cap");
-    char buf[16] = {};
-    check(read(fd.get(), buf, sizeof(buf) - 1), "read /proc/sys/kernel/cap_last_cap");
-    return static_cast<unsigned>(std::stoul(buf));
+    return static_cast<unsigned>(std::stoul(files::read_file("/proc/sys/kernel/cap_last_cap")));
 }
 
 CapabilitySets parse_capabilities(const spec::Capabilities& config)

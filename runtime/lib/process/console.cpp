@@ -1,73 +1,20 @@
 #include "process/console.hpp"
 
 #include "base/error.hpp"
+#include "base/unix_socket.hpp"
 
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <termios.h>
 #include <unistd.h>
 
-#include <cstring>
 
 namespace cerberus::console {
 
 UniqueFd connect_socket(const std::string& path)
 {
-    UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    if (!fd)
-        throw_errno("socket for --console-socket");
-    struct sockaddr_un addr = {};
-    addr.sun_family = AF_UNIX;
-    if (path.size() >= sizeof addr.sun_path)
-        throw Error("--console-socket " + path + ": path too long", ENAMETOOLONG);
-    std::strcpy(addr.sun_path, path.c_str());
-    if (::connect(fd.get(), reinterpret_cast<struct sockaddr*>(&addr), sizeof addr) != 0)
-        throw_errno("connect to --console-socket " + path);
-    return fd;
-}
-
-void send_fd(int socket_fd, int fd, const std::string& name)
-{
-    char control[CMSG_SPACE(sizeof(int))] = {};
-    struct iovec iov = {const_cast<char*>(name.data()), name.size()};
-    struct msghdr msg = {};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    struct cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
-    cmsg->cmsg_level = SOL_SOCKET;
-    cmsg->cmsg_type = SCM_RIGHTS;
-    cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
-    if (::sendmsg(socket_fd, &msg, MSG_NOSIGNAL) < 0)
-        throw_errno("sending the terminal to the console socket");
-}
-
-ssize_t receive_with_fd(int socket_fd, void* buf, size_t len, int flags, UniqueFd& fd_out)
-{
-    char control[CMSG_SPACE(sizeof(int))] = {};
-    struct iovec iov = {buf, len};
-    struct msghdr msg = {};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    ssize_t n;
-    do
-        n = ::recvmsg(socket_fd, &msg, flags | MSG_CMSG_CLOEXEC);
-    while (n < 0 && errno == EINTR);
-    if (n < 0)
-        return n;
-    if (struct cmsghdr* cmsg = CMSG_FIRSTHDR(&msg); cmsg && cmsg->cmsg_type == SCM_RIGHTS) {
-        int fd;
-        std::memcpy(&fd, CMSG_DATA(cmsg), sizeof fd);
-        fd_out.reset(fd);
-    }
-    return n;
+    return with_context("--console-socket " + path, [&] { return unix_socket::connect(path); });
 }
 
 void setup_terminal(int socket_fd, const std::optional<spec::ConsoleSize>& size)
@@ -89,7 +36,9 @@ void setup_terminal(int socket_fd, const std::optional<spec::ConsoleSize>& size)
     UniqueFd slave(::open(name, O_RDWR | O_NOCTTY | O_CLOEXEC));
     if (!slave)
         throw_errno(std::string("open ") + name);
-    send_fd(socket_fd, master.get(), name);
+    // With the pty's name, as runc's recvtty expects.
+    with_context("sending the terminal to the console socket",
+                 [&] { unix_socket::send_with_fd(socket_fd, name, master.get()); });
     if (::setsid() < 0)
         throw_errno("setsid");
     if (::ioctl(slave.get(), TIOCSCTTY, 0) != 0)

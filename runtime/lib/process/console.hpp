@@ -18,12 +18,5 @@ UniqueFd connect_socket(const std::string& path);
 // slave on fds 0-2 as the controlling terminal of a new session.
 void setup_terminal(int socket_fd, const std::optional<spec::ConsoleSize>& size);
 
-// Sends fd over a connected unix socket with a name, as runc's recvtty expects.
-void send_fd(int socket_fd, int fd, const std::string& name);
-
-// Receives one message into buf (at most len bytes) and the fd sent with it,
-// if any, into fd_out (close-on-exec). Returns the byte count, -1 with errno
-// on failure; EINTR is retried.
-ssize_t receive_with_fd(int socket_fd, void* buf, size_t len, int flags, UniqueFd& fd_out);
 
 } // namespace cerberus::console

@@ -1,7 +1,7 @@
 #include "process/process_launch.hpp"
 
 #include "base/error.hpp"
-#include "process/console.hpp"
+#include "base/unix_socket.hpp"
 #include "process/user.hpp"
 
 #include <fcntl.h>
@@ -99,7 +99,8 @@ bool take_identity(const spec::Process& process, const capabilities::CapabilityS
     if (filter && !late_seccomp) {
         int listener = seccomp::install(*filter);
         if (listener >= 0) {
-            console::send_fd(channel_fd, listener, "seccomp");
+            with_context("sending the seccomp listener to the runtime",
+                         [&] { unix_socket::send_with_fd(channel_fd, "seccomp", listener); });
             ::close(listener);
         }
     }

@@ -1,7 +1,7 @@
 #include "process/sync_channel.hpp"
 
 #include "base/error.hpp"
-#include "process/console.hpp"
+#include "base/unix_socket.hpp"
 
 #include <sys/socket.h>
 
@@ -50,7 +50,7 @@ SyncPacket SyncChannel::receive() const
 SyncPacket SyncChannel::receive_with_fd(UniqueFd& fd_out) const
 {
     char buf[max_packet];
-    ssize_t n = console::receive_with_fd(fd_.get(), buf, sizeof buf, 0, fd_out);
+    ssize_t n = unix_socket::receive_with_fd(fd_.get(), buf, sizeof buf, 0, fd_out);
     if (n < 0)
         throw_errno("sync channel receive");
     if (fd_out)

@@ -15,7 +15,7 @@ enum class SyncMessage : uint32_t {
     hooks_done = 3,     // parent → child: go on with createContainer and pivot_root
     child_ready = 4,    // child → parent: set up, about to wait on exec.fifo
     child_error = 5,    // child → parent: payload is the error text, errno in value
-    fd_attached = 6,    // child → parent: an fd in SCM_RIGHTS (console::send_fd)
+    fd_attached = 6,    // child → parent: an fd in SCM_RIGHTS (unix_socket::send_with_fd)
 };
 
 struct SyncPacket {
@@ -36,7 +36,7 @@ public:
     SyncPacket receive() const;
     // Receives and checks the type; a child_error becomes an Error here.
     SyncPacket expect(SyncMessage type) const;
-    // Receives an fd sent with console::send_fd over this channel.
+    // Receives an fd sent with unix_socket::send_with_fd over this channel.
     UniqueFd receive_fd() const;
 
     int fd() const { return fd_.get(); }

@@ -2,21 +2,16 @@
 
 #include "base/error.hpp"
 #include "base/fd.hpp"
+#include "base/files.hpp"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <memory>
 
 namespace cerberus::mounts {
 namespace {
-
-struct DirCloser {
-    void operator()(DIR* dir) const { ::closedir(dir); }
-};
 
 void copy_file(int from_dir, int to_dir, const char* name, const struct stat& st)
 {
@@ -38,18 +33,8 @@ void copy_file(int from_dir, int to_dir, const char* name, const struct stat& st
 
 void copy_entries(int from_dir, int to_dir, const std::string& where)
 {
-    // fdopendir takes over its fd: give it a duplicate, which shares the
-    // read position, so start from the beginning.
-    UniqueFd own(::fcntl(from_dir, F_DUPFD_CLOEXEC, 0));
-    std::unique_ptr<DIR, DirCloser> dir(own ? ::fdopendir(own.get()) : nullptr);
-    if (!dir)
-        throw_errno("opendir " + where);
-    own.release();
-    ::rewinddir(dir.get());
-    while (const dirent* entry = ::readdir(dir.get())) {
-        std::string name = entry->d_name;
-        if (name == "." || name == "..")
-            continue;
+    for (const auto& entry : files::list_dir(from_dir, where)) {
+        const std::string& name = entry.name;
         with_context(where + "/" + name, [&] {
             struct stat st;
             check(::fstatat(from_dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW), "stat");

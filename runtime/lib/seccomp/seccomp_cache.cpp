@@ -4,12 +4,10 @@
 #include "seccomp/seccomp.hpp"
 
 #include "base/error.hpp"
-#include "base/fd.hpp"
+#include "base/files.hpp"
 
-#include <fcntl.h>
 #include <seccomp.h>
 #include <spdlog/spdlog.h>
-#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -95,15 +93,14 @@ std::string file_name(const std::string& key)
 // compared in full, so a hash collision is a miss.
 std::optional<CompiledSeccomp> load(const std::string& path, const std::string& key)
 {
-    UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!fd)
+    std::optional<std::string> file;
+    try {
+        file = files::read_file_if_exists(path);
+    } catch (const Error&) {
+    }
+    if (!file)
         return std::nullopt;
-    struct stat st {};
-    if (fstat(fd.get(), &st) < 0)
-        return std::nullopt;
-    std::string data(static_cast<size_t>(st.st_size), '\0');
-    if (read(fd.get(), data.data(), data.size()) != static_cast<ssize_t>(data.size()))
-        return std::nullopt;
+    const std::string& data = *file;
 
     const size_t header = sizeof(uint32_t) + key.size() + sizeof(uint32_t);
     if (data.size() < header || (data.size() - header) % sizeof(sock_filter) != 0)
@@ -132,19 +129,7 @@ void store(const std::string& dir, const std::string& path, const std::string& k
     data.append(reinterpret_cast<const char*>(compiled.program.data()),
                 compiled.program.size() * sizeof(sock_filter));
 
-    const std::string tmp = path + ".tmp." + std::to_string(getpid());
-    UniqueFd fd(open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
-    if (!fd)
-        throw_errno("open " + tmp);
-    if (write(fd.get(), data.data(), data.size()) != static_cast<ssize_t>(data.size())) {
-        unlink(tmp.c_str());
-        throw_errno("write " + tmp);
-    }
-    fd.reset();
-    if (rename(tmp.c_str(), path.c_str()) < 0) {
-        unlink(tmp.c_str());
-        throw_errno("rename " + tmp);
-    }
+    files::write_file_atomic(path, data);
 }
 
 } // namespace
