@@ -159,6 +159,21 @@ TEST_CASE("capabilities: names are checked in the parent")
     CHECK(capabilities::capability_name(CAP_CHECKPOINT_RESTORE) == "CAP_CHECKPOINT_RESTORE");
 }
 
+TEST_CASE("capabilities: one table, names to numbers and back")
+{
+    for (unsigned cap = 0; cap <= CAP_LAST_CAP; ++cap) {
+        std::string_view name = capabilities::capability_name(cap);
+        REQUIRE(name.rfind("CAP_", 0) == 0);
+        CHECK(capabilities::capability_number(name) == cap);
+    }
+    CHECK(capabilities::capability_number("CAP_SYS_ADMIN") == CAP_SYS_ADMIN);
+    CHECK_FALSE(capabilities::capability_number("cap_sys_admin")); // config.json spells them so
+    CHECK_FALSE(capabilities::capability_number("SYS_ADMIN"));
+    CHECK_FALSE(capabilities::capability_number("CAP_FOO"));
+    CHECK(capabilities::capability_name(CAP_LAST_CAP + 1).empty());
+    CHECK(capabilities::describe(CAP_LAST_CAP + 1) == "capability " + std::to_string(CAP_LAST_CAP + 1));
+}
+
 TEST_CASE("user: in a user namespace that denies setgroups and maps only root")
 {
     auto enter_userns = [] {

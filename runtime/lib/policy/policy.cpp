@@ -3,8 +3,8 @@
 
 #include "base/error.hpp"
 #include "policy/policy_access.hpp"
+#include "process/capabilities.hpp"
 
-#include <cap-ng.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -130,20 +130,8 @@ std::optional<int> capability_number(const std::string& name)
 {
     std::string upper = name;
     std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return std::toupper(c); });
-    if (upper.rfind("CAP_", 0) != 0)
-        return std::nullopt;
-    int number = capng_name_to_capability(upper.substr(4).c_str());
-    if (number < 0)
-        return std::nullopt;
-    return number;
-}
-
-std::string capability_name(int number)
-{
-    const char* name = capng_capability_to_name(static_cast<unsigned>(number));
-    std::string upper = name ? name : std::to_string(number);
-    std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return std::toupper(c); });
-    return "CAP_" + upper;
+    auto number = capabilities::capability_number(upper);
+    return number ? std::optional<int>(*number) : std::nullopt;
 }
 
 Policy parse_policy(const std::string& text)

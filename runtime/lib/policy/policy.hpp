@@ -73,9 +73,8 @@ std::string normalize_policy_path(const std::string& path, const std::string& fi
 // True when prefix is path or one of its ancestors, by whole components.
 bool path_within(const std::string& path, const std::string& prefix);
 
-// Capability number for "CAP_SYS_ADMIN" (any case); name for a number.
+// Capability number for "CAP_SYS_ADMIN" in any case (process/capabilities' table).
 std::optional<int> capability_number(const std::string& name);
-std::string capability_name(int number);
 
 // Returns the addresses (as /32 or /128 networks) a host name stands for.
 using HostResolver = std::function<std::vector<Cidr>(const std::string& host_name)>;

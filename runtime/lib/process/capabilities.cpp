@@ -36,12 +36,6 @@ static_assert(kNames.size() == CAP_LAST_CAP + 1, "a capability of <linux/capabil
 
 constexpr uint64_t bit(unsigned cap) { return uint64_t{1} << cap; }
 
-std::string describe(unsigned cap)
-{
-    std::string_view name = capability_name(cap);
-    return name.empty() ? "capability " + std::to_string(cap) : std::string(name);
-}
-
 std::string names_of(uint64_t mask)
 {
     std::string names;
@@ -55,16 +49,14 @@ uint64_t parse_set(const std::vector<std::string>& names, const std::string& set
 {
     uint64_t mask = 0;
     for (const auto& name : names) {
-        unsigned cap = 0;
-        while (cap < kNames.size() && kNames[cap] != name)
-            ++cap;
-        if (cap == kNames.size())
+        std::optional<unsigned> cap = capability_number(name);
+        if (!cap)
             throw Error("process.capabilities." + set + ": unknown capability \"" + name + "\"", EINVAL);
-        if (cap > last_cap) {
+        if (*cap > last_cap) {
             spdlog::debug("process.capabilities.{}: {} is not supported by this kernel, ignored", set, name);
             continue;
         }
-        mask |= bit(cap);
+        mask |= bit(*cap);
     }
     return mask;
 }
@@ -74,6 +66,18 @@ uint64_t parse_set(const std::vector<std::string>& names, const std::string& set
 std::string_view capability_name(unsigned cap)
 {
     return cap < kNames.size() ? kNames[cap] : std::string_view{};
+}
+
+std::optional<unsigned> capability_number(std::string_view name)
+{
+    auto found = std::find(kNames.begin(), kNames.end(), name);
+    return found == kNames.end() ? std::nullopt : std::optional<unsigned>(found - kNames.begin());
+}
+
+std::string describe(unsigned cap)
+{
+    std::string_view name = capability_name(cap);
+    return name.empty() ? "capability " + std::to_string(cap) : std::string(name);
 }
 
 unsigned kernel_last_cap()

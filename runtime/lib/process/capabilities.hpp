@@ -6,6 +6,8 @@
 #include "oci/spec.hpp"
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <string_view>
 
 namespace cerberus::capabilities {
@@ -28,8 +30,13 @@ CapabilitySets parse_capabilities(const spec::Capabilities& config);
 
 unsigned kernel_last_cap();
 
-// "CAP_CHOWN" for 0; empty for a number without a name.
+// The one capability table, <linux/capability.h>'s names as config.json
+// spells them. "CAP_CHOWN" for 0; empty for a number without a name.
 std::string_view capability_name(unsigned cap);
+// 0 for "CAP_CHOWN" (exactly so spelled); none for a name not in the table.
+std::optional<unsigned> capability_number(std::string_view name);
+// The name, or "capability 41" for a number without one.
+std::string describe(unsigned cap);
 
 // Child, before user::apply_user: dropping needs CAP_SETPCAP, which the
 // change of uid takes away.
