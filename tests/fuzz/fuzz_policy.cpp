@@ -64,12 +64,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
         check_access(p);
         Policy resolved = resolve_host_names(p, reference::resolve);
         check_compiled(resolved, compile_policy(resolved, 0x100000007ULL, 0x1234));
-        cerberus::spec::Spec spec;
-        spec.process.emplace();
-        spec.process->capabilities = cerberus::spec::Capabilities{.bounding = {"CAP_SYS_ADMIN", "CAP_KILL"}};
-        apply_policy_to_spec(resolved, spec);
-        if (!spec.process->no_new_privileges)
+        cerberus::launch::ProcessConstraints forced = forced_on_processes(resolved);
+        if (!forced.no_new_privileges)
             reference::fail("noNewPrivileges not forced");
+        for (int cap : resolved.forbidden_caps)
+            if (cap < 0 || cap >= 64 || !(forced.forbidden_capabilities & (uint64_t{1} << cap)))
+                reference::fail("forbidden capability " + std::to_string(cap) + " not dropped");
     } catch (const cerberus::Error&) {
     }
     return 0;

@@ -254,14 +254,14 @@ TEST_CASE("policy: sources")
                       R"(--lock-policy: policy.allowed_hosts[0]: "1.1.1.1:443" widens the locked default policy)");
 }
 
-TEST_CASE("policy: applied to the spec")
+TEST_CASE("policy: what it forces, applied to a process")
 {
     spec::Spec spec;
     spec.process.emplace();
     spec.process->capabilities = spec::Capabilities{
         .bounding = {"CAP_SYS_ADMIN", "CAP_KILL"}, .effective = {"CAP_SYS_ADMIN"}, .inheritable = {"CAP_NET_RAW"},
         .permitted = {"CAP_SYS_ADMIN", "CAP_NET_RAW", "CAP_KILL"}, .ambient = {"CAP_SYS_ADMIN"}};
-    apply_policy_to_spec(parse_policy(R"({"forbidden_caps": ["CAP_SYS_ADMIN", "CAP_NET_RAW"]})"), spec);
+    forced_on_processes(parse_policy(R"({"forbidden_caps": ["CAP_SYS_ADMIN", "CAP_NET_RAW"]})")).apply_to(*spec.process);
     CHECK(spec.process->no_new_privileges);
     const auto& caps = *spec.process->capabilities;
     CHECK(caps.bounding == std::vector<std::string>{"CAP_KILL"});

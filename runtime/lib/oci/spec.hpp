@@ -71,6 +71,17 @@ struct Hooks {
     std::vector<Hook> prestart, create_runtime, create_container, start_container, poststart, poststop;
 };
 
+// Each kind of hook as config.json names it, in the order they run.
+struct HookKind {
+    const char* name; // "createRuntime"
+    std::vector<Hook> Hooks::*list;
+};
+inline constexpr HookKind hook_kinds[] = {
+    {"prestart", &Hooks::prestart},           {"createRuntime", &Hooks::create_runtime},
+    {"createContainer", &Hooks::create_container}, {"startContainer", &Hooks::start_container},
+    {"poststart", &Hooks::poststart},         {"poststop", &Hooks::poststop},
+};
+
 struct Namespace {
     std::string type; // pid, network, mount, ipc, uts, user, cgroup, time
     std::string path; // empty: create a new one

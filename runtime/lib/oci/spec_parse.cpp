@@ -221,17 +221,12 @@ Hook parse_hook(const Node& n)
     return h;
 }
 
-Hooks parse_hooks(const Node& n)
+Hooks hooks_from(const Node& n)
 {
     n.expect_object();
     Hooks hooks;
-    auto list = [&](const char* key, std::vector<Hook>& out) { n.each(key, [&](const Node& h) { out.push_back(parse_hook(h)); }); };
-    list("prestart", hooks.prestart);
-    list("createRuntime", hooks.create_runtime);
-    list("createContainer", hooks.create_container);
-    list("startContainer", hooks.start_container);
-    list("poststart", hooks.poststart);
-    list("poststop", hooks.poststop);
+    for (const auto& kind : hook_kinds)
+        n.each(kind.name, [&](const Node& h) { (hooks.*kind.list).push_back(parse_hook(h)); });
     return hooks;
 }
 
@@ -441,7 +436,7 @@ Spec parse(const json& config)
         s.mounts.push_back(mount);
     });
     if (n.has("hooks"))
-        s.hooks = parse_hooks(n.child("hooks"));
+        s.hooks = hooks_from(n.child("hooks"));
     n.get("annotations", s.annotations);
     if (n.has("linux"))
         s.linux = parse_linux(n.child("linux"));
@@ -458,6 +453,29 @@ Spec load_bundle(const std::string& bundle_dir)
         throw Error(file + ": invalid JSON: " + e.what(), EINVAL);
     }
     return with_context(file, [&] { return parse(config); });
+}
+
+Hooks parse_hooks(const json& hooks)
+{
+    return hooks_from(Node(hooks, "hooks"));
+}
+
+json hooks_json(const Hooks& hooks)
+{
+    json out = json::object();
+    for (const auto& kind : hook_kinds) {
+        for (const Hook& hook : hooks.*kind.list) {
+            json entry = {{"path", hook.path}};
+            if (!hook.args.empty())
+                entry["args"] = hook.args;
+            if (!hook.env.empty())
+                entry["env"] = hook.env;
+            if (hook.timeout)
+                entry["timeout"] = *hook.timeout;
+            out[kind.name].push_back(entry);
+        }
+    }
+    return out;
 }
 
 const Namespace* Spec::find_namespace(const std::string& type) const

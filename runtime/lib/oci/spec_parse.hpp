@@ -14,4 +14,9 @@ Spec parse(const nlohmann::json& config);
 // Reads and parses <bundle>/config.json; errors name the file.
 Spec load_bundle(const std::string& bundle_dir);
 
+// config.json's "hooks" object, and back to it: the container's state keeps
+// its hooks in this form from create to delete.
+Hooks parse_hooks(const nlohmann::json& hooks);
+nlohmann::json hooks_json(const Hooks& hooks);
+
 } // namespace cerberus::spec

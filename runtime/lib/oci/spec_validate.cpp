@@ -112,12 +112,8 @@ void validate_hooks(const Hooks& hooks)
                 invalid(field + ".timeout", "must be positive");
         }
     };
-    check(hooks.prestart, "prestart");
-    check(hooks.create_runtime, "createRuntime");
-    check(hooks.create_container, "createContainer");
-    check(hooks.start_container, "startContainer");
-    check(hooks.poststart, "poststart");
-    check(hooks.poststop, "poststop");
+    for (const auto& kind : hook_kinds)
+        check(hooks.*kind.list, kind.name);
 }
 
 } // namespace

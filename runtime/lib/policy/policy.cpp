@@ -189,20 +189,12 @@ bool is_dynamic_loader(const std::string& path)
     return (name.rfind("ld-", 0) == 0 || name.rfind("ld64", 0) == 0) && name.find(".so") != std::string::npos;
 }
 
-void apply_policy_to_spec(const Policy& policy, spec::Spec& spec)
+launch::ProcessConstraints forced_on_processes(const Policy& policy)
 {
-    if (!spec.process)
-        return;
-    spec.process->no_new_privileges = true;
-    if (!spec.process->capabilities || policy.forbidden_caps.empty())
-        return;
-    auto forbidden = [&](const std::string& name) {
-        auto number = capability_number(name);
-        return number && std::binary_search(policy.forbidden_caps.begin(), policy.forbidden_caps.end(), *number);
-    };
-    auto& caps = *spec.process->capabilities;
-    for (auto* set : {&caps.bounding, &caps.effective, &caps.inheritable, &caps.permitted, &caps.ambient})
-        std::erase_if(*set, forbidden);
+    launch::ProcessConstraints forced{.no_new_privileges = true};
+    for (int cap : policy.forbidden_caps)
+        forced.forbidden_capabilities |= uint64_t{1} << cap;
+    return forced;
 }
 
 } // namespace cerberus::policy

@@ -4,7 +4,7 @@
 // applied, then compiled to BPF map entries by policy_compile.
 #pragma once
 
-#include "oci/spec.hpp"
+#include "process/process_launch.hpp"
 
 #include <array>
 #include <cstdint>
@@ -106,8 +106,8 @@ std::optional<Policy> resolve_policy(const std::map<std::string, std::string>& a
 // ld-linux-x86-64.so.2, ld-musl-x86_64.so.1, ld64.so.2, ...: never an allowed_bins entry.
 bool is_dynamic_loader(const std::string& path);
 
-// What a policy changes in the config: noNewPrivileges forced on, and the
-// forbidden capabilities dropped from all five sets.
-void apply_policy_to_spec(const Policy& policy, spec::Spec& spec);
+// What a policy forces on every process of its container: noNewPrivileges,
+// and the forbidden capabilities dropped from all five sets.
+launch::ProcessConstraints forced_on_processes(const Policy& policy);
 
 } // namespace cerberus::policy

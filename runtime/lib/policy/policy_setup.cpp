@@ -21,7 +21,9 @@ Prepared prepare(const RuntimeOptions& rt, spec::Spec& spec)
     if (!bpf::programs_loaded())
         bpf::check_kernel_support();
     policy::compile_policy(*prepared.policy, 0, 0); // limits are checked here, not midway
-    policy::apply_policy_to_spec(*prepared.policy, spec);
+    prepared.forced = policy::forced_on_processes(*prepared.policy);
+    if (spec.process)
+        prepared.forced.apply_to(*spec.process);
     return prepared;
 }
 

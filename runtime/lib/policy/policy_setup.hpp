@@ -15,11 +15,13 @@ namespace cerberus::policy_setup {
 
 struct Prepared {
     std::optional<policy::Policy> policy;
+    launch::ProcessConstraints forced; // on every process of the container
     bool active() const { return policy.has_value(); }
 };
 
 // Resolves the bundle's policy; when there is one, checks that the kernel can
-// enforce it (fails closed otherwise) and applies it to the spec.
+// enforce it (fails closed otherwise) and applies what it forces to the
+// spec's process.
 Prepared prepare(const RuntimeOptions& rt, spec::Spec& spec);
 
 // Adds the container's entries to the kernel maps and records their keys in

@@ -2,6 +2,7 @@
 
 #include "base/error.hpp"
 #include "base/unix_socket.hpp"
+#include "process/capabilities.hpp"
 #include "process/user.hpp"
 
 #include <fcntl.h>
@@ -30,6 +31,20 @@ int executable_error(const std::string& path)
 }
 
 } // namespace
+
+void ProcessConstraints::apply_to(spec::Process& process) const
+{
+    process.no_new_privileges = process.no_new_privileges || no_new_privileges;
+    if (!process.capabilities || !forbidden_capabilities)
+        return;
+    auto forbidden = [&](const std::string& name) {
+        auto cap = capabilities::capability_number(name);
+        return cap && *cap < 64 && (forbidden_capabilities & (uint64_t{1} << *cap));
+    };
+    auto& caps = *process.capabilities;
+    for (auto* set : {&caps.bounding, &caps.effective, &caps.inheritable, &caps.permitted, &caps.ambient})
+        std::erase_if(*set, forbidden);
+}
 
 std::string lookup_path(const std::string& program, const std::vector<std::string>& env)
 {

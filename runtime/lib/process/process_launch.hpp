@@ -7,11 +7,23 @@
 #include "process/capabilities.hpp"
 #include "seccomp/seccomp.hpp"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace cerberus::launch {
+
+// What an agent policy forces on every process of its container, whatever
+// config.json or exec's flags say. The container's state keeps it, so that
+// exec applies it as create did.
+struct ProcessConstraints {
+    bool no_new_privileges = false;
+    uint64_t forbidden_capabilities = 0; // bit n: capability n, in none of the five sets
+
+    // Sets no_new_privileges and removes the forbidden capabilities from process.
+    void apply_to(spec::Process& process) const;
+};
 
 // The program's path: as given when it holds a '/', else searched in the
 // PATH of env (runc's default PATH when env has none). A directory or a file
