@@ -1,6 +1,6 @@
 // The lifecycle operations, one file each (container_<op>.cpp). Every
-// operation checks the container's status first and fails with runc's
-// message when the status does not allow it.
+// operation opens the container first and checks that its status allows the
+// operation (state::Status::can_*), failing with state::refusal otherwise.
 #pragma once
 
 #include "base/runtime_options.hpp"
@@ -13,6 +13,21 @@
 #include <vector>
 
 namespace cerberus::container {
+
+// A container as an operation finds it: its directory (locked unless opened
+// only to read), its saved state and its status now.
+struct Opened {
+    state::ContainerDir dir;
+    state::ContainerState state;
+    state::Status status;
+
+    // Throws state::refusal(op) unless the status allows op.
+    void require(state::Operation op) const;
+};
+
+// ENOENT names the container when it does not exist.
+Opened open(const std::string& root, const std::string& id,
+            state::Store::Access access = state::Store::Access::modify);
 
 struct CreateOptions {
     std::string id;

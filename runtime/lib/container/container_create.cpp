@@ -19,7 +19,6 @@
 #include <limits.h>
 #include <sched.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -158,14 +157,8 @@ pid_t create(const RuntimeOptions& rt, const CreateOptions& opts)
     CreateRollback rollback; // declared after what it cleans up, so it runs first
     rollback.dir = &dir;
 
-    std::string fifo = dir.fifo_path();
-    // Writable by all: the init opens it after switching to the process's user.
-    if (::mkfifo(fifo.c_str(), 0622) != 0 || ::chmod(fifo.c_str(), 0622) != 0)
-        throw_errno("mkfifo " + fifo);
-    UniqueFd fifo_fd(::open(fifo.c_str(), O_PATH | O_CLOEXEC));
-    if (!fifo_fd)
-        throw_errno("open " + fifo);
-    plan.fifo_fd = fifo_fd.get();
+    UniqueFd fifo = dir.make_exec_fifo();
+    plan.fifo_fd = fifo.get();
 
     cgroups::CreateRequest cgroup_request;
     cgroup_request.cgroups_path = spec.linux->cgroups_path;
@@ -201,7 +194,8 @@ pid_t create(const RuntimeOptions& rt, const CreateOptions& opts)
     st.cgroup_path = cgroup->path();
     st.has_policy = policy.active();
     st.cgroup_id = policy.active() ? cgroup->id() : 0;
-    st.hooks_json = hooks::to_json(spec.hooks.value_or(spec::Hooks{}));
+    st.hooks = spec.hooks.value_or(spec::Hooks{});
+    st.forced = policy.forced;
     dir.save(st);
 
     if (::chdir(bundle.c_str()) != 0)

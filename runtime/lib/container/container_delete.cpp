@@ -32,31 +32,27 @@ void kill_and_wait(const state::ContainerState& st, cgroups::Cgroup& cgroup)
 
 void remove(const RuntimeOptions& rt, const std::string& id, bool force)
 {
-    state::Store store(rt.root);
-    std::optional<state::ContainerDir> dir;
+    std::optional<Opened> c;
     try {
-        dir.emplace(store.open(id));
+        c.emplace(open(rt.root, id));
     } catch (const Error& e) {
         if (force && e.errnum() == ENOENT)
             return;
         throw;
     }
-    state::ContainerState st = dir->load();
-    state::Status status = state::current_status(st, dir->fifo_path());
-    bool must_kill = status != state::Status::stopped;
-    if (must_kill && status != state::Status::created && !force)
-        throw Error("cannot delete container " + id + " that is not stopped: " + state::to_string(status), EBUSY);
+    const state::ContainerState& st = c->state;
+    if (!force)
+        c->require(state::Operation::remove);
     cgroups::Cgroup cgroup = cgroups::Cgroup::open(st.cgroup_path);
-    if (must_kill)
+    if (c->status != state::Status::stopped)
         kill_and_wait(st, cgroup);
     if (st.has_policy) {
         audit::finish_container(st.cgroup_id); // its last events, before the policy entry and lost count go
-        policy_setup::remove(st.cgroup_id, dir->policy_keys_path());
+        policy_setup::remove(st.cgroup_id, c->dir.policy_keys_path());
     }
     cgroup.destroy();
-    hooks::run_all_warning_on_failure(hooks::from_json(st.hooks_json).poststop, "poststop",
-                                      state::oci_state_json(st, state::Status::stopped));
-    dir->remove();
+    hooks::run_all_warning_on_failure(st.hooks.poststop, "poststop", state::oci_state_json(st, state::Status::stopped));
+    c->dir.remove();
 }
 
 } // namespace cerberus::container

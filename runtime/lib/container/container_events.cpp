@@ -3,7 +3,7 @@
 #include "base/error.hpp"
 #include "cgroup/cgroup.hpp"
 #include "cgroup/cgroup_oom.hpp"
-#include "container/state.hpp"
+#include "container/container.hpp"
 
 #include <poll.h>
 #include <sys/syscall.h>
@@ -23,18 +23,16 @@ json memory_entry(uint64_t usage, uint64_t max, uint64_t limit, uint64_t failcnt
     return {{"usage", usage}, {"max", max}, {"limit", limit}, {"failcnt", failcnt}};
 }
 
-struct Opened {
+struct Watched {
     state::ContainerState state;
     cgroups::Cgroup cgroup;
 };
 
-Opened open_running(const RuntimeOptions& rt, const std::string& id)
+Watched open_running(const RuntimeOptions& rt, const std::string& id)
 {
-    state::ContainerDir dir = state::Store(rt.root).open(id, state::Store::Access::read);
-    state::ContainerState st = dir.load();
-    if (state::current_status(st, dir.fifo_path()) == state::Status::stopped)
-        throw Error("container with id " + id + " is not running", EINVAL);
-    return {st, cgroups::Cgroup::open(st.cgroup_path)};
+    container::Opened c = container::open(rt.root, id, state::Store::Access::read);
+    c.require(state::Operation::watch);
+    return {c.state, cgroups::Cgroup::open(c.state.cgroup_path)};
 }
 
 // A pollable fd and what to do when it turns readable.
@@ -86,11 +84,11 @@ cgroups::Stats read_stats(const RuntimeOptions& rt, const std::string& id)
 void stream(const RuntimeOptions& rt, const std::string& id, std::chrono::milliseconds interval,
             const std::function<void(const std::string& line)>& emit)
 {
-    Opened container = open_running(rt, id);
+    Watched container = open_running(rt, id);
     // A pidfd turns readable when the init exits: the end of the stream.
     UniqueFd init(static_cast<int>(::syscall(SYS_pidfd_open, container.state.pid, 0)));
     if (!init || !state::process_matches(container.state))
-        throw Error("container with id " + id + " is not running", EINVAL);
+        throw state::refusal(state::Operation::watch, state::Status::stopped, id);
 
     bool init_exited = false;
     std::vector<Source> sources = {{init.get(), [&] { init_exited = true; }}};

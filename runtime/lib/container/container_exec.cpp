@@ -3,7 +3,7 @@
 #include "base/error.hpp"
 #include "base/files.hpp"
 #include "cgroup/cgroup.hpp"
-#include "container/state.hpp"
+#include "container/container.hpp"
 #include "oci/spec_names.hpp"
 #include "oci/spec_parse.hpp"
 #include "process/capabilities.hpp"
@@ -180,17 +180,6 @@ void validate_process(const spec::Process& process)
         throw Error("cwd must be an absolute path", EINVAL);
 }
 
-void check_status(const state::ContainerState& st, const std::string& fifo_path, bool ignore_paused)
-{
-    state::Status status = state::current_status(st, fifo_path);
-    if (status == state::Status::stopped)
-        throw Error("cannot exec in a stopped container", EINVAL);
-    if (status == state::Status::paused && !ignore_paused)
-        throw Error("cannot exec in a paused container (use --ignore-paused to override)", EINVAL);
-    if (status == state::Status::creating)
-        throw Error("cannot exec in a container that is being created", EINVAL);
-}
-
 } // namespace
 
 spec::Process load_process_file(const std::string& path)
@@ -206,7 +195,7 @@ spec::Process load_process_file(const std::string& path)
 
 spec::Process config_process(const RuntimeOptions& rt, const std::string& id)
 {
-    state::ContainerState st = state::Store(rt.root).open(id, state::Store::Access::read).load();
+    state::ContainerState st = open(rt.root, id, state::Store::Access::read).state;
     spec::Spec spec = spec::load_bundle(st.bundle);
     if (!spec.process)
         throw Error(st.bundle + "/config.json: process: missing", EINVAL);
@@ -221,9 +210,10 @@ pid_t exec(const RuntimeOptions& rt, const ExecOptions& opts)
         throw Error("process.terminal is true but --console-socket is not set", EINVAL);
 
     // Not locked: a foreground exec may last as long as the container.
-    state::ContainerDir dir = state::Store(rt.root).open(opts.id, state::Store::Access::read);
-    state::ContainerState st = dir.load();
-    check_status(st, dir.fifo_path(), opts.ignore_paused);
+    Opened c = open(rt.root, opts.id, state::Store::Access::read);
+    if (!(opts.ignore_paused && c.status == state::Status::paused))
+        c.require(state::Operation::exec);
+    const state::ContainerState& st = c.state;
 
     ExecPlan plan;
     plan.process = &process;
@@ -247,7 +237,7 @@ pid_t exec(const RuntimeOptions& rt, const ExecOptions& opts)
     // Checked again now that they are open: had the pid been reused since
     // the status check, they would be another process's.
     if (!state::process_matches(st))
-        throw Error("cannot exec in a stopped container", EINVAL);
+        throw state::refusal(state::Operation::exec, state::Status::stopped, opts.id);
     cgroups::Cgroup cgroup = cgroups::Cgroup::open(st.cgroup_path);
 
     UniqueFd console;

@@ -6,10 +6,8 @@ namespace cerberus::container {
 
 Snapshot inspect(const RuntimeOptions& rt, const std::string& id)
 {
-    state::Store store(rt.root);
-    state::ContainerDir dir = store.open(id, state::Store::Access::read);
-    state::ContainerState st = dir.load();
-    return {st, state::current_status(st, dir.fifo_path())};
+    Opened c = open(rt.root, id, state::Store::Access::read);
+    return {std::move(c.state), c.status};
 }
 
 std::vector<Snapshot> list(const RuntimeOptions& rt)

@@ -35,22 +35,18 @@ int parse_signal(const std::string& name)
 
 void kill(const RuntimeOptions& rt, const std::string& id, int signal, bool all)
 {
-    state::Store store(rt.root);
-    state::ContainerDir dir = store.open(id);
-    state::ContainerState st = dir.load();
-    state::Status status = state::current_status(st, dir.fifo_path());
-    if (status == state::Status::stopped && !all)
-        throw Error("container not running", ESRCH);
-    if (all) {
-        cgroups::Cgroup::open(st.cgroup_path).kill_all(signal);
+    Opened c = open(rt.root, id);
+    if (all) { // a stopped container too: processes may be left in its cgroup
+        cgroups::Cgroup::open(c.state.cgroup_path).kill_all(signal);
         return;
     }
+    c.require(state::Operation::kill);
     // A pidfd pins the process we checked, so a recycled pid is never signalled.
-    UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, st.pid, 0)));
-    if (!pidfd || !state::process_matches(st))
-        throw Error("container not running", ESRCH);
+    UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, c.state.pid, 0)));
+    if (!pidfd || !state::process_matches(c.state))
+        throw state::refusal(state::Operation::kill, state::Status::stopped, id);
     if (::syscall(SYS_pidfd_send_signal, pidfd.get(), signal, nullptr, 0) != 0)
-        throw_errno("kill container init " + std::to_string(st.pid));
+        throw_errno("kill container init " + std::to_string(c.state.pid));
 }
 
 } // namespace cerberus::container

@@ -6,8 +6,8 @@ namespace cerberus::container {
 
 std::vector<pid_t> processes(const RuntimeOptions& rt, const std::string& id)
 {
-    state::ContainerState st = state::Store(rt.root).open(id, state::Store::Access::read).load();
-    return cgroups::Cgroup::open(st.cgroup_path).pids();
+    Opened c = open(rt.root, id, state::Store::Access::read);
+    return cgroups::Cgroup::open(c.state.cgroup_path).pids();
 }
 
 } // namespace cerberus::container

@@ -1,10 +1,12 @@
 #include "container/state.hpp"
 
-#include "base/error.hpp"
-#include "cgroup/cgroup.hpp"
 #include "base/files.hpp"
+#include "cgroup/cgroup.hpp"
+#include "oci/spec_parse.hpp"
+#include "process/capabilities.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -29,6 +31,35 @@ UniqueFd lock_dir(const std::string& path)
         throw_errno("lock " + path);
     return fd;
 }
+
+json constraints_json(const launch::ProcessConstraints& forced)
+{
+    json caps = json::array();
+    for (unsigned cap = 0; cap < 64; ++cap)
+        if (forced.forbidden_capabilities & (uint64_t{1} << cap))
+            caps.push_back(capabilities::describe(cap));
+    return {{"noNewPrivileges", forced.no_new_privileges}, {"forbiddenCapabilities", caps}};
+}
+
+launch::ProcessConstraints constraints_from_json(const json& j)
+{
+    launch::ProcessConstraints forced;
+    forced.no_new_privileges = j.at("noNewPrivileges");
+    for (const std::string name : j.at("forbiddenCapabilities")) {
+        auto cap = capabilities::capability_number(name);
+        if (!cap)
+            throw Error("forced.forbiddenCapabilities: unknown capability \"" + name + "\"", EINVAL);
+        forced.forbidden_capabilities |= uint64_t{1} << *cap;
+    }
+    return forced;
+}
+
+// The words after "cannot X a container that is": runc's spelling of a status.
+std::string described(Status status)
+{
+    return status == Status::creating ? "being created" : to_string(status);
+}
+
 } // namespace
 
 const char* to_string(Status s)
@@ -43,32 +74,79 @@ const char* to_string(Status s)
     return "unknown";
 }
 
+bool allows(Status status, Operation op)
+{
+    switch (op) {
+    case Operation::start: return status.can_start();
+    case Operation::kill: return status.can_kill();
+    case Operation::pause: return status.can_pause();
+    case Operation::resume: return status.can_resume();
+    case Operation::update: return status.can_update();
+    case Operation::remove: return status.can_delete();
+    case Operation::exec: return status.can_exec();
+    case Operation::watch: return status.can_watch();
+    }
+    return false;
+}
+
+Error refusal(Operation op, Status status, const std::string& id)
+{
+    int err = status == Status::stopped ? ESRCH : EBUSY;
+    auto cannot = [&](const std::string& verb) {
+        return Error("cannot " + verb + " a container that is " + described(status), err);
+    };
+    switch (op) {
+    case Operation::start:
+        if (status == Status::stopped)
+            return Error("cannot start a container that has stopped", err);
+        if (status == Status::running)
+            return Error("cannot start an already running container", err);
+        return Error(std::string("cannot start a container in the ") + to_string(status) + " state", err);
+    case Operation::kill:
+    case Operation::pause:
+    case Operation::update: return Error("container not running", err);
+    case Operation::resume: return Error("container not paused", err);
+    case Operation::remove:
+        return Error("cannot delete container " + id + " that is not stopped: " + to_string(status), err);
+    case Operation::exec:
+        if (status == Status::stopped || status == Status::paused)
+            return Error(std::string("cannot exec in a ") + to_string(status) + " container" +
+                             (status == Status::paused ? " (use --ignore-paused to override)" : ""),
+                         err);
+        return cannot("exec in");
+    case Operation::watch: return Error("container with id " + id + " is not running", err);
+    }
+    return cannot("act on");
+}
+
 ContainerDir::ContainerDir(std::string path, UniqueFd lock) : path_(std::move(path)), lock_(std::move(lock)) {}
 
 ContainerState ContainerDir::load() const
 {
     std::string file = path_ + "/state.json";
-    json j;
     try {
-        j = json::parse(files::read_file(file));
+        json j = json::parse(files::read_file(file));
+        ContainerState s;
+        s.id = j.at("id");
+        s.bundle = j.at("bundle");
+        s.rootfs = j.at("rootfs");
+        s.oci_version = j.at("ociVersion");
+        s.pid = j.at("pid");
+        s.pid_start_time = j.at("pidStartTime");
+        s.created = j.at("created");
+        s.annotations = j.at("annotations").get<std::map<std::string, std::string>>();
+        s.cgroup_path = j.at("cgroupPath");
+        s.creating = j.at("creating");
+        s.has_policy = j.at("hasPolicy");
+        s.cgroup_id = j.at("cgroupId");
+        s.hooks = spec::parse_hooks(j.at("hooks"));
+        s.forced = constraints_from_json(j.at("forced"));
+        return s;
     } catch (const json::exception& e) {
         throw Error(file + ": " + e.what(), EINVAL);
+    } catch (const Error& e) {
+        throw e.wrap(file);
     }
-    ContainerState s;
-    s.id = j.at("id");
-    s.bundle = j.at("bundle");
-    s.rootfs = j.at("rootfs");
-    s.oci_version = j.at("ociVersion");
-    s.pid = j.at("pid");
-    s.pid_start_time = j.at("pidStartTime");
-    s.created = j.at("created");
-    s.annotations = j.at("annotations").get<std::map<std::string, std::string>>();
-    s.cgroup_path = j.at("cgroupPath");
-    s.creating = j.at("creating");
-    s.has_policy = j.at("hasPolicy");
-    s.cgroup_id = j.at("cgroupId");
-    s.hooks_json = j.at("hooks");
-    return s;
 }
 
 void ContainerDir::save(const ContainerState& s) const
@@ -86,7 +164,8 @@ void ContainerDir::save(const ContainerState& s) const
         {"creating", s.creating},
         {"hasPolicy", s.has_policy},
         {"cgroupId", s.cgroup_id},
-        {"hooks", s.hooks_json},
+        {"hooks", spec::hooks_json(s.hooks)},
+        {"forced", constraints_json(s.forced)},
     };
     files::write_file_atomic(path_ + "/state.json", j.dump());
 }
@@ -97,6 +176,50 @@ void ContainerDir::remove()
     std::filesystem::remove_all(path_, ec);
     if (ec)
         throw Error("removing state directory " + path_ + ": " + ec.message(), ec.value());
+}
+
+UniqueFd ContainerDir::make_exec_fifo() const
+{
+    std::string fifo = fifo_path();
+    // Writable by all: the init opens it after switching to the process's user.
+    if (::mkfifo(fifo.c_str(), 0622) != 0 || ::chmod(fifo.c_str(), 0622) != 0)
+        throw_errno("mkfifo " + fifo);
+    UniqueFd fd(::open(fifo.c_str(), O_PATH | O_CLOEXEC));
+    if (!fd)
+        throw_errno("open " + fifo);
+    return fd;
+}
+
+bool ContainerDir::has_exec_fifo() const
+{
+    return files::exists(fifo_path());
+}
+
+// Opening exec.fifo for reading lets the init's blocked open complete; its
+// byte says it is going, then end of file says it has exec'd (the write end
+// closes on exec) or died.
+void ContainerDir::release_init(const ContainerState& s) const
+{
+    std::string fifo_file = fifo_path();
+    UniqueFd fifo(::open(fifo_file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+    if (!fifo)
+        throw_errno("open " + fifo_file);
+    for (bool released = false;;) {
+        struct pollfd p = {fifo.get(), POLLIN, 0};
+        int rc = ::poll(&p, 1, 100);
+        if (rc < 0 && errno != EINTR)
+            throw_errno("poll " + fifo_file);
+        char byte;
+        ssize_t n = rc > 0 ? ::read(fifo.get(), &byte, 1) : -1;
+        if (n == 1)
+            released = true;
+        else if (n == 0 && released)
+            break;
+        else if (!released && !process_matches(s))
+            throw Error("container init exited before start", ESRCH);
+    }
+    if (::unlink(fifo_file.c_str()) != 0)
+        throw_errno("remove " + fifo_file);
 }
 
 Store::Store(std::string root) : root_(std::move(root)) {}
@@ -180,7 +303,7 @@ bool process_matches(const ContainerState& s)
     return s.pid > 0 && process_start_time(s.pid) == s.pid_start_time;
 }
 
-Status current_status(const ContainerState& s, const std::string& fifo_path)
+Status current_status(const ContainerState& s, const ContainerDir& dir)
 {
     if (s.creating)
         return Status::creating;
@@ -189,7 +312,7 @@ Status current_status(const ContainerState& s, const std::string& fifo_path)
     // Frozen first: a created container can be paused too.
     if (!s.cgroup_path.empty() && cgroups::Cgroup::open(s.cgroup_path).frozen())
         return Status::paused;
-    return files::exists(fifo_path) ? Status::created : Status::running;
+    return dir.has_exec_fifo() ? Status::created : Status::running;
 }
 
 std::string oci_state_json(const ContainerState& s, Status status)

@@ -1,21 +1,63 @@
-// Container state under --root: <root>/<id>/state.json (written atomically)
-// and exec.fifo between create and start; one flock per container.
+// Container state under --root: <root>/<id>/state.json (written atomically),
+// exec.fifo between create and start, one flock per container; and the state
+// machine every operation checks first (youki's container/state.rs).
 #pragma once
 
+#include "base/error.hpp"
 #include "base/fd.hpp"
+#include "oci/spec.hpp"
+#include "process/process_launch.hpp"
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <map>
-#include <optional>
 #include <string>
 #include <vector>
 
 namespace cerberus::state {
 
-enum class Status { creating, created, running, paused, stopped };
+// A container's status, derived from what is on disk and in the kernel, never stored.
+class Status {
+public:
+    enum Value : uint8_t { creating, created, running, paused, stopped };
+
+    constexpr Status(Value value) : value_(value) {}
+    constexpr operator Value() const { return value_; }
+
+    // What each operation needs. Where runc and youki differ, runc decides:
+    // a created container can be paused and deleted without --force.
+    constexpr bool can_start() const { return value_ == created; }
+    // kill --all goes to a stopped container too: processes may be left in its cgroup.
+    constexpr bool can_kill() const { return value_ == created || value_ == running || value_ == paused; }
+    constexpr bool can_pause() const { return value_ == created || value_ == running; }
+    constexpr bool can_resume() const { return value_ == paused; }
+    constexpr bool can_update() const { return can_kill(); }
+    // delete --force removes a container in any status.
+    constexpr bool can_delete() const { return value_ == created || value_ == stopped; }
+    // exec --ignore-paused goes into a paused container too.
+    constexpr bool can_exec() const { return value_ == created || value_ == running; }
+    // events and stats.
+    constexpr bool can_watch() const { return value_ != stopped; }
+
+private:
+    Value value_;
+};
 
 const char* to_string(Status s);
+
+// The operations a status may refuse.
+enum class Operation { start, kill, pause, resume, update, remove, exec, watch };
+
+// Whether status allows op: the can_* of that operation.
+bool allows(Status status, Operation op);
+
+// The one "cannot X a container that is Y" error. Where runc has its own
+// words for the case, they are kept: Docker, Podman and containerd match on
+// them ("container not running" is "already finished" to containerd). The
+// errno depends on the status alone: ESRCH when the container has stopped
+// (its process is gone), EBUSY otherwise.
+Error refusal(Operation op, Status status, const std::string& id);
 
 struct ContainerState {
     std::string id;
@@ -30,7 +72,9 @@ struct ContainerState {
     bool creating = true; // cleared once create has finished
     bool has_policy = false;
     uint64_t cgroup_id = 0;
-    std::string hooks_json; // the spec's hooks, for poststart and poststop
+    spec::Hooks hooks; // poststart and poststop run after create
+    // What the container's policy forces on every process in it, exec'd ones included.
+    launch::ProcessConstraints forced;
 };
 
 // A container's directory under the state root, locked for the lifetime of this object.
@@ -48,6 +92,15 @@ public:
     ContainerState load() const;
     void save(const ContainerState& s) const;
     void remove(); // removes the directory and everything in it
+
+    // Makes exec.fifo, on which the init blocks until start, and returns an
+    // O_PATH fd of it for the init to reopen for writing.
+    UniqueFd make_exec_fifo() const;
+    bool has_exec_fifo() const;
+    // start: lets the init of s go (it blocks opening exec.fifo for writing),
+    // waits until it has exec'd the process, then removes exec.fifo. Fails
+    // with ESRCH when the init dies first.
+    void release_init(const ContainerState& s) const;
 
 private:
     std::string path_;
@@ -75,7 +128,7 @@ private:
 void validate_id(const std::string& id);
 
 // The status now: derived from the saved state, the process and exec.fifo.
-Status current_status(const ContainerState& s, const std::string& fifo_path);
+Status current_status(const ContainerState& s, const ContainerDir& dir);
 
 // Start time of a process (field 22 of /proc/<pid>/stat), 0 when it is gone.
 unsigned long long process_start_time(pid_t pid);

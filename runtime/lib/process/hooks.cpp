@@ -10,12 +10,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
-
-using nlohmann::json;
 
 namespace cerberus::hooks {
 namespace {
@@ -83,33 +80,6 @@ void run_one(const spec::Hook& hook, const std::string& name, const std::string&
         throw Error(name + ": killed by signal " + std::to_string(WTERMSIG(status)), ECHILD);
 }
 
-json hook_list_to_json(const std::vector<spec::Hook>& list)
-{
-    json out = json::array();
-    for (const auto& h : list) {
-        json j = {{"path", h.path}, {"args", h.args}, {"env", h.env}};
-        if (h.timeout)
-            j["timeout"] = *h.timeout;
-        out.push_back(j);
-    }
-    return out;
-}
-
-std::vector<spec::Hook> hook_list_from_json(const json& list)
-{
-    std::vector<spec::Hook> out;
-    for (const auto& j : list) {
-        spec::Hook h;
-        h.path = j.at("path");
-        h.args = j.at("args").get<std::vector<std::string>>();
-        h.env = j.at("env").get<std::vector<std::string>>();
-        if (j.contains("timeout"))
-            h.timeout = j.at("timeout").get<int>();
-        out.push_back(h);
-    }
-    return out;
-}
-
 } // namespace
 
 void run_all(const std::vector<spec::Hook>& hooks, const std::string& kind, const std::string& state_json)
@@ -128,22 +98,6 @@ void run_all_warning_on_failure(const std::vector<spec::Hook>& hooks, const std:
             spdlog::warn("{}", e.what());
         }
     }
-}
-
-std::string to_json(const spec::Hooks& hooks)
-{
-    return json{{"poststart", hook_list_to_json(hooks.poststart)}, {"poststop", hook_list_to_json(hooks.poststop)}}.dump();
-}
-
-spec::Hooks from_json(const std::string& text)
-{
-    spec::Hooks hooks;
-    if (text.empty())
-        return hooks;
-    json j = json::parse(text);
-    hooks.poststart = hook_list_from_json(j.at("poststart"));
-    hooks.poststop = hook_list_from_json(j.at("poststop"));
-    return hooks;
 }
 
 } // namespace cerberus::hooks

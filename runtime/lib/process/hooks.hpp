@@ -4,7 +4,6 @@
 
 #include "oci/spec.hpp"
 
-#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
@@ -17,9 +16,5 @@ void run_all(const std::vector<spec::Hook>& hooks, const std::string& kind, cons
 // every hook runs, and each failure is logged.
 void run_all_warning_on_failure(const std::vector<spec::Hook>& hooks, const std::string& kind,
                                 const std::string& state_json);
-
-// Hooks survive in state.json between create and delete as JSON.
-std::string to_json(const spec::Hooks& hooks);
-spec::Hooks from_json(const std::string& text);
 
 } // namespace cerberus::hooks
