@@ -1,0 +1,156 @@
+// The parent/child channel (one message per send, errors from the child become
+// the parent's), the fd passing under it, and the directory lister.
+#include "base/error.hpp"
+#include "base/files.hpp"
+#include "base/unix_socket.hpp"
+#include "process/sync_channel.hpp"
+#include "temp_dir.hpp"
+
+#include <doctest/doctest.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+
+using namespace cerberus;
+
+TEST_CASE("sync channel: messages keep their type, value and text, one per send")
+{
+    auto [parent, child] = SyncChannel::pair();
+    child.send(SyncMessage::run_hooks);
+    parent.send(SyncMessage::hooks_done, 7, R"({"status":"created"})");
+    child.send(SyncMessage::child_ready, 0, "x");
+    CHECK(parent.expect(SyncMessage::run_hooks).text.empty());
+    SyncPacket hooks_done = child.expect(SyncMessage::hooks_done);
+    CHECK(hooks_done.value == 7);
+    CHECK(hooks_done.text == R"({"status":"created"})");
+    CHECK(parent.receive().text == "x");
+}
+
+TEST_CASE("sync channel: the child's error is thrown in the parent, with its errno")
+{
+    auto [parent, child] = SyncChannel::pair();
+    child.send(SyncMessage::child_error, EACCES, "exec /bin/x: Permission denied");
+    CHECK_THROWS_WITH_AS(parent.expect(SyncMessage::child_ready), "exec /bin/x: Permission denied", Error);
+    child.send(SyncMessage::child_error, ENOENT, "gone");
+    try {
+        parent.receive_fd();
+        FAIL("no error");
+    } catch (const Error& e) {
+        CHECK(e.errnum() == ENOENT);
+    }
+}
+
+TEST_CASE("sync channel: an unexpected message and a peer gone are errors")
+{
+    auto [parent, child] = SyncChannel::pair();
+    child.send(SyncMessage::child_ready);
+    try {
+        parent.expect(SyncMessage::run_hooks);
+        FAIL("no error");
+    } catch (const Error& e) {
+        CHECK(std::string(e.what()) == "sync channel: unexpected message 4");
+        CHECK(e.errnum() == EPROTO);
+    }
+    child.send(SyncMessage::child_ready);
+    CHECK_THROWS_WITH_AS(parent.receive_fd(), "sync channel: expected a file descriptor", Error);
+    child.close();
+    CHECK_THROWS_WITH_AS(parent.receive(), "container init exited before it was set up", Error);
+}
+
+TEST_CASE("sync channel: across fork, an fd sent by the child arrives in the parent")
+{
+    auto [parent, child] = SyncChannel::pair();
+    TempDir dir;
+    std::string file = dir.path + "/passed";
+    std::ofstream(file) << "through SCM_RIGHTS";
+    pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        parent.close();
+        int status = 1;
+        try {
+            child.expect(SyncMessage::parent_ready);
+            UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+            unix_socket::send_with_fd(child.fd(), "seccomp", fd.get());
+            child.send(SyncMessage::child_ready);
+            status = 0;
+        } catch (...) {
+        }
+        ::_exit(status);
+    }
+    child.close();
+    parent.send(SyncMessage::parent_ready);
+    UniqueFd received = parent.receive_fd();
+    parent.expect(SyncMessage::child_ready);
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    REQUIRE(received);
+    CHECK((::fcntl(received.get(), F_GETFD) & FD_CLOEXEC) != 0);
+    char text[32] = {};
+    CHECK(::pread(received.get(), text, sizeof text - 1, 0) == 18);
+    CHECK(std::string(text) == "through SCM_RIGHTS");
+}
+
+TEST_CASE("unix_socket: a stream gets the whole payload and the fd")
+{
+    int fds[2];
+    REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) == 0);
+    UniqueFd a(fds[0]), b(fds[1]);
+    int pipe_fds[2];
+    REQUIRE(::pipe(pipe_fds) == 0);
+    UniqueFd read_end(pipe_fds[0]), write_end(pipe_fds[1]);
+    unix_socket::send_with_fd(a.get(), "hello", write_end.get());
+    char buf[16] = {};
+    UniqueFd got;
+    CHECK(unix_socket::receive_with_fd(b.get(), buf, sizeof buf, 0, got) == 5);
+    CHECK(std::string(buf) == "hello");
+    REQUIRE(got);
+    CHECK(::write(got.get(), "!", 1) == 1); // the same pipe
+    char c = 0;
+    CHECK(::read(read_end.get(), &c, 1) == 1);
+    CHECK(c == '!');
+}
+
+TEST_CASE("unix_socket: connect reports what went wrong")
+{
+    CHECK_THROWS_WITH_AS(unix_socket::connect("/nonexistent/agent.sock"), "connect: No such file or directory", Error);
+    try {
+        unix_socket::connect("/" + std::string(200, 'x'));
+        FAIL("no error");
+    } catch (const Error& e) {
+        CHECK(std::string(e.what()) == "socket path is longer than 107 bytes");
+        CHECK(e.errnum() == ENAMETOOLONG);
+    }
+}
+
+TEST_CASE("files::list_dir: names and types, not . and .., none for a missing directory")
+{
+    TempDir dir;
+    REQUIRE(::mkdir((dir.path + "/sub").c_str(), 0755) == 0);
+    std::ofstream(dir.path + "/file") << "x";
+    auto entries = files::list_dir(dir.path);
+    std::sort(entries.begin(), entries.end(), [](const auto& x, const auto& y) { return x.name < y.name; });
+    REQUIRE(entries.size() == 2);
+    CHECK(entries[0].name == "file");
+    CHECK(entries[0].type == DT_REG);
+    CHECK(entries[1].name == "sub");
+    CHECK(entries[1].type == DT_DIR);
+    CHECK(files::list_dir(dir.path + "/missing").empty());
+    CHECK_THROWS_WITH_AS(files::list_dir(dir.path + "/file"),
+                         ("listing " + dir.path + "/file: Not a directory").c_str(), Error);
+
+    // An open directory is listed from its start, twice alike, and stays open.
+    UniqueFd fd(::open(dir.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    CHECK(files::list_dir(fd.get(), "here").size() == 2);
+    CHECK(files::list_dir(fd.get(), "here").size() == 2);
+    CHECK(::fcntl(fd.get(), F_GETFD) >= 0);
+}
