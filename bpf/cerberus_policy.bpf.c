@@ -18,7 +18,7 @@ int BPF_PROG(cerb_file_open, struct file *file, int ret)
     struct cerb_policy *policy = find_policy(&cgroup_id);
     if (ret || !policy || !(policy->flags & (CERB_HAS_PATHS | CERB_HAS_DENIED)))
         return ret;
-    if (!(policy->flags & CERB_ARMED) && !(file->f_flags & FMODE_EXEC))
+    if (!judged_as_agent(policy, cgroup_id) && !(file->f_flags & FMODE_EXEC))
         return 0;
     struct scratch *s = get_scratch();
     if (!s)
@@ -53,16 +53,37 @@ int BPF_PROG(cerb_bprm_check, struct linux_binprm *bprm, int ret)
     return refuse_path(policy, cgroup_id, CERB_OP_EXEC, CERB_RULE_NOT_IN_ALLOWED_BINS, EACCES, 0, 0);
 }
 
-/* Arms the policy once an exec in the container has succeeded: from the new
- * program's first instruction on, every rule applies. */
+/* Arms the policy once an exec in the container has succeeded, and ends the
+ * exemption of a runtime's set-up task that exec'd: from the new program's
+ * first instruction on, every rule applies to it. */
 SEC("lsm/bprm_committed_creds")
 int BPF_PROG(cerb_bprm_committed_creds, struct linux_binprm *bprm)
 {
     __u64 cgroup_id;
     struct cerb_policy *policy = find_policy(&cgroup_id);
-    if (policy && !(policy->flags & CERB_ARMED))
+    if (!policy)
+        return 0;
+    if (!(policy->flags & CERB_ARMED))
         policy->flags |= CERB_ARMED; /* only programs write flags after install; racing writers set the same bit */
+    bpf_task_storage_delete(&cerb_setup_tasks, bpf_get_current_task_btf());
     return 0;
+}
+
+/* The runtime's set-up task (cerb_setup_tasks) may not be traced, nor its
+ * memory or files reached through ptrace's checks (/proc/<pid>/mem,
+ * process_vm_writev, pidfd_getfd), from a policed container: what it may do
+ * must not become the agent's. */
+SEC("lsm/ptrace_access_check")
+int BPF_PROG(cerb_ptrace_access_check, struct task_struct *child, unsigned int mode, int ret)
+{
+    __u64 cgroup_id;
+    if (ret || !bpf_task_storage_get(&cerb_setup_tasks, child, 0, 0))
+        return ret;
+    struct cerb_policy *policy = find_policy(&cgroup_id);
+    if (!policy)
+        return 0;
+    return refuse(policy, cgroup_id, CERB_OP_PTRACE, CERB_RULE_ESCALATION, EPERM, CERB_TARGET_NUMBER,
+                  BPF_CORE_READ(child, tgid));
 }
 
 /* With allowed_bins, executable file mappings must come from an allowed

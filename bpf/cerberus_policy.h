@@ -34,6 +34,16 @@
  * cgroup, setting the container up, and only its exec is checked. */
 #define CERB_ARMED (1u << 5)
 
+/* cerb_setup_tasks: task storage, written by the runtime through a pidfd.
+ * A task marked there is the runtime's own, entering a container to exec a
+ * process in it (`cerberus exec`): until that exec it is judged as the init
+ * is before CERB_ARMED, only its exec is checked, and no task of a policed
+ * container may trace it. The kernel drops the mark when the task execs or
+ * exits. */
+struct cerb_setup_task {
+    __u64 cgroup_id; /* the container it enters: the mark counts only there */
+};
+
 /* cerberus_policies: cgroup id -> what applies to that container. */
 struct cerb_policy {
     __u32 flags;
@@ -129,6 +139,7 @@ enum cerb_op {
     CERB_OP_UNLINK = 16, /* unlink, rmdir */
     CERB_OP_CREATE = 17, /* mkdir, mknod, symlink */
     CERB_OP_SETATTR = 18, /* truncate, chmod, chown */
+    CERB_OP_PTRACE = 19, /* of the runtime's set-up task (cerb_setup_tasks) */
 };
 
 /* Which rule decided. */

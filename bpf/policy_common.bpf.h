@@ -83,6 +83,13 @@ struct {
     __uint(max_entries, CERB_EVENTS_BYTES);
 } cerb_events SEC(".maps");
 
+struct {
+    __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
+    __type(key, int);
+    __type(value, struct cerb_setup_task);
+} cerb_setup_tasks SEC(".maps");
+
 /* bpf_d_path output. Per CPU: programs are not preempted under the VM lane's
  * (Debian default) voluntary preemption. */
 struct scratch {
@@ -115,11 +122,22 @@ static __always_inline struct cerb_policy *find_policy(__u64 *cgroup_id)
     return NULL;
 }
 
-/* The policy, once the container runs its own program (see CERB_ARMED). */
+/* True when the current task is judged as the agent under policy: the
+ * container runs its own program (CERB_ARMED), and the task is not the
+ * runtime's, still setting up a process it will exec in the container. */
+static __always_inline bool judged_as_agent(struct cerb_policy *policy, __u64 cgroup_id)
+{
+    if (!(policy->flags & CERB_ARMED))
+        return false;
+    struct cerb_setup_task *setup = bpf_task_storage_get(&cerb_setup_tasks, bpf_get_current_task_btf(), 0, 0);
+    return !setup || setup->cgroup_id != cgroup_id;
+}
+
+/* The policy, when it judges the current task as the agent. */
 static __always_inline struct cerb_policy *find_armed_policy(__u64 *cgroup_id)
 {
     struct cerb_policy *policy = find_policy(cgroup_id);
-    return policy && (policy->flags & CERB_ARMED) ? policy : NULL;
+    return policy && judged_as_agent(policy, *cgroup_id) ? policy : NULL;
 }
 
 static __always_inline struct scratch *get_scratch(void)

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -95,6 +96,66 @@ static int listen_unix(const char* path)
         if (client >= 0)
             close(client);
     }
+}
+
+/* Binds a stream socket at PATH, prints "listening", then accepts
+ * connections and keeps every descriptor they pass (a seccomp listener, say)
+ * open, unanswered, until killed. */
+static int hold_fds(const char* path)
+{
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    strncpy(addr.sun_path, path, sizeof addr.sun_path - 1);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (fd < 0 || bind(fd, (struct sockaddr*)&addr, sizeof addr) < 0 || listen(fd, 16) < 0)
+        return report(-1);
+    printf("listening\n");
+    fflush(stdout);
+    for (int held = 0;;) {
+        int client = accept(fd, NULL, NULL);
+        char byte;
+        char control[CMSG_SPACE(sizeof(int))];
+        struct iovec iov = {&byte, 1};
+        struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control,
+                             .msg_controllen = sizeof control};
+        if (client >= 0 && recvmsg(client, &msg, 0) > 0 && CMSG_FIRSTHDR(&msg))
+            printf("held=%d\n", ++held);
+        fflush(stdout);
+    }
+}
+
+/* Attaches (PTRACE_SEIZE) to every process whose comm is NAME, as an agent
+ * would to take over a runtime process in its container; "ok" when one
+ * attach succeeded, else the error of the last; exit 3 when none is found. */
+static int ptrace_comm(const char* name)
+{
+    DIR* proc = opendir("/proc");
+    int found = 0, attached = 0, err = 0;
+    for (struct dirent* e; proc && (e = readdir(proc));) {
+        char path[300], comm[64] = "";
+        snprintf(path, sizeof path, "/proc/%s/comm", e->d_name);
+        FILE* f = fopen(path, "r");
+        if (!f)
+            continue;
+        if (fgets(comm, sizeof comm, f))
+            comm[strcspn(comm, "\n")] = 0;
+        fclose(f);
+        pid_t pid = atoi(e->d_name);
+        if (pid <= 0 || pid == getpid() || strcmp(comm, name) != 0)
+            continue;
+        found++;
+        if (ptrace(PTRACE_SEIZE, pid, NULL, NULL) == 0)
+            attached++; /* detached when we exit */
+        else
+            err = errno;
+    }
+    if (!found) {
+        printf("no process named %s\n", name);
+        return 3;
+    }
+    if (attached)
+        return report(0);
+    errno = err;
+    return report(-1);
 }
 
 /* The identity and capability lines of this process's /proc/self/status:
@@ -290,6 +351,10 @@ static int run(int argc, char** argv)
         return connect_unix(argv[2]);
     if (!strcmp(cmd, "listen-unix") && argc > 2)
         return listen_unix(argv[2]);
+    if (!strcmp(cmd, "hold-fds") && argc > 2)
+        return hold_fds(argv[2]);
+    if (!strcmp(cmd, "ptrace-comm") && argc > 2)
+        return ptrace_comm(argv[2]);
     if (!strcmp(cmd, "read") && argc > 2)
         return report(open(argv[2], O_RDONLY));
     if (!strcmp(cmd, "list") && argc > 2)

@@ -45,6 +45,7 @@ std::string number_text(const cerb_event& e)
     case CERB_OP_SOCKET: return "family=" + std::to_string(e.family) + " type=" + n;
     case CERB_OP_BPF: return "cmd=" + n;
     case CERB_OP_PERF_EVENT: return "type=" + n;
+    case CERB_OP_PTRACE: return "pid=" + n;
     default: return "id=" + n;
     }
 }
@@ -72,6 +73,7 @@ std::string op_name(uint16_t op)
     case CERB_OP_UNLINK: return "unlink";
     case CERB_OP_CREATE: return "create";
     case CERB_OP_SETATTR: return "setattr";
+    case CERB_OP_PTRACE: return "ptrace";
     }
     return "op-" + std::to_string(op);
 }

@@ -6,6 +6,7 @@
 #include "container/container.hpp"
 #include "oci/spec_names.hpp"
 #include "oci/spec_parse.hpp"
+#include "policy/policy_setup.hpp"
 #include "process/capabilities.hpp"
 #include "process/clone_into_cgroup.hpp"
 #include "process/console.hpp"
@@ -204,7 +205,7 @@ spec::Process config_process(const RuntimeOptions& rt, const std::string& id)
 
 pid_t exec(const RuntimeOptions& rt, const ExecOptions& opts)
 {
-    const spec::Process& process = opts.process;
+    spec::Process process = opts.process;
     validate_process(process);
     if (process.terminal && opts.console_socket.empty())
         throw Error("process.terminal is true but --console-socket is not set", EINVAL);
@@ -214,6 +215,8 @@ pid_t exec(const RuntimeOptions& rt, const ExecOptions& opts)
     if (!(opts.ignore_paused && c.status == state::Status::paused))
         c.require(state::Operation::exec);
     const state::ContainerState& st = c.state;
+    // The policy binds this process as it binds the init, whatever the config or the flags say.
+    st.forced.apply_to(process);
 
     ExecPlan plan;
     plan.process = &process;
@@ -261,6 +264,8 @@ pid_t exec(const RuntimeOptions& rt, const ExecOptions& opts)
     child_end.close();
 
     cgroup.add_process(child.pid, cloned.placed);
+    if (st.has_policy) // before the child does anything in the container
+        policy_setup::exempt_until_exec(child.pid, st.cgroup_id);
     if (process.oom_score_adj)
         files::write_file("/proc/" + std::to_string(child.pid) + "/oom_score_adj",
                           std::to_string(*process.oom_score_adj));

@@ -14,6 +14,8 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cstdarg>
 #include <cstring>
@@ -224,6 +226,7 @@ PolicyMaps PolicyMaps::open_pins(const std::string& pin_dir)
     maps.net6_ = open_map(pin_dir, "cerb_net6", sizeof(cerb_net6_key), sizeof(cerb_net_value));
     maps.paths_ = open_map(pin_dir, "cerb_paths", sizeof(cerb_path_key), sizeof(cerb_path_value));
     maps.config_ = open_map(pin_dir, "cerb_config", sizeof(uint32_t), sizeof(cerb_config));
+    maps.setup_tasks_ = open_map(pin_dir, "cerb_setup_tasks", sizeof(int), sizeof(cerb_setup_task));
     return maps;
 }
 
@@ -239,6 +242,18 @@ bool PolicyMaps::installed(uint64_t cgroup_id) const
 {
     cerb_policy policy{};
     return bpf_map_lookup_elem(policies_.get(), &cgroup_id, &policy) == 0;
+}
+
+void PolicyMaps::mark_setup_task(pid_t pid, uint64_t cgroup_id)
+{
+    // The task storage map is keyed by a pidfd: the mark is on the task itself, never on a reused pid.
+    UniqueFd pidfd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
+    if (!pidfd)
+        throw_errno("pidfd_open " + std::to_string(pid));
+    int key = pidfd.get();
+    cerb_setup_task value{.cgroup_id = cgroup_id};
+    check(bpf_map_update_elem(setup_tasks_.get(), &key, &value, BPF_NOEXIST),
+          "marking process " + std::to_string(pid) + " in cerb_setup_tasks");
 }
 
 void PolicyMaps::install(const policy::CompiledPolicy& compiled)

@@ -8,6 +8,8 @@
 #include "policy/policy_compile.hpp"
 #include "policy/policy_keys.hpp"
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -51,11 +53,16 @@ public:
     // True when the cgroup has a policy entry.
     bool installed(uint64_t cgroup_id) const;
 
+    // Marks pid, the runtime's child entering the container of cgroup_id, as
+    // a set-up task (cerb_setup_tasks): not judged as the agent until it
+    // execs the container's program.
+    void mark_setup_task(pid_t pid, uint64_t cgroup_id);
+
 private:
     PolicyMaps() = default;
     static PolicyMaps open_pins(const std::string& pin_dir);
 
-    UniqueFd policies_, net4_, net6_, paths_, config_;
+    UniqueFd policies_, net4_, net6_, paths_, config_, setup_tasks_;
 };
 
 } // namespace cerberus::bpf

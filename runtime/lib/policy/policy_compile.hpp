@@ -21,6 +21,7 @@ static_assert(sizeof(cerb_path_key) == 24);
 static_assert(sizeof(cerb_path_value) == 8);
 static_assert(sizeof(cerb_config) == 16);
 static_assert(sizeof(cerb_event) == 344);
+static_assert(sizeof(cerb_setup_task) == 8);
 
 // Each container's share of the maps all containers share, so that one
 // policy cannot fill them and make every other create fail: a thirty-second

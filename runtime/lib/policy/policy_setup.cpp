@@ -1,5 +1,6 @@
 #include "policy/policy_setup.hpp"
 
+#include "base/error.hpp"
 #include "base/files.hpp"
 #include "policy/bpf_loader.hpp"
 #include "policy/policy_compile.hpp"
@@ -34,6 +35,16 @@ void install(const Prepared& prepared, uint64_t cgroup_id, const std::string& ke
     // Written before the entries exist, so no entry is ever without its record.
     files::write_file_atomic(keys_file, policy::encode_keys(policy::keys_of(compiled)), 0600);
     maps.install(compiled);
+}
+
+void exempt_until_exec(pid_t pid, uint64_t cgroup_id)
+{
+    auto maps = bpf::PolicyMaps::open_pinned();
+    if (!maps)
+        throw Error("the policy of cgroup " + std::to_string(cgroup_id) + " is not loaded: " + CERB_PIN_DIR +
+                        " holds no programs",
+                    ENOENT);
+    maps->mark_setup_task(pid, cgroup_id);
 }
 
 void remove(uint64_t cgroup_id, const std::string& keys_file)

@@ -7,6 +7,8 @@
 #include "oci/spec.hpp"
 #include "policy/policy.hpp"
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -27,6 +29,13 @@ Prepared prepare(const RuntimeOptions& rt, spec::Spec& spec);
 // Adds the container's entries to the kernel maps and records their keys in
 // keys_file (in the container's state dir) for remove.
 void install(const Prepared& prepared, uint64_t cgroup_id, const std::string& keys_file);
+
+// exec: pid, the runtime's child entering the container of cgroup_id, is not
+// judged as the agent until it execs the container's program. Its setns,
+// chroot and change of identity need capabilities the policy may forbid the
+// agent (CAP_SYS_ADMIN, CAP_SETUID...); the program it execs is checked as
+// the init's is.
+void exempt_until_exec(pid_t pid, uint64_t cgroup_id);
 
 // Removes what install added: the keys in keys_file, or, when that file is
 // missing or damaged (a create that died midway), every entry of the cgroup.
