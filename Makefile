@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Thin wrapper over CMake; see README.md.
 BUILD ?= build
 PREFIX ?= /usr/local

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The floor: what running /bin/true in a container costs with no runtime logic
 // at all. The same namespaces as the benchmark's config.json, a private
 // bind-mounted rootfs entered with pivot_root, a fresh /proc, exec, wait.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The cost of the agent policy, measured in the real-kernel lane (BPF LSM needs Debian's kernel in qemu):
 # boots the VM with bench/vm/*.sh as the cases, reads the `BENCH` lines from its console and prints a
 # table of medians (min–max) and ratios from this one run. TCG emulation inflates absolute times; quote

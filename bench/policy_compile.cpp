@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CPU cost of turning a large policy into map entries, before anything is
 // installed: allowed_hosts of N distinct addresses (half IPv4, half IPv6,
 // every fourth also a covering /24 or /120 with its own port), compiled and,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The table of bench/run.sh, as Markdown; sourced by it after the measurements.
 # Reads: $work (json/, rss.*, scale.*), $build, $runs, $scale, $load_before, $load_after, $policy_error.
 

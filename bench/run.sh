@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Benchmarks cerberus against crun and runc on one busybox bundle, in one run,
 # alternating the runtimes, and prints a table of medians, min–max and ratios.
 # usage: bench/run.sh [--build DIR] [--runs N] [--scale N] [--keep-json DIR]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Where create time goes as containers add up, in the real-kernel lane: boots Debian's 6.1 kernel under
 # qemu TCG with bench/vm-trace/scale_syscalls.sh as the case (SCALE containers of one runtime created and
 # left in `created` state), then prints the create time per tenth of the creates (median, 90th percentile,

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only
 /* The agent policy, enforced by BPF LSM programs. Loaded once per host and
  * pinned; every hook first finds the policy of the current task's cgroup (or
  * of an ancestor, so nested cgroups stay policed) and returns at once for

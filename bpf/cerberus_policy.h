@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR Apache-2.0 */
 /* Layout shared by the BPF LSM programs (cerberus_policy.bpf.c) and the
  * runtime (policy_compile, bpf_loader): map keys and values and the
  * ring-buffer event. Fixed-width fields with explicit padding only; the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Shared by the agent policy programs: maps, policy lookup, events. */
 
 #pragma once

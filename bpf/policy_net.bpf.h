@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Network rules: destinations of connect and sendmsg. */
 
 #pragma once

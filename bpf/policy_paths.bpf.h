@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Path rules: matching a path against a container's entries, and building
  * the path of a dentry where bpf_d_path is not allowed. */
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
 /* Pinned vmlinux.h: the BTF of Debian's kernel 6.1.0-57-amd64 (package linux-image-6.1.0-57-amd64,
  * version 6.1.192-3), the kernel the VM lane boots. Generated with
  *   bpftool btf dump file vmlinux format c

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # BPF programs: bpf/*.bpf.c compiled with clang into objects, then turned into
 # libbpf skeleton headers in the build tree (never committed).
 find_program(CLANG_BPF NAMES clang-14 clang REQUIRED)

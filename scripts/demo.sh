@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The main job: an agent container under a policy. On this host first: with
 # the BPF LSM it runs here; without it cerberus must fail closed. Then the
 # same container in the real-kernel lane, where the BPF LSM is on.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs everything Cerberus needs to build and test on Debian 12.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive

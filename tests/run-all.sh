@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs every test tier this machine can run, in order of cost; the last line
 # sums the tiers up. A tier that fails does not stop the others.
 set -uo pipefail

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Where create time goes as containers add up (run by bench/scale_trace.sh, not a test): creates SCALE
 # containers of one runtime (cerberus or crun, no policy) one after another and leaves them in `created`
 # state; times every create, and traces the syscalls of five early and five late creates with the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Benchmark (not a test) of the agent policy's cost, run in the real-kernel lane by bench/policy.sh. One
 # boot measures: open/connect/exec loops inside a policed container against an unpoliced one; the same
 # loops outside any container (in the root cgroup and in a depth-3 cgroup, as systemd places processes)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // audit-collector (hidden): the host-wide collector of policy denials that
 // create starts; see audit_collector.hpp.
 #include "audit/audit_collector.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // pause, resume and ps: the commands that act on a container's cgroup.
 #include "base/error.hpp"
 #include "base/fd.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // events: `--stats` prints the container's stats once; otherwise stats every
 // --interval (default 5s) and OOM notices, one JSON line each, until the
 // container stops. `--denials` prints the container's audit trail of policy

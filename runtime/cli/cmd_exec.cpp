@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // exec: `cerberus exec [options] ID COMMAND [ARGS...]` or `--process FILE`;
 // in the foreground, waits and exits with the process's status.
 #include "commands.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // features: what this runtime supports, in the runtime-spec features format.
 #include "commands.hpp"
 #include "options.hpp"

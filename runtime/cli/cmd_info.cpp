@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // state, list, spec: what the runtime knows, printed as runc prints it.
 #include "audit/audit.hpp"
 #include "base/error.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // create, start, kill, delete.
 #include "commands.hpp"
 #include "create_flags.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // run: create + start; in the foreground, wait for the container's init,
 // forwarding signals to it, then delete the container and exit with its status.
 #include "base/error.hpp"

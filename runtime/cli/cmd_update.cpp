@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // update: new cgroup limits for a container, from `--resources FILE|-`
 // (linux.resources JSON) or, as in runc only without it, from flags.
 #include "base/error.hpp"

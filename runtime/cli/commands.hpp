@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One function per subcommand: parse its options, make one library call.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The options create and run share.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cerberus: global options, then a table dispatch to the subcommand.
 #include "base/error.hpp"
 #include "base/files.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Command-line options the way runc (urfave/cli) accepts them: `--bundle DIR`,
 // `--bundle=DIR`, `-b DIR`, `-bundle DIR`; boolean flags take no value
 // (`--force`, `--force=true`).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Foreground run of a container with process.terminal and no
 // --console-socket: like runc, the runtime holds the pty master itself and
 // copies between it and its own stdin/stdout until the process exits.

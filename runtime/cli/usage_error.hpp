@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A command line the runtime cannot make sense of.
 #pragma once
 

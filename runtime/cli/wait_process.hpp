@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Foreground run and exec: wait for the container process, forwarding the
 // signals we get to it, and exit with its status.
 #pragma once

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the OCI runtime-tools validation suite (one program per test, plus the
 # in-container checker `runtimetest` and the test rootfs) with Debian's Go and
 # Debian's Go libraries, offline except for the Debian mirror.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The verdict on one runtime-tools program, from its TAP output and exit status (awk -v rc=N -f classify.awk
 # TAP). Prints "STATUS ok/failed/skipped[ (note)]", STATUS being pass, FAIL or skip. Shared by run.sh (host)
 # and tests/vm/conformance/conformance.sh (VM lane), so both count alike:

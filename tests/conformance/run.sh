@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs the OCI runtime-tools validation programs (built by build.sh) against
 # one or more runtimes and counts, per program: pass, FAIL or skip.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs OCI runtime-tools validation programs against cerberus in the real-kernel lane (tests/vm: Debian's
 # 6.1 kernel under qemu, pure cgroup v2), for the tests that fail on the hybrid-cgroup host for host
 # reasons. Builds the suite if needed (build.sh), puts only the chosen programs, runtimetest, the rootfs

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # containerd (ctr) with --runc-binary, and the named runtime
 # io.containerd.runc.cerberus (containerd-shim/), and the CRI config snippet.
 # Sourced by run.sh: needs $work, $prefix, $repo and lib.sh.

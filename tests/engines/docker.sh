@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Docker: dockerd with the shipped daemon.json runtimes (a plain "cerberus",
 # and default policies through runtimeArgs), on the containerd that run.sh
 # started. dockerd runs in a network namespace of its own, so its bridge, and

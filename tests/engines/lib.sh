@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Helpers for tests/engines/run.sh: result counting, expectations, the test
 # image, and cleanup of what the run started. Sourced, not run.
 

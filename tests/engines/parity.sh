@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The parity tier: every scenario of tests/engines/parity-scenarios.txt runs
 # through each engine twice in this run, once with cerberus and once with
 # runc; a scenario passes when both print the same (stdout and the exit

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Podman through the shipped containers.conf entry ("--runtime cerberus").
 # Sourced by run.sh: needs $work, $prefix, $repo, $low_ulimits and lib.sh.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Real container engines running containers through cerberus: Podman,
 # containerd (ctr --runc-binary, the named runtime io.containerd.runc.cerberus,
 # the CRI snippet) and Docker; then, per engine, the parity tier (parity.sh):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // config.json: reading, parsing and validation, as create does. Any file
 // either becomes a Spec or is refused with a cerberus::Error; anything else
 // escaping is a bug.

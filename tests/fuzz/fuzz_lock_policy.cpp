@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where a policy comes from (annotations, profiles, --default-policy) and
 // --lock-policy narrowing. Input: the default policy, a NUL, the inline
 // annotation, and optionally a NUL and a profile name; a default that does

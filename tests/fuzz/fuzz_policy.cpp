@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The policy document: parsing, host-name resolution, compilation to map
 // entries. A document is either compiled or refused with a cerberus::Error;
 // what parse_policy accepts never has an allowed_bins entry its own rules make

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The audit trail: any event the ring buffer could hold becomes one line of
 // valid JSON, and that line, or any other text, one line of text.
 #include "audit/audit_format.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A second, naive account of what a policy allows, written from the rules in
 // docs/policy.md with none of policy_access's indexing: the fuzz targets
 // compare the two, and check narrowing against this one.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the libFuzzer targets (clang, -DCERBERUS_FUZZ=ON) and runs each for a
 # bounded time from its seed corpus in tests/fuzz/corpus/<target>/.
 # usage: tests/fuzz/run.sh [--build DIR] [--seconds N] [TARGET...]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* cerberus-exe-attack: the CVE-2019-5736 attack, run by an agent inside a
  * test container against the runtime that enters it. Static, so it needs
  * nothing from the container's root. Every step prints one line, which the

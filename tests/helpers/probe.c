@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* cerberus-probe: a static helper run inside test containers. Each
  * subcommand performs one action and prints "ok" or "errno=N (NAME)", so
  * tests assert what the container really gets from the kernel. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* cerberus-recvtty SOCKET: accepts one connection on a unix socket, receives
  * the pty master a runtime sends with --console-socket, and copies what the
  * container writes to its terminal to stdout until the terminal closes. */

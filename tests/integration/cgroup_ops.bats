@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # pause/resume, update, ps and events act on the container's cgroup for real.
 
 load helpers

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # The command line as a user meets it: --help everywhere, the same failure
 # for the same missing thing, and `make install`/`uninstall` leaving nothing.
 

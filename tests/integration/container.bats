@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # What the process inside the container sees: the config.json it was given.
 
 load helpers

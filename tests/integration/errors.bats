@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Bad input is refused with an error naming the problem, a non-zero exit,
 # and nothing left on the host: no state dir, cgroup or process.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # The CVE-2019-5736 attack on the runtime's own binary (tests/security/exe_escape.sh): an agent traps
 # its /bin/sh with "#!/proc/self/exe", holds the runtime that walks into it and tries to overwrite the
 # host's binary; or it opens the /proc entries of a runtime process still setting up. Here with no

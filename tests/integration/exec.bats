@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # exec: the new process is in the container's namespaces, cgroup and root,
 # takes the flags as runc does, and its exit status comes back.
 

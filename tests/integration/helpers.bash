@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shared set-up for the integration tests: a busybox bundle per test, made
 # with `cerberus spec`, and helpers to edit its config.json.
 

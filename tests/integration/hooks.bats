@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # All six hook kinds run in order, with the state on stdin, and time out.
 
 load helpers

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # create/start/state/kill/delete behave as runc's do on the same bundle.
 
 load helpers

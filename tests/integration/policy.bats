@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # The agent policy on this host: bad policies are refused before anything is
 # set up; where the kernel cannot enforce, create fails closed. (Enforcement
 # itself is tested in the real-kernel lane, tests/vm/cases/policy_*.sh.)

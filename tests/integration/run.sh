@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs the integration tests (bats) against the binaries in a build directory.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

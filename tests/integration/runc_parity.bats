@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # The same bundle under runc and under cerberus must look the same from
 # inside (cgroup view, HOME) and fail with the same words (engines parse them:
 # Docker and Podman turn "no such file or directory" / "executable file not

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # seccomp and cgroup limits really hold inside the container.
 
 load helpers

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The CVE-2019-5736 attack on the runtime's own binary, as scenarios shared by the integration tier
 # (natively) and the VM lane (under each policy). An agent in a container lays a trap (its /bin/sh
 # becomes "#!/proc/self/exe ..."), waits for the runtime to enter the container, holds the runtime's

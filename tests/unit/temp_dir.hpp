@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A directory under /tmp for one test case, removed with all it holds.
 #pragma once
 

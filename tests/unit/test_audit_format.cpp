@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "audit/audit_format.hpp"
 
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Identity and capabilities are applied in forked children, which send their
 // /proc/self/status back through a pipe.
 #include "base/error.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Cgroup against a temporary directory standing in for the cgroup roots:
 // which directories are made and which files written, on both host layouts.
 #include "base/error.hpp"

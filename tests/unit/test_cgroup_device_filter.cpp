@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The device filter program, run through a small interpreter of the few
 // instructions it uses; loading it in the kernel is in test_cgroup_host.cpp.
 #include "base/error.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Cgroups on this host's kernel: a real pids limit, freezing, killing, the
 // device filter program, and removal. Each test cleans up what it made.
 #include "base/error.hpp"

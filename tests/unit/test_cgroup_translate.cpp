@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // spec::Resources to cgroup v2 and v1 control files; cgroupsPath; mountinfo.
 #include "base/error.hpp"
 #include "cgroup/cgroup_mounts.hpp"

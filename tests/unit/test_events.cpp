@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The JSON that `events` prints: runc's field names and order, which engines parse.
 #include "container/events.hpp"
 

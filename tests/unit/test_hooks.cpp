@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // OCI hooks: run in order with the state on stdin, their args and env; a
 // failure, a program that cannot run, a timeout or a signal is an error naming
 // the hook, except for poststart and poststop, whose failures are warnings.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What runc derives for the container process: the program's path and its
 // errors (engines map their words to exit statuses), and HOME.
 #include "base/error.hpp"

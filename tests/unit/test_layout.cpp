@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The library's floor plan (docs/architecture.md): every file of runtime/lib sits in a
 // concern folder, every include of a library header names its folder, and no include
 // climbs against the dependency order. The source tree itself is scanned, so a climbing

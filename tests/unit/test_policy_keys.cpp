@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "policy/policy_compile.hpp"
 #include "policy/policy_keys.hpp"
 

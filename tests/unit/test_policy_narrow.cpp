@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // --lock-policy: narrowing judged on the effective access, one rule kind at a
 // time and each pair of kinds that meet on the same paths. Every refused
 // widening has an accepted narrowing beside it, on the same default.

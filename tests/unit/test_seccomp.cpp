@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Filters are compiled here and installed in forked children, which report
 // back through their exit status.
 #include "base/error.hpp"

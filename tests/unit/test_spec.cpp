@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // config.json to typed structs (spec_parse), the checks made before the host
 // is touched (spec_validate), the spec's names for kernel constants
 // (spec_names) and paths resolved inside a rootfs (rootfs/paths).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The container's state on disk and the state machine every operation checks
 // first: what each status allows, the one refusal, the store and its files.
 #include "container/state.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The parent/child channel (one message per send, errors from the child become
 // the parent's), the fd passing under it, and the directory lister.
 #include "base/error.hpp"

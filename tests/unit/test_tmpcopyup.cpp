@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tmpcopyup mount option: parsed apart from the tmpfs data, and the
 // copy of a hidden directory's tree (done here between two plain directories).
 #include "base/error.hpp"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Fetches Debian's current kernel package (the one linux-image-amd64 depends on) and unpacks it into a cache.
 # Prints two lines: the path of vmlinuz, then the path of its modules dir (lib/modules/<version>).
 # Cached: a package already downloaded and unpacked is reused. Progress goes to stderr.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # /init of the test VM (busybox ash, PID 1). Stage 1 runs from the initramfs and moves everything onto a
 # tmpfs, because pivot_root(2) cannot leave the initramfs and container runtimes pivot_root. Stage 2 mounts
 # what a cgroup-v2 host with BPF LSM has, runs the cases listed in /vm/run.list, prints `VMTEST done` and

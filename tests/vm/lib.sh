@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shell library for VM case scripts (busybox ash inside the VM). Source it: . /vm/lib.sh
 #
 # Every check prints exactly one verdict line on the console, which run.sh parses on the host:

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The real-kernel test lane: boots Debian's own kernel under qemu (TCG) from an initramfs holding busybox,
 # cerberus, cerberus-probe and the case scripts, runs tests/vm/cases/*.sh there with BPF LSM and pure
 # cgroup v2, and reports the verdicts the cases print on the serial console.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The audit trail's part in the lifecycle. The BPF programs put every denial
 // in one host-wide ring buffer; one host-wide collector process
 // (`cerberus audit-collector`, audit_collector.hpp) writes them to

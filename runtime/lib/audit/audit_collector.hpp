@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The host-wide audit collector (`cerberus audit-collector`, started by
 // audit::ensure_collector). Holds run_dir/collector.lock, so exactly one
 // runs; reads the pinned ring buffer, writes each event to its container's

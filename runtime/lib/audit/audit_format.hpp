@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The audit trail's records: a struct cerb_event from the ring buffer turned
 // into one JSON line, and a JSON line turned into one line of text. Pure
 // functions; every numeric enum of cerberus_policy.h is named here and only here.

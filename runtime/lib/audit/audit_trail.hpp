@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading a container's audit trail (<audit dir>/<id>.jsonl) for
 // `cerberus events --denials`: once, or following it as the collector appends.
 #pragma once

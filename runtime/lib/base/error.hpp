@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Errors carry errno and a context chain, e.g.
 // "creating cgroup /sys/fs/cgroup/x: mkdir: permission denied".
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Move-only owner of a file descriptor. close() is not retried on EINTR:
 // on Linux the descriptor is released even when close reports EINTR.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Logging set-up: text or JSON lines (the logrus shape containerd's shim and
 // podman read: {"level":"error","msg":"...","time":"..."}) to --log or stderr.
 #pragma once

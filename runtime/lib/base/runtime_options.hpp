@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Global options of the runtime, shared by every command.
 #pragma once
 

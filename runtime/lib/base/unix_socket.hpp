@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unix sockets: connecting to a path, and a file descriptor passed with a
 // message (SCM_RIGHTS), for the console socket, the parent/child channel and
 // the seccomp listener.

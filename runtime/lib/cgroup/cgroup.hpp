@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A container's cgroup: its directory in cgroup2 and, on hybrid hosts, in
 // each v1 hierarchy. Created by `create` (which applies spec::Resources),
 // re-opened from the saved path by delete, kill, pause, update, ps, events.

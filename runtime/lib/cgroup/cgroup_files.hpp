@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading and writing cgroup control files. Errors name the file and value:
 // writing "1000" to /sys/fs/cgroup/memory/x/memory.limit_in_bytes: Invalid argument
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where the host's cgroup hierarchies are mounted, read from mountinfo.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // OOM kills in a container's cgroup, as a pollable fd for `events`: an
 // eventfd registered on memory.oom_control (v1), or an inotify watch on
 // memory.events (v2).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What commands after create do with a container's cgroup: pause/resume,
 // ps, kill --all, events --stats, delete.
 #include "cgroup/cgroup.hpp"

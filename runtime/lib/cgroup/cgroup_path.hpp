@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // linux.cgroupsPath as engines send it, turned into a clean path that is the
 // same under every hierarchy root ("/docker/<id>").
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "cgroup/cgroup_stats.hpp"
 
 #include "cgroup/cgroup_files.hpp"

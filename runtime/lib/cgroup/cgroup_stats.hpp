@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Usage counters for `events --stats`, read from the cgroup's files. A file the
 // kernel does not offer leaves its counters at 0.
 #pragma once

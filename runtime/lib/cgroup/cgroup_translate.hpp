@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // spec::Resources as control-file writes, for cgroup v2 and for v1. Pure:
 // every value is checked here, before the runtime touches the host.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "cgroup/device_filter.hpp"
 
 #include "base/error.hpp"

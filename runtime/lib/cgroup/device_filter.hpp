@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device access on cgroup v2: a BPF_PROG_TYPE_CGROUP_DEVICE program built
 // from the spec's device rules as raw instructions (no compiler needed).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The lifecycle operations, one file each (container_<op>.cpp). Every
 // operation opens the container first and checks that its status allows the
 // operation (state::Status::can_*), failing with state::refusal otherwise.

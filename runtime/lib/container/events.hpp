@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // events: a container's cgroup statistics and notices, one JSON object per
 // line as runc prints them: {"type":"stats","id":"c1","data":{...}}.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // exec: one more process in a created or running container. It joins the
 // init's namespaces (/proc/<pid>/ns/*), cgroup and root, then takes on its
 // own process settings with the container's seccomp profile.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Container state under --root: <root>/<id>/state.json (written atomically),
 // exec.fifo between create and start, one flock per container; and the state
 // machine every operation checks first (youki's container/state.rs).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Typed form of an OCI bundle's config.json (runtime-spec 1.1). Parsed and
 // validated once, before the runtime touches the host.
 #pragma once

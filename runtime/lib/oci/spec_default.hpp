@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The config.json that `cerberus spec` writes: the same starting point runc gives.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The names config.json gives kernel objects, mapped to the kernel's constants:
 // validation checks a name against these tables, the process code applies it.
 #pragma once

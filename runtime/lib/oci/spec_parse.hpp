@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // config.json → spec::Spec. Every type error names the JSON path of the
 // offending field, e.g. `process.user.uid: expected an unsigned integer`.
 #pragma once

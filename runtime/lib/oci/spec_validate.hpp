@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Checks a parsed spec before the runtime touches the host: every error is
 // found before the first mkdir or clone.
 #pragma once

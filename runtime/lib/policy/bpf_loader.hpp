@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The BPF LSM side of the agent policy on this host: a kernel support check,
 // the programs loaded once and pinned under /sys/fs/bpf/cerberus (so
 // enforcement never depends on a runtime process staying alive), and the

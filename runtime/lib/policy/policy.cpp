@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Parsing and validation of the policy document.
 #include "policy/policy.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The agent policy: what a container may connect to, open, exec and which
 // capabilities it may never use. Parsed from JSON (an annotation, a profile
 // file or the runtime's default), validated completely before anything is

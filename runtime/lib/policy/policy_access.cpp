@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Effective access: path rules combined as the kernel side combines them,
 // and what an allowed_hosts list reaches.
 #include "policy/policy_access.hpp"

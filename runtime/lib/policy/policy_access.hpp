@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a policy lets an agent do, computed the way the kernel side decides
 // (a denied prefix wins, then the most specific allowed or read-only entry),
 // so that a policy can be judged as a whole: --lock-policy narrowing and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Compiles a policy to the BPF map entries of one container, keyed by its
 // cgroup id. Pure: unit tests drive it without a kernel; bpf_loader writes
 // the result into the pinned maps.

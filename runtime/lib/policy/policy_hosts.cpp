@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // allowed_hosts entries: addresses, CIDRs, host names, ports.
 #include "policy/policy.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The map keys one container's policy added. create keeps them in the
 // container's state dir, so that delete removes exactly those entries, in
 // time that does not grow with the number of other policed containers.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // --lock-policy: an annotation may only narrow the locked default. Judged on
 // the effective policy, path by path and network by network, never on which
 // lists hold which entries: leaving out a nested read-only entry, or listing

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The agent policy's part in the lifecycle: resolved and checked at create
 // before anything touches the host, installed into the kernel maps keyed by
 // the container's cgroup id before its init runs, removed at delete.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where a container's policy comes from.
 #include "policy/policy.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Capability sets: names resolved and checked in the parent, applied by the
 // container's init around its change of identity (see user.hpp):
 //   drop_bounding_set -> user::apply_user -> apply_capabilities

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "process/clone_into_cgroup.hpp"
 
 #include "base/error.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Starts a child (fork semantics: returns 0 in it) already in a container's
 // cgroup2 directory when the kernel can (clone3 CLONE_INTO_CGROUP, Linux
 // 5.7): moving a process there afterwards through cgroup.procs takes a write

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // process.terminal: the init opens a pty inside the container, makes the
 // slave its controlling terminal and stdio, and hands the master to the
 // engine through --console-socket (SCM_RIGHTS), as runc does.

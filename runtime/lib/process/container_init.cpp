@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "process/container_init.hpp"
 
 #include "base/error.hpp"

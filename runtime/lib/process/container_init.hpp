@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The container's init: the process cloned into the new namespaces. It sets
 // up the container step by step, reporting to the parent over the sync
 // channel, then waits on exec.fifo until `start` and execs the user process.

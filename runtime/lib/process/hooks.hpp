@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // OCI hooks: each runs with the container state JSON on stdin, its own args
 // and env, and an optional timeout after which it is killed.
 #pragma once

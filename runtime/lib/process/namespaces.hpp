@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Creating, joining and setting up Linux namespaces (their names: oci/spec_names.hpp),
 // and the id maps of a new user namespace.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The last steps before a container process's execve, shared by the
 // container's init and by exec: both run them in the child, after the
 // process has entered the container.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // process.rlimits, applied in the container's init (their names: oci/spec_names.hpp).
 #pragma once
 

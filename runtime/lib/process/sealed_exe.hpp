@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The runtime's own binary must never be reachable, let alone writable, from
 // inside a container (CVE-2019-5736): a process that enters a container is
 // visible there, and a `#!/proc/self/exe` script makes the kernel run the

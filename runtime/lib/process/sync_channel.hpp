@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One-way-at-a-time messages between the runtime (parent) and the container's
 // init (child) over a SOCK_SEQPACKET pair: one send is one message.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The container process's identity: groups, gid, uid and umask.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device nodes in the container's /dev: the defaults every container gets
 // (null, zero, full, tty, random, urandom) plus linux.devices.
 #pragma once

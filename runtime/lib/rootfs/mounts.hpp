@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The container's filesystem, built by its init inside the new mount
 // namespace: rootfs propagation, the spec's mounts, /dev, pivot_root, and
 // masked and read-only paths.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Paths inside a container's rootfs, shared by the mounts and the device nodes.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The "tmpcopyup" mount option (a runc/crun extension that Podman sets on
 // the tmpfs mounts of --read-only and --tmpfs): the new tmpfs starts with a
 // copy of the directory it hides.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Seccomp: the filter is compiled to BPF in the parent (libseccomp, which may
 // allocate and fail freely there) and only installed by the container's init,
 // with one seccomp(2) call.

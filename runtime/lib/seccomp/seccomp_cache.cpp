@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Compiling a Docker-sized profile for three architectures costs libseccomp
 // about 9 ms, most of a create; the exported program only depends on the
 // profile, the library and the kernel, so it is kept on disk and reused.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Hands the seccomp notification fd to the agent at linux.seccomp.listenerPath,
 // with the runtime-spec "containerProcessState" message.
 #include "seccomp/seccomp.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Package tap is a minimal TAP version 13 producer with the API of
 // github.com/mndrix/tap-go, which the runtime-tools validation programs import
 // but Debian does not package. build.sh places it at that import path.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The VM kernel offers what the lane exists for: BPF LSM active, BTF, a pure cgroup v2 hierarchy with the
 # controllers a runtime limits, and the modules containers use.
 . /vm/lib.sh

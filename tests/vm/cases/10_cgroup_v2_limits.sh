@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Pure cgroup v2 limits hold in the VM kernel: a cgroup made by hand with pids.max=5 refuses the sixth task,
 # and one with memory.max=16M OOM-kills a process that grows past it while the same process survives
 # without the limit. (To be redone through `cerberus run` once the runtime sets these limits.)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # `cerberus run` of a busybox bundle prints the container's output. Emits nothing without a cerberus binary.
 # vm-timeout: 60
 . /vm/lib.sh

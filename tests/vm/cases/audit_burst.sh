@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Not lost: a burst of 100,000 denied connects from one agent. The events written plus the lost count the
 # trail reports equal the denials made. A quiet container denied during another's burst loses nothing.
 # vm-timeout: 600

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The audit collector's lifetime: a run of short-lived policed containers shares one collector, which stays
 # 10 s after the last container goes and then exits; deleting a container that never produced an event does
 # not wait for the collector (it may be stopped), and leaves no registry entry behind.

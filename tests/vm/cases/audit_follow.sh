@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Live view: two followers (`events --denials --follow`, json and text) of a running container each show a
 # denial within one second of it, and end by themselves once the container is deleted.
 # vm-timeout: 120

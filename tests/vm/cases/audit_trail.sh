@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Audit trail: an agent that tries a forbidden connect, open and exec leaves exactly those three events in
 # /var/log/cerberus/<id>.jsonl, every field checked; the text form; the trail outlives the container's delete
 # (root-owned, mode 0600); --audit-dir moves it.

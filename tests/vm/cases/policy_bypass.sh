@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Agent policy, the remaining bypasses: the dynamic loader run directly on an unlisted program, a setuid-root
 # binary bringing forbidden capabilities back, and AF_UNIX connects to path-named sockets outside
 # allowed_paths (directly, through a symlink, "..", a relative path). Each has a control showing the action

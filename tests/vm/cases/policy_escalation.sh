@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Agent policy, escalation paths: forbidden capabilities denied at use (EPERM) and dropped from the config,
 # noNewPrivileges forced, and bpf(), new user namespaces and raw sockets refused whenever a policy is present.
 # vm-timeout: 300

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Agent policy, allowed_bins: only the listed files are exec'd; a copy of an allowed binary, a memfd and
 # execveat fail with EACCES; in audit mode they run.
 # vm-timeout: 300

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Agent policy and `cerberus exec` (docker/podman/kubectl exec): a process exec'd into a policed container
 # gets what the policy forces on the init (no_new_privs, the forbidden capabilities out of every set),
 # whatever the config, --cap or --process say; exec works when the policy forbids CAP_SYS_ADMIN (the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Agent policy, path rules: allowed, read-only and denied paths matched by whole components, directory
 # listings outside them refused, and the bypasses (symlink, hard link, /proc/self/fd and /proc/self/root, "..", rename) failing; the same opens succeed in audit mode.
 # Denied opens and changes give EACCES.

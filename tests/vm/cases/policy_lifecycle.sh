@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Agent policy across containers: two containers with different policies run side by side and each gets
 # only its own rules; after delete no map entry of either remains, and none of a container whose record of
 # its keys was lost (a create that died midway); the pinned programs stay loaded for the next container.

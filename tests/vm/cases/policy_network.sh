@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Agent policy, network rules: connect and unconnected sendto, IPv4 and IPv6, TCP and UDP, CIDRs and port
 # ranges, raw sockets; the same actions succeed in audit mode. The container has its own network namespace
 # with only lo, so an allowed destination fails later (no route) while a denied one gets EPERM.

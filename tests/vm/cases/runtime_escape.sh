@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The CVE-2019-5736 attack on the runtime's own binary (tests/security/exe_escape.sh), with no policy and
 # under each kind of policy: the agent gets hold of the runtime's process and binary (the controls), yet
 # the host binary stays unchanged, the payload never runs on the host, and a runtime process that is

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Runs the OCI runtime-tools validation programs that tests/conformance/vm.sh put under /opt/runtime-tools
 # against cerberus, on pure cgroup v2, the way tests/conformance/run.sh runs them on the host: each in its
 # own directory (TMPDIR, a copy of runtimetest, the rootfs tarball), with RUNTIME set to a wrapper that keeps

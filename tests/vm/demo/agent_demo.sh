@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The demo of README.md: one agent container under a policy, trying what a
 # prompt-injected agent would try. Each line says what the kernel answered.
 . /vm/lib.sh
