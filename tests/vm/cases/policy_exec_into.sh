@@ -10,16 +10,15 @@
 . /vm/lib.sh
 
 vm_has_cerberus && vm_has_probe || exit 0
-bundle=/tmp/bundle-policy-exec-into
 p=/bin/cerberus-probe
 policy='{"forbidden_caps": ["CAP_SYS_ADMIN", "CAP_CHOWN"], "allowed_bins": ["/bin/busybox", "/bin/cerberus-probe"]}'
 # Bits of CAP_CHOWN (0) and CAP_SYS_ADMIN (21) in /proc/<pid>/status.
 forbidden_mask=0x200001
 
-# start ID POLICY [JQ_FILTER]: a detached container (sleeping) whose config grants what the policy
-# forbids, and no no_new_privs; POLICY empty: none.
+# start ID POLICY [JQ_FILTER]: a detached container (sleeping, bundle /tmp/bundle-ID) whose config
+# grants what the policy forbids, and no no_new_privs; POLICY empty: none.
 start() {
-    id="$1"
+    id="$1" bundle="/tmp/bundle-$1"
     make_bundle "$bundle" sleep 600 || return 99
     mkdir -p "$bundle/rootfs/workspace"
     cp "$bundle/rootfs$p" "$bundle/rootfs/workspace/unlisted"
@@ -32,7 +31,10 @@ start() {
     cerberus run -d --bundle "$bundle" "$id" </dev/null
 }
 
-stop() { cerberus delete --force "$1" >/dev/null 2>&1; }
+stop() {
+    cerberus delete --force "$1" >/dev/null 2>&1
+    rm -rf "/tmp/bundle-$1"
+}
 
 # caps_out ID ARGS...: "dropped" when the exec'd process has neither forbidden capability in any set.
 caps_out() {
@@ -109,5 +111,5 @@ vm_expect_output "control: without a policy the held set-up task can be attached
 vm_expect_errno "the runtime's set-up task cannot be traced from the policed container" EPERM \
     held_setup exec-hold-policed "$policy"
 
-rm -rf "$bundle" /tmp/exec-into-process.json /tmp/exec-into-hold.out
+rm -f /tmp/exec-into-process.json /tmp/exec-into-hold.out
 exit 0
