@@ -81,17 +81,25 @@ static int connect_unix(const char* path)
     return report(connect(fd, (struct sockaddr*)&addr, sizeof addr));
 }
 
-/* Binds a stream socket at PATH, prints "listening", then accepts and closes
- * connections until killed. */
-static int listen_unix(const char* path)
+/* A stream socket listening at PATH (after printing "listening"), or -1. */
+static int listen_at(const char* path)
 {
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
     strncpy(addr.sun_path, path, sizeof addr.sun_path - 1);
     int fd = socket(AF_UNIX, SOCK_STREAM, 0);
     if (fd < 0 || bind(fd, (struct sockaddr*)&addr, sizeof addr) < 0 || listen(fd, 16) < 0)
-        return report(-1);
+        return -1;
     printf("listening\n");
     fflush(stdout);
+    return fd;
+}
+
+/* Listens at PATH, then accepts and closes connections until killed. */
+static int listen_unix(const char* path)
+{
+    int fd = listen_at(path);
+    if (fd < 0)
+        return report(-1);
     for (;;) {
         int client = accept(fd, NULL, NULL);
         if (client >= 0)
@@ -99,18 +107,13 @@ static int listen_unix(const char* path)
     }
 }
 
-/* Binds a stream socket at PATH, prints "listening", then accepts
- * connections and keeps every descriptor they pass (a seccomp listener, say)
- * open, unanswered, until killed. */
+/* Listens at PATH, then accepts connections and keeps every descriptor
+ * they pass (a seccomp listener, say) open, unanswered, until killed. */
 static int hold_fds(const char* path)
 {
-    struct sockaddr_un addr = {.sun_family = AF_UNIX};
-    strncpy(addr.sun_path, path, sizeof addr.sun_path - 1);
-    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-    if (fd < 0 || bind(fd, (struct sockaddr*)&addr, sizeof addr) < 0 || listen(fd, 16) < 0)
+    int fd = listen_at(path);
+    if (fd < 0)
         return report(-1);
-    printf("listening\n");
-    fflush(stdout);
     for (int held = 0;;) {
         int client = accept(fd, NULL, NULL);
         char byte;

@@ -21,7 +21,6 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -155,23 +154,6 @@ void set_up_process(const ExecPlan& plan, SyncChannel& channel)
     launch::exec_program(program, process.args, env);
 }
 
-[[noreturn]] void run_exec_child(const ExecPlan& plan, SyncChannel& channel)
-{
-    ::prctl(PR_SET_NAME, "cerberus:exec", 0, 0, 0);
-    try {
-        set_up_process(plan, channel);
-    } catch (const Error& e) {
-        if (channel.fd() >= 0)
-            channel.send(SyncMessage::child_error, e.errnum(), e.what());
-        else
-            ::dprintf(STDERR_FILENO, "cerberus exec: %s\n", e.what());
-    } catch (const std::exception& e) {
-        if (channel.fd() >= 0)
-            channel.send(SyncMessage::child_error, EIO, e.what());
-    }
-    ::_exit(1);
-}
-
 void validate_process(const spec::Process& process)
 {
     if (process.args.empty())
@@ -260,7 +242,7 @@ pid_t exec(const RuntimeOptions& rt, const ExecOptions& opts)
     }
     if (child.pid == 0) {
         parent_end.close();
-        run_exec_child(plan, child_end);
+        run_child("exec", child_end, [&] { set_up_process(plan, child_end); });
     }
     child_end.close();
 

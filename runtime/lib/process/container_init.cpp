@@ -14,7 +14,6 @@
 
 #include <fcntl.h>
 #include <sched.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -134,19 +133,7 @@ void set_up_container(const InitPlan& plan, SyncChannel& channel)
 
 void run_init(const InitPlan& plan, SyncChannel& channel)
 {
-    ::prctl(PR_SET_NAME, "cerberus:init", 0, 0, 0);
-    try {
-        set_up_container(plan, channel);
-    } catch (const Error& e) {
-        if (channel.fd() >= 0)
-            channel.send(SyncMessage::child_error, e.errnum(), e.what());
-        else
-            ::dprintf(STDERR_FILENO, "cerberus init: %s\n", e.what());
-    } catch (const std::exception& e) {
-        if (channel.fd() >= 0)
-            channel.send(SyncMessage::child_error, EIO, e.what());
-    }
-    ::_exit(1);
+    run_child("init", channel, [&] { set_up_container(plan, channel); });
 }
 
 } // namespace cerberus::container

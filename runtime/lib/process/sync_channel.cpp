@@ -4,7 +4,9 @@
 #include "base/error.hpp"
 #include "base/unix_socket.hpp"
 
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <cstring>
 
@@ -82,6 +84,23 @@ UniqueFd SyncChannel::receive_fd() const
     if (!fd)
         throw Error("sync channel: expected a file descriptor", EPROTO);
     return fd;
+}
+
+void run_child(const std::string& stage, SyncChannel& channel, const std::function<void()>& set_up)
+{
+    ::prctl(PR_SET_NAME, ("cerberus:" + stage).c_str(), 0, 0, 0);
+    try {
+        set_up();
+    } catch (const Error& e) {
+        if (channel.fd() >= 0)
+            channel.send(SyncMessage::child_error, e.errnum(), e.what());
+        else
+            ::dprintf(STDERR_FILENO, "cerberus %s: %s\n", stage.c_str(), e.what());
+    } catch (const std::exception& e) {
+        if (channel.fd() >= 0)
+            channel.send(SyncMessage::child_error, EIO, e.what());
+    }
+    ::_exit(1);
 }
 
 } // namespace cerberus

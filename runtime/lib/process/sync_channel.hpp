@@ -6,6 +6,7 @@
 #include "base/fd.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace cerberus {
@@ -48,5 +49,11 @@ private:
 
     UniqueFd fd_;
 };
+
+// Runs set_up in a child the runtime cloned for stage ("init", "exec"; ps
+// shows "cerberus:init"), and never returns: set_up ends in execve, or the
+// error that stopped it goes to the parent as child_error (to stderr, as
+// "cerberus init: ...", once the channel is closed) and the child exits 1.
+[[noreturn]] void run_child(const std::string& stage, SyncChannel& channel, const std::function<void()>& set_up);
 
 } // namespace cerberus
