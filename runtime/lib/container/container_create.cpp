@@ -6,7 +6,6 @@
 #include "base/files.hpp"
 #include "cgroup/cgroup.hpp"
 #include "cgroup/device_filter.hpp"
-#include "oci/spec_names.hpp"
 #include "oci/spec_parse.hpp"
 #include "oci/spec_validate.hpp"
 #include "policy/policy_setup.hpp"
@@ -65,36 +64,6 @@ public:
     uint64_t policy_cgroup_id = 0;
     cgroups::Cgroup* cgroup = nullptr;
     state::ContainerDir* dir = nullptr;
-};
-
-// Joins the pid (and time) namespace named in the spec for our children only,
-// and goes back afterwards so hooks run in the runtime's namespaces.
-class ChildNamespaces {
-public:
-    explicit ChildNamespaces(const spec::Linux& linux)
-    {
-        for (const auto& ns : namespaces::joined_in_order(linux)) {
-            if (ns.type != "pid" && ns.type != "time")
-                continue;
-            std::string own = "/proc/self/ns/" + spec::namespace_proc_name(ns.type) + "_for_children";
-            UniqueFd original(::open(own.c_str(), O_RDONLY | O_CLOEXEC));
-            UniqueFd target(::open(ns.path.c_str(), O_RDONLY | O_CLOEXEC));
-            if (!original || !target)
-                throw_errno("open namespace " + ns.path);
-            int flag = *spec::namespace_clone_flag(ns.type);
-            if (::setns(target.get(), flag) != 0)
-                throw_errno("setns " + ns.type + " " + ns.path);
-            restore_.push_back({std::move(original), flag});
-        }
-    }
-    ~ChildNamespaces()
-    {
-        for (auto& [fd, flag] : restore_)
-            ::setns(fd.get(), flag);
-    }
-
-private:
-    std::vector<std::pair<UniqueFd, int>> restore_;
 };
 
 ClonedChild clone_init(uint64_t flags, const cgroups::Cgroup& cgroup, const InitPlan& plan, SyncChannel& parent_end,
@@ -203,8 +172,12 @@ pid_t create(const RuntimeOptions& rt, const CreateOptions& opts)
         throw_errno("chdir " + bundle);
     auto [parent_end, child_end] = SyncChannel::pair();
     ClonedChild init{};
+    std::vector<namespaces::Joinable> for_children;
+    for (const auto& ns : namespaces::joined_in_order(*spec.linux))
+        if (namespaces::for_children_only(ns.type))
+            for_children.push_back(namespaces::open(ns));
     {
-        ChildNamespaces child_namespaces(*spec.linux);
+        namespaces::ForChildren child_namespaces(for_children);
         // The init unshares its cgroup namespace itself, once it is in its cgroup in every hierarchy.
         int flags = namespaces::new_namespace_flags(*spec.linux) & ~CLONE_NEWCGROUP;
         init = clone_init(static_cast<uint32_t>(flags), *cgroup, plan, parent_end, child_end, dir.lock_fd());

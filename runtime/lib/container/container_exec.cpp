@@ -19,7 +19,6 @@
 #include "seccomp/seccomp.hpp"
 
 #include <fcntl.h>
-#include <sched.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -32,16 +31,10 @@
 namespace cerberus::container {
 namespace {
 
-struct NamespaceFd {
-    UniqueFd fd;
-    int flag;
-    std::string path;
-};
-
 // Everything the exec'd child needs, opened and compiled by the parent.
 struct ExecPlan {
     const spec::Process* process = nullptr;
-    std::vector<NamespaceFd> namespaces; // joined by the child, user first
+    std::vector<namespaces::Joinable> namespaces; // joined by the child, user first
     UniqueFd root;                       // the init's root directory
     int console_fd = -1;
     int preserve_fds = 0;
@@ -56,52 +49,18 @@ bool same_namespace(const std::string& a, const std::string& b)
            sa.st_ino == sb.st_ino;
 }
 
-// The init's namespaces that differ from ours, in joining order; those that
-// only apply to children (pid, time) go to for_children.
-void open_namespaces(pid_t init, std::vector<NamespaceFd>& own, std::vector<NamespaceFd>& for_children)
+// The init's namespaces that differ from ours, opened in joining order;
+// those that only apply to children (pid, time) go to for_children.
+void open_namespaces(pid_t init, std::vector<namespaces::Joinable>& own,
+                     std::vector<namespaces::Joinable>& for_children)
 {
-    spec::Linux differing;
-    for (const char* type : {"user", "mount", "network", "ipc", "uts", "cgroup", "pid", "time"}) {
-        std::string name = spec::namespace_proc_name(type);
-        std::string path = "/proc/" + std::to_string(init) + "/ns/" + name;
-        if (!files::exists(path) || same_namespace(path, "/proc/self/ns/" + name))
+    for (const auto& kind : spec::namespace_kinds()) {
+        std::string path = "/proc/" + std::to_string(init) + "/ns/" + kind.proc_name;
+        if (!files::exists(path) || same_namespace(path, std::string("/proc/self/ns/") + kind.proc_name))
             continue;
-        differing.namespaces.push_back({type, path});
-    }
-    for (const auto& ns : namespaces::joined_in_order(differing)) {
-        UniqueFd fd(::open(ns.path.c_str(), O_RDONLY | O_CLOEXEC));
-        if (!fd)
-            throw_errno("open namespace " + ns.path);
-        bool children_only = ns.type == "pid" || ns.type == "time";
-        (children_only ? for_children : own).push_back({std::move(fd), *spec::namespace_clone_flag(ns.type), ns.path});
+        (namespaces::for_children_only(kind.type) ? for_children : own).push_back(namespaces::open({kind.type, path}));
     }
 }
-
-// Enters the pid (and time) namespace for the children forked meanwhile, and
-// goes back afterwards.
-class ForChildren {
-public:
-    explicit ForChildren(const std::vector<NamespaceFd>& targets)
-    {
-        for (const auto& ns : targets) {
-            std::string own = "/proc/self/ns/" + ns.path.substr(ns.path.rfind('/') + 1) + "_for_children";
-            UniqueFd original(::open(own.c_str(), O_RDONLY | O_CLOEXEC));
-            if (!original)
-                throw_errno("open " + own);
-            if (::setns(ns.fd.get(), ns.flag) != 0)
-                throw_errno("setns " + ns.path);
-            restore_.push_back({std::move(original), ns.flag});
-        }
-    }
-    ~ForChildren()
-    {
-        for (auto& [fd, flag] : restore_)
-            ::setns(fd.get(), flag);
-    }
-
-private:
-    std::vector<std::pair<UniqueFd, int>> restore_;
-};
 
 // Kills and reaps the child unless the exec got through.
 struct ChildGuard {
@@ -118,8 +77,7 @@ struct ChildGuard {
 void enter_container(const ExecPlan& plan)
 {
     for (const auto& ns : plan.namespaces)
-        if (::setns(ns.fd.get(), ns.flag) != 0)
-            throw_errno("setns " + ns.path);
+        namespaces::join(ns);
     // Joining the mount namespace already moved us to its root; a container
     // without one of its own still has a root of its own.
     if (::fchdir(plan.root.get()) != 0 || ::chroot(".") != 0)
@@ -214,7 +172,7 @@ pid_t exec(const RuntimeOptions& rt, const ExecOptions& opts)
         return capabilities::parse_capabilities(process.capabilities.value_or(spec::Capabilities{}));
     });
 
-    std::vector<NamespaceFd> for_children;
+    std::vector<namespaces::Joinable> for_children;
     open_namespaces(st.pid, plan.namespaces, for_children);
     std::string root = "/proc/" + std::to_string(st.pid) + "/root";
     plan.root = UniqueFd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -236,7 +194,7 @@ pid_t exec(const RuntimeOptions& rt, const ExecOptions& opts)
     ChildGuard child;
     ClonedChild cloned{};
     {
-        ForChildren pid_namespace(for_children);
+        namespaces::ForChildren pid_namespace(for_children);
         cloned = clone_into_cgroup(0, cgroup);
         child.pid = cloned.pid;
     }

@@ -3,7 +3,6 @@
 
 #include "base/error.hpp"
 #include "base/files.hpp"
-#include "oci/spec_names.hpp"
 #include "process/console.hpp"
 #include "process/hooks.hpp"
 #include "process/namespaces.hpp"
@@ -24,15 +23,9 @@ namespace {
 
 void join_namespaces(const spec::Linux& linux)
 {
-    for (const auto& ns : namespaces::joined_in_order(linux)) {
-        if (ns.type == "pid" || ns.type == "time")
-            continue; // joined by the parent: they only apply to children
-        UniqueFd fd(::open(ns.path.c_str(), O_RDONLY | O_CLOEXEC));
-        if (!fd)
-            throw_errno("open namespace " + ns.path);
-        if (::setns(fd.get(), *spec::namespace_clone_flag(ns.type)) != 0)
-            throw_errno("setns " + ns.type + " " + ns.path);
-    }
+    for (const auto& ns : namespaces::joined_in_order(linux))
+        if (!namespaces::for_children_only(ns.type)) // those the parent joined for us
+            namespaces::join(namespaces::open(ns));
 }
 
 void set_hostname(const spec::Spec& spec)

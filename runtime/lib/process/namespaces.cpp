@@ -6,6 +6,7 @@
 #include "base/files.hpp"
 #include "oci/spec_names.hpp"
 
+#include <fcntl.h>
 #include <net/if.h>
 #include <sched.h>
 #include <sys/ioctl.h>
@@ -44,6 +45,43 @@ std::vector<spec::Namespace> joined_in_order(const spec::Linux& linux)
             if (ns.type == k.type && !ns.path.empty())
                 joined.push_back(ns);
     return joined;
+}
+
+Joinable open(const spec::Namespace& ns)
+{
+    UniqueFd fd(::open(ns.path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd)
+        throw_errno("open namespace " + ns.path);
+    return {ns.type, ns.path, std::move(fd)};
+}
+
+void join(const Joinable& ns)
+{
+    if (::setns(ns.fd.get(), *spec::namespace_clone_flag(ns.type)) != 0)
+        throw_errno("setns " + ns.type + " " + ns.path);
+}
+
+bool for_children_only(const std::string& type)
+{
+    return type == "pid" || type == "time";
+}
+
+ForChildren::ForChildren(const std::vector<Joinable>& namespaces)
+{
+    for (const auto& ns : namespaces) {
+        std::string own = "/proc/self/ns/" + spec::namespace_proc_name(ns.type) + "_for_children";
+        UniqueFd original(::open(own.c_str(), O_RDONLY | O_CLOEXEC));
+        if (!original)
+            throw_errno("open " + own);
+        join(ns);
+        restore_.push_back({std::move(original), *spec::namespace_clone_flag(ns.type)});
+    }
+}
+
+ForChildren::~ForChildren()
+{
+    for (auto& [fd, flag] : restore_)
+        ::setns(fd.get(), flag);
 }
 
 void bring_up_loopback()
