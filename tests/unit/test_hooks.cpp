@@ -3,6 +3,7 @@
 // failure, a program that cannot run, a timeout or a signal is an error naming
 // the hook, except for poststart and poststop, whose failures are warnings.
 #include "base/error.hpp"
+#include "base/files.hpp"
 #include "process/hooks.hpp"
 #include "temp_dir.hpp"
 
@@ -11,19 +12,10 @@
 #include <sys/stat.h>
 
 #include <fstream>
-#include <sstream>
 
 using namespace cerberus;
 
 namespace {
-
-std::string read_all(const std::string& path)
-{
-    std::ifstream in(path);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
 
 // A hook running /bin/sh -c SCRIPT.
 spec::Hook sh(const std::string& script, std::vector<std::string> env = {}, std::optional<int> timeout = {})
@@ -40,7 +32,7 @@ TEST_CASE("hooks: in order, with the state on stdin, their own args and env")
     hooks::run_all({sh("cat >> " + log + "; echo \" first $X\" >> " + log, {"X=1"}),
                     sh("echo \"second $0 $X\" >> " + log)},
                    "prestart", R"({"status":"created"})");
-    CHECK(read_all(log) == "{\"status\":\"created\"} first 1\nsecond sh \n");
+    CHECK(files::read_file(log) == "{\"status\":\"created\"} first 1\nsecond sh \n");
 }
 
 TEST_CASE("hooks: a hook without args gets its path as argv[0]")
@@ -50,7 +42,7 @@ TEST_CASE("hooks: a hook without args gets its path as argv[0]")
     std::ofstream(script) << "#!/bin/sh\necho \"$0\" > " + dir.path + "/argv0\n";
     REQUIRE(::chmod(script.c_str(), 0755) == 0);
     hooks::run_all({{script, {}, {}, std::nullopt}}, "poststop", "{}");
-    CHECK(read_all(dir.path + "/argv0") == script + "\n");
+    CHECK(files::read_file(dir.path + "/argv0") == script + "\n");
 }
 
 TEST_CASE("hooks: failures name the kind, the index and the path, and stop the rest")

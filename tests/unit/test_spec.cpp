@@ -200,6 +200,27 @@ TEST_CASE("spec_parse: load_bundle names the file in every error")
     CHECK(spec::load_bundle(dir.path).process->args == std::vector<std::string>{"sh"});
 }
 
+// Found by tests/fuzz (target config): a number too large to hold escaped load_bundle as
+// nlohmann's own exception instead of an error naming the file.
+TEST_CASE("spec_parse: a config.json number too large to hold is refused, naming the file")
+{
+    TempDir dir;
+    auto load = [&](const std::string& text) -> std::string {
+        std::ofstream(dir.path + "/config.json", std::ios::trunc) << text;
+        try {
+            spec::load_bundle(dir.path);
+        } catch (const Error& e) {
+            CHECK(e.errnum() == EINVAL);
+            return e.what();
+        }
+        return "loaded";
+    };
+    CHECK(load(R"({"ociVersion": "1.0.2", "process": {"user": {"uid": 1)" + std::string(400, '0') + "}}}")
+              .rfind(dir.path + "/config.json: invalid JSON", 0) == 0);
+    CHECK(load(R"({"ociVersion": 7.9E9200})").rfind(dir.path + "/config.json: invalid JSON", 0) == 0);
+    CHECK(load(R"({"ociVersion": "1.0.2"})") == "loaded"); // control
+}
+
 TEST_CASE("spec_validate: cerberus spec's config passes, and each check names its field")
 {
     Bundle b;

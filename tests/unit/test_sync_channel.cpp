@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The parent/child channel (one message per send, errors from the child become
-// the parent's), the fd passing under it, and the directory lister.
+// The parent/child channel: one message per send, errors from the child become
+// the parent's, an fd across fork.
 #include "base/error.hpp"
 #include "base/files.hpp"
 #include "base/unix_socket.hpp"
@@ -9,14 +9,11 @@
 
 #include <doctest/doctest.h>
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <fstream>
 
 using namespace cerberus;
@@ -101,57 +98,3 @@ TEST_CASE("sync channel: across fork, an fd sent by the child arrives in the par
     CHECK(std::string(text) == "through SCM_RIGHTS");
 }
 
-TEST_CASE("unix_socket: a stream gets the whole payload and the fd")
-{
-    int fds[2];
-    REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) == 0);
-    UniqueFd a(fds[0]), b(fds[1]);
-    int pipe_fds[2];
-    REQUIRE(::pipe(pipe_fds) == 0);
-    UniqueFd read_end(pipe_fds[0]), write_end(pipe_fds[1]);
-    unix_socket::send_with_fd(a.get(), "hello", write_end.get());
-    char buf[16] = {};
-    UniqueFd got;
-    CHECK(unix_socket::receive_with_fd(b.get(), buf, sizeof buf, 0, got) == 5);
-    CHECK(std::string(buf) == "hello");
-    REQUIRE(got);
-    CHECK(::write(got.get(), "!", 1) == 1); // the same pipe
-    char c = 0;
-    CHECK(::read(read_end.get(), &c, 1) == 1);
-    CHECK(c == '!');
-}
-
-TEST_CASE("unix_socket: connect reports what went wrong")
-{
-    CHECK_THROWS_WITH_AS(unix_socket::connect("/nonexistent/agent.sock"), "connect: No such file or directory", Error);
-    try {
-        unix_socket::connect("/" + std::string(200, 'x'));
-        FAIL("no error");
-    } catch (const Error& e) {
-        CHECK(std::string(e.what()) == "socket path is longer than 107 bytes");
-        CHECK(e.errnum() == ENAMETOOLONG);
-    }
-}
-
-TEST_CASE("files::list_dir: names and types, not . and .., none for a missing directory")
-{
-    TempDir dir;
-    REQUIRE(::mkdir((dir.path + "/sub").c_str(), 0755) == 0);
-    std::ofstream(dir.path + "/file") << "x";
-    auto entries = files::list_dir(dir.path);
-    std::sort(entries.begin(), entries.end(), [](const auto& x, const auto& y) { return x.name < y.name; });
-    REQUIRE(entries.size() == 2);
-    CHECK(entries[0].name == "file");
-    CHECK(entries[0].type == DT_REG);
-    CHECK(entries[1].name == "sub");
-    CHECK(entries[1].type == DT_DIR);
-    CHECK(files::list_dir(dir.path + "/missing").empty());
-    CHECK_THROWS_WITH_AS(files::list_dir(dir.path + "/file"),
-                         ("listing " + dir.path + "/file: Not a directory").c_str(), Error);
-
-    // An open directory is listed from its start, twice alike, and stays open.
-    UniqueFd fd(::open(dir.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    CHECK(files::list_dir(fd.get(), "here").size() == 2);
-    CHECK(files::list_dir(fd.get(), "here").size() == 2);
-    CHECK(::fcntl(fd.get(), F_GETFD) >= 0);
-}
