@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <functional>
+#include <stdexcept>
 
 using namespace cerberus;
 
@@ -98,3 +100,84 @@ TEST_CASE("sync channel: across fork, an fd sent by the child arrives in the par
     CHECK(std::string(text) == "through SCM_RIGHTS");
 }
 
+namespace {
+
+// Forks a child that runs set_up through run_child(stage, ...), its stderr in a pipe; returns what the
+// parent's expect() threw ("" if nothing), the child's exit status and what it wrote to stderr.
+struct ChildOutcome {
+    std::string error;
+    int errnum = 0;
+    int exit_status = -1;
+    std::string stderr_text;
+};
+
+ChildOutcome run_in_child(const std::string& stage, bool close_channel, const std::function<void()>& set_up)
+{
+    auto [parent, child] = SyncChannel::pair();
+    int err_pipe[2];
+    REQUIRE(::pipe2(err_pipe, O_CLOEXEC) == 0);
+    UniqueFd err_read(err_pipe[0]), err_write(err_pipe[1]);
+    pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        parent.close();
+        ::dup2(err_write.get(), STDERR_FILENO);
+        if (close_channel)
+            child.close();
+        run_child(stage, child, set_up);
+    }
+    child.close();
+    err_write.reset();
+    ChildOutcome outcome;
+    if (!close_channel) {
+        try {
+            parent.expect(SyncMessage::child_ready);
+        } catch (const Error& e) {
+            outcome.error = e.what();
+            outcome.errnum = e.errnum();
+        }
+    }
+    char buf[256];
+    ssize_t n;
+    while ((n = ::read(err_read.get(), buf, sizeof buf)) > 0)
+        outcome.stderr_text.append(buf, n);
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    REQUIRE(WIFEXITED(status));
+    outcome.exit_status = WEXITSTATUS(status);
+    return outcome;
+}
+
+} // namespace
+
+TEST_CASE("run_child: the error that stops a child reaches the parent with its errno, under the stage's name")
+{
+    // The child names itself for ps, and its error carries that name back.
+    ChildOutcome named = run_in_child("exec", false, [] {
+        std::string comm = files::read_file("/proc/self/comm");
+        throw Error("setns as " + comm.substr(0, comm.find('\n')), EPERM);
+    });
+    CHECK(named.error == "setns as cerberus:exec");
+    CHECK(named.errnum == EPERM);
+    CHECK(named.exit_status == 1);
+    CHECK(named.stderr_text.empty());
+
+    ChildOutcome other = run_in_child("init", false, [] { throw std::runtime_error("not a cerberus::Error"); });
+    CHECK(other.error == "not a cerberus::Error");
+    CHECK(other.errnum == EIO);
+    CHECK(other.exit_status == 1);
+
+    // Control: a child whose set-up goes on reports what it was asked to.
+    ChildOutcome ready = run_in_child("init", false, [] {});
+    CHECK(ready.error == "container init exited before it was set up");
+    CHECK(ready.exit_status == 1);
+}
+
+TEST_CASE("run_child: once the channel is closed, the error goes to stderr")
+{
+    ChildOutcome closed = run_in_child("init", true, [] { throw Error("exec /bin/agent: Permission denied", EACCES); });
+    CHECK(closed.stderr_text == "cerberus init: exec /bin/agent: Permission denied\n");
+    CHECK(closed.exit_status == 1);
+    ChildOutcome other = run_in_child("exec", true, [] { throw std::runtime_error("bad_alloc"); });
+    CHECK(other.stderr_text == "cerberus exec: bad_alloc\n");
+}

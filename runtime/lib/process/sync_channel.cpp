@@ -86,19 +86,29 @@ UniqueFd SyncChannel::receive_fd() const
     return fd;
 }
 
+// The parent learns why its child stopped; once the channel is closed (or the
+// parent is gone), stderr does.
+static void report_child_error(const std::string& stage, SyncChannel& channel, int errnum, const char* text)
+{
+    if (channel.fd() >= 0) {
+        try {
+            channel.send(SyncMessage::child_error, errnum, text);
+            return;
+        } catch (const Error&) {
+        }
+    }
+    ::dprintf(STDERR_FILENO, "cerberus %s: %s\n", stage.c_str(), text);
+}
+
 void run_child(const std::string& stage, SyncChannel& channel, const std::function<void()>& set_up)
 {
     ::prctl(PR_SET_NAME, ("cerberus:" + stage).c_str(), 0, 0, 0);
     try {
         set_up();
     } catch (const Error& e) {
-        if (channel.fd() >= 0)
-            channel.send(SyncMessage::child_error, e.errnum(), e.what());
-        else
-            ::dprintf(STDERR_FILENO, "cerberus %s: %s\n", stage.c_str(), e.what());
+        report_child_error(stage, channel, e.errnum(), e.what());
     } catch (const std::exception& e) {
-        if (channel.fd() >= 0)
-            channel.send(SyncMessage::child_error, EIO, e.what());
+        report_child_error(stage, channel, EIO, e.what());
     }
     ::_exit(1);
 }
