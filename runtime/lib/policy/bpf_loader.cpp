@@ -67,10 +67,12 @@ std::string parent_dir(const std::string& path)
     return slash == 0 ? "/" : path.substr(0, slash);
 }
 
+// A subdirectory holds another layout's pins (another version of the runtime,
+// whose containers may run): not ours to remove.
 void remove_pins(const std::string& pin_dir)
 {
     for (const auto& entry : files::list_dir(pin_dir))
-        if (unlink((pin_dir + "/" + entry.name).c_str()) < 0 && errno != ENOENT)
+        if (unlink((pin_dir + "/" + entry.name).c_str()) < 0 && errno != ENOENT && errno != EISDIR)
             throw_errno("removing pin " + pin_dir + "/" + entry.name);
 }
 
