@@ -4,6 +4,7 @@
 #include "base/error.hpp"
 #include "base/files.hpp"
 
+#include <cap-ng.h>
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <spdlog/spdlog.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <array>
 #include <string>
 
@@ -19,21 +21,25 @@ namespace cerberus::capabilities {
 
 namespace {
 
-// Indexed by capability number, as in <linux/capability.h>.
-constexpr std::array<std::string_view, 41> kNames{
-    "CAP_CHOWN",          "CAP_DAC_OVERRIDE",   "CAP_DAC_READ_SEARCH", "CAP_FOWNER",
-    "CAP_FSETID",         "CAP_KILL",           "CAP_SETGID",          "CAP_SETUID",
-    "CAP_SETPCAP",        "CAP_LINUX_IMMUTABLE", "CAP_NET_BIND_SERVICE", "CAP_NET_BROADCAST",
-    "CAP_NET_ADMIN",      "CAP_NET_RAW",        "CAP_IPC_LOCK",        "CAP_IPC_OWNER",
-    "CAP_SYS_MODULE",     "CAP_SYS_RAWIO",      "CAP_SYS_CHROOT",      "CAP_SYS_PTRACE",
-    "CAP_SYS_PACCT",      "CAP_SYS_ADMIN",      "CAP_SYS_BOOT",        "CAP_SYS_NICE",
-    "CAP_SYS_RESOURCE",   "CAP_SYS_TIME",       "CAP_SYS_TTY_CONFIG",  "CAP_MKNOD",
-    "CAP_LEASE",          "CAP_AUDIT_WRITE",    "CAP_AUDIT_CONTROL",   "CAP_SETFCAP",
-    "CAP_MAC_OVERRIDE",   "CAP_MAC_ADMIN",      "CAP_SYSLOG",          "CAP_WAKE_ALARM",
-    "CAP_BLOCK_SUSPEND",  "CAP_AUDIT_READ",     "CAP_PERFMON",         "CAP_BPF",
-    "CAP_CHECKPOINT_RESTORE",
-};
-static_assert(kNames.size() == CAP_LAST_CAP + 1, "a capability of <linux/capability.h> has no name here");
+// libcap-ng's names ("chown"), spelled as config.json does ("CAP_CHOWN"),
+// indexed by capability number; empty where libcap-ng has no name.
+const std::array<std::string, 64>& names()
+{
+    static const std::array<std::string, 64> table = [] {
+        std::array<std::string, 64> spelled;
+        for (unsigned cap = 0; cap < spelled.size(); ++cap) {
+            const char* name = capng_capability_to_name(static_cast<unsigned>(cap));
+            // For a number it does not know, libcap-ng answers with the number itself.
+            if (!name || std::isdigit(static_cast<unsigned char>(name[0])))
+                continue;
+            spelled[cap] = "CAP_" + std::string(name);
+            std::transform(spelled[cap].begin(), spelled[cap].end(), spelled[cap].begin(),
+                           [](unsigned char c) { return std::toupper(c); });
+        }
+        return spelled;
+    }();
+    return table;
+}
 
 constexpr uint64_t bit(unsigned cap) { return uint64_t{1} << cap; }
 
@@ -66,13 +72,15 @@ uint64_t parse_set(const std::vector<std::string>& names, const std::string& set
 
 std::string_view capability_name(unsigned cap)
 {
-    return cap < kNames.size() ? kNames[cap] : std::string_view{};
+    return cap < names().size() ? std::string_view(names()[cap]) : std::string_view{};
 }
 
 std::optional<unsigned> capability_number(std::string_view name)
 {
-    auto found = std::find(kNames.begin(), kNames.end(), name);
-    return found == kNames.end() ? std::nullopt : std::optional<unsigned>(found - kNames.begin());
+    if (name.empty())
+        return std::nullopt;
+    auto found = std::find(names().begin(), names().end(), name);
+    return found == names().end() ? std::nullopt : std::optional<unsigned>(found - names().begin());
 }
 
 std::string describe(unsigned cap)

@@ -31,7 +31,7 @@ CapabilitySets parse_capabilities(const spec::Capabilities& config);
 
 unsigned kernel_last_cap();
 
-// The one capability table, <linux/capability.h>'s names as config.json
+// The one capability table: libcap-ng's names as config.json
 // spells them. "CAP_CHOWN" for 0; empty for a number without a name.
 std::string_view capability_name(unsigned cap);
 // 0 for "CAP_CHOWN" (exactly so spelled); none for a name not in the table.
