@@ -261,7 +261,7 @@ TEST_CASE("policy: applied to the spec")
     spec.process->capabilities = spec::Capabilities{
         .bounding = {"CAP_SYS_ADMIN", "CAP_KILL"}, .effective = {"CAP_SYS_ADMIN"}, .inheritable = {"CAP_NET_RAW"},
         .permitted = {"CAP_SYS_ADMIN", "CAP_NET_RAW", "CAP_KILL"}, .ambient = {"CAP_SYS_ADMIN"}};
-    apply_policy_to_spec(parse_policy(R"({"forbidden_caps": ["CAP_SYS_ADMIN", "CAP_NET_RAW"]})"), spec);
+    apply_policy_to_process(parse_policy(R"({"forbidden_caps": ["CAP_SYS_ADMIN", "CAP_NET_RAW"]})"), *spec.process);
     CHECK(spec.process->no_new_privileges);
     const auto& caps = *spec.process->capabilities;
     CHECK(caps.bounding == std::vector<std::string>{"CAP_KILL"});

@@ -7,6 +7,7 @@
 // Enforcement never depends on any of this.
 #pragma once
 
+#include "audit/audit_format.hpp"
 #include "base/runtime_options.hpp"
 
 #include <cstdint>
@@ -23,10 +24,12 @@ inline constexpr const char* run_dir = "/run/cerberus-audit";
 // <audit_dir>/<id>.jsonl
 std::string trail_path(const std::string& audit_dir, const std::string& id);
 
-// create, once the policy is in the maps and before the init runs: records
-// cgroup_id -> id and starts the collector unless one runs. Throws when the
-// registry cannot be written; a collector that cannot be started is logged.
-void register_container(const RuntimeOptions& rt, const std::string& id, uint64_t cgroup_id);
+// create, once the policy is in the kernel and before the init runs: writes
+// the trail's first line (start), records cgroup_id -> id and starts the
+// collector unless one runs. Throws when the trail or the registry cannot be
+// written; a collector that cannot be started is logged.
+void register_container(const RuntimeOptions& rt, const std::string& id, uint64_t cgroup_id,
+                        const TrailStart& start);
 
 // delete, once the container's processes are gone and before its policy is
 // removed: the collector writes every event still in the ring buffer and the

@@ -1,9 +1,8 @@
 #include "container/container.hpp"
 
-#include "audit/audit.hpp"
 #include "base/error.hpp"
 #include "cgroup/cgroup.hpp"
-#include "policy/policy_setup.hpp"
+#include "container/container_policy.hpp"
 #include "process/hooks.hpp"
 
 #include <poll.h>
@@ -49,10 +48,8 @@ void remove(const RuntimeOptions& rt, const std::string& id, bool force)
     cgroups::Cgroup cgroup = cgroups::Cgroup::open(st.cgroup_path);
     if (must_kill)
         kill_and_wait(st, cgroup);
-    if (st.has_policy) {
-        audit::finish_container(st.cgroup_id); // its last events, before the policy entry and lost count go
-        policy_setup::remove(st.cgroup_id, dir->policy_keys_path());
-    }
+    if (st.has_policy)
+        PolicyGuard::adopt(st, cgroup, *dir).retire();
     cgroup.destroy();
     hooks::run_all_warning_on_failure(hooks::from_json(st.hooks_json).poststop, "poststop",
                                       state::oci_state_json(st, state::Status::stopped));

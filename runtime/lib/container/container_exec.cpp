@@ -6,6 +6,8 @@
 #include "container/state.hpp"
 #include "oci/spec_names.hpp"
 #include "oci/spec_parse.hpp"
+#include "policy/enforcement.hpp"
+#include "policy/policy_setup.hpp"
 #include "process/capabilities.hpp"
 #include "process/clone_into_cgroup.hpp"
 #include "process/console.hpp"
@@ -46,6 +48,9 @@ struct ExecPlan {
     int preserve_fds = 0;
     std::optional<seccomp::CompiledSeccomp> seccomp;
     capabilities::CapabilitySets capabilities;
+    int landlock_ruleset_fd = -1; // the policy's, as the init has them
+    uint32_t landlock_flags = 0;
+    std::optional<seccomp::CompiledSeccomp> added_seccomp;
 };
 
 bool same_namespace(const std::string& a, const std::string& b)
@@ -148,8 +153,11 @@ void set_up_process(const ExecPlan& plan, SyncChannel& channel)
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
     channel.send(SyncMessage::child_ready);
     channel.close();
+    launch::restrict_self(plan.landlock_ruleset_fd, plan.landlock_flags);
     if (late_seccomp)
         seccomp::install(*plan.seccomp);
+    if (plan.added_seccomp)
+        seccomp::install(*plan.added_seccomp);
     launch::exec_program(program, process.args, env);
 }
 
@@ -215,7 +223,7 @@ spec::Process config_process(const RuntimeOptions& rt, const std::string& id)
 
 pid_t exec(const RuntimeOptions& rt, const ExecOptions& opts)
 {
-    const spec::Process& process = opts.process;
+    spec::Process process = opts.process;
     validate_process(process);
     if (process.terminal && opts.console_socket.empty())
         throw Error("process.terminal is true but --console-socket is not set", EINVAL);
@@ -224,6 +232,15 @@ pid_t exec(const RuntimeOptions& rt, const ExecOptions& opts)
     state::ContainerDir dir = state::Store(rt.root).open(opts.id, state::Store::Access::read);
     state::ContainerState st = dir.load();
     check_status(st, dir.fifo_path(), opts.ignore_paused);
+
+    // Every process that enters a policed container gets what the policy forces on the init.
+    std::optional<policy::Policy> policy;
+    const policy::Backend* backend = nullptr;
+    if (st.has_policy && files::exists(dir.policy_path())) {
+        policy = policy_setup::load_saved(dir.policy_path());
+        backend = &policy::backend(*policy::parse_enforcement(st.enforcement.empty() ? "bpf-lsm" : st.enforcement));
+        policy::apply_policy_to_process(*policy, process);
+    }
 
     ExecPlan plan;
     plan.process = &process;
@@ -244,6 +261,14 @@ pid_t exec(const RuntimeOptions& rt, const ExecOptions& opts)
     plan.root = UniqueFd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!plan.root)
         throw_errno("open " + root);
+    policy::ProcessRestrictions restrictions;
+    if (backend) {
+        restrictions = backend->restrictions(*policy, spec);
+        backend->fill_restrictions(*policy, restrictions, plan.root.get());
+        plan.landlock_ruleset_fd = restrictions.landlock_ruleset.get();
+        plan.landlock_flags = restrictions.landlock_flags;
+        plan.added_seccomp = std::move(restrictions.seccomp);
+    }
     // Checked again now that they are open: had the pid been reused since
     // the status check, they would be another process's.
     if (!state::process_matches(st))

@@ -68,6 +68,7 @@ ContainerState ContainerDir::load() const
     s.creating = j.at("creating");
     s.has_policy = j.at("hasPolicy");
     s.cgroup_id = j.at("cgroupId");
+    s.enforcement = j.value("enforcement", "");
     s.hooks_json = j.at("hooks");
     return s;
 }
@@ -87,6 +88,7 @@ void ContainerDir::save(const ContainerState& s) const
         {"creating", s.creating},
         {"hasPolicy", s.has_policy},
         {"cgroupId", s.cgroup_id},
+        {"enforcement", s.enforcement},
         {"hooks", s.hooks_json},
     };
     files::write_file_atomic(path_ + "/state.json", j.dump());

@@ -30,6 +30,7 @@ struct ContainerState {
     bool creating = true; // cleared once create has finished
     bool has_policy = false;
     uint64_t cgroup_id = 0;
+    std::string enforcement; // the policy's backend ("landlock", "bpf-lsm"), when it has one
     std::string hooks_json; // the spec's hooks, for poststart and poststop
 };
 
@@ -44,6 +45,8 @@ public:
     std::string fifo_path() const { return path_ + "/exec.fifo"; }
     // The map keys of the container's policy (policy_setup), when it has one.
     std::string policy_keys_path() const { return path_ + "/policy.keys"; }
+    // The effective policy (policy_document), which exec applies too.
+    std::string policy_path() const { return path_ + "/policy.json"; }
 
     ContainerState load() const;
     void save(const ContainerState& s) const;

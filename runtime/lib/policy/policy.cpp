@@ -187,6 +187,13 @@ Policy parse_policy(const std::string& text)
             }
         } else if (key == "forbidden_caps") {
             policy.forbidden_caps = parse_caps(value);
+        } else if (key == "enforcement") {
+            auto name = expect(value, json::value_t::string, "a string", field).get<std::string>();
+            auto enforcement = parse_enforcement(name);
+            if (!enforcement)
+                invalid(field, "unknown backend " + json_quoted(name) +
+                                   " (expected \"auto\", \"landlock\", \"fmod-ret\" or \"bpf-lsm\")");
+            policy.enforcement = *enforcement;
         } else {
             invalid("policy", "unknown field " + json_quoted(key));
         }
@@ -201,20 +208,55 @@ bool is_dynamic_loader(const std::string& path)
     return (name.rfind("ld-", 0) == 0 || name.rfind("ld64", 0) == 0) && name.find(".so") != std::string::npos;
 }
 
-void apply_policy_to_spec(const Policy& policy, spec::Spec& spec)
+void apply_policy_to_process(const Policy& policy, spec::Process& process)
 {
-    if (!spec.process)
-        return;
-    spec.process->no_new_privileges = true;
-    if (!spec.process->capabilities || policy.forbidden_caps.empty())
+    process.no_new_privileges = true;
+    if (!process.capabilities || policy.forbidden_caps.empty())
         return;
     auto forbidden = [&](const std::string& name) {
         auto number = capability_number(name);
         return number && std::binary_search(policy.forbidden_caps.begin(), policy.forbidden_caps.end(), *number);
     };
-    auto& caps = *spec.process->capabilities;
+    auto& caps = *process.capabilities;
     for (auto* set : {&caps.bounding, &caps.effective, &caps.inheritable, &caps.permitted, &caps.ambient})
         std::erase_if(*set, forbidden);
+}
+
+std::string policy_document(const Policy& policy)
+{
+    json document = {{"mode", policy.mode == Mode::audit ? "audit" : "enforce"},
+                     {"enforcement", enforcement_name(policy.enforcement)},
+                     {"denied_paths", policy.denied_paths}};
+    if (policy.allowed_paths)
+        document["allowed_paths"] = *policy.allowed_paths;
+    if (policy.read_only_paths)
+        document["read_only_paths"] = *policy.read_only_paths;
+    if (policy.allowed_bins)
+        document["allowed_bins"] = *policy.allowed_bins;
+    json caps = json::array();
+    for (int cap : policy.forbidden_caps)
+        caps.push_back(capability_name(cap));
+    document["forbidden_caps"] = caps;
+    return document.dump();
+}
+
+const char* enforcement_name(Enforcement enforcement)
+{
+    switch (enforcement) {
+    case Enforcement::automatic: return "auto";
+    case Enforcement::landlock: return "landlock";
+    case Enforcement::fmod_ret: return "fmod-ret";
+    case Enforcement::bpf_lsm: return "bpf-lsm";
+    }
+    return "auto";
+}
+
+std::optional<Enforcement> parse_enforcement(const std::string& name)
+{
+    for (auto e : {Enforcement::automatic, Enforcement::landlock, Enforcement::fmod_ret, Enforcement::bpf_lsm})
+        if (name == enforcement_name(e))
+            return e;
+    return std::nullopt;
 }
 
 } // namespace cerberus::policy

@@ -22,6 +22,14 @@ inline constexpr const char* default_policy_dir = "/etc/cerberus/policies";
 
 enum class Mode { enforce, audit };
 
+// Which enforcement backend (enforcement.hpp). Ordered by strength: a policy
+// or --lock-policy default names the weakest it accepts.
+enum class Enforcement { automatic, landlock, fmod_ret, bpf_lsm };
+
+// "auto", "landlock", "fmod-ret", "bpf-lsm".
+const char* enforcement_name(Enforcement enforcement);
+std::optional<Enforcement> parse_enforcement(const std::string& name);
+
 struct PortRange {
     uint16_t first = 0;
     uint16_t last = 65535;
@@ -54,6 +62,7 @@ struct Policy {
     std::vector<std::string> denied_paths;
     std::optional<std::vector<std::string>> allowed_bins;
     std::vector<int> forbidden_caps; // capability numbers, sorted, unique
+    Enforcement enforcement = Enforcement::automatic; // the weakest backend accepted; automatic: any
 
     bool restricts_paths() const { return allowed_paths || read_only_paths; }
 };
@@ -107,8 +116,14 @@ std::optional<Policy> resolve_policy(const std::map<std::string, std::string>& a
 // ld-linux-x86-64.so.2, ld-musl-x86_64.so.1, ld64.so.2, ...: never an allowed_bins entry.
 bool is_dynamic_loader(const std::string& path);
 
-// What a policy changes in the config: noNewPrivileges forced on, and the
-// forbidden capabilities dropped from all five sets.
-void apply_policy_to_spec(const Policy& policy, spec::Spec& spec);
+// What a policy forces on every process of the container (the init's and
+// each exec'd one): noNewPrivileges on, and the forbidden capabilities
+// dropped from all five sets.
+void apply_policy_to_process(const Policy& policy, spec::Process& process);
+
+// The policy as a document parse_policy reads back, without allowed_hosts
+// (host names are resolved once, at create, into the kernel maps): what exec
+// needs to rebuild the in-container part of the enforcement.
+std::string policy_document(const Policy& policy);
 
 } // namespace cerberus::policy

@@ -1,0 +1,131 @@
+#include "policy/socket_programs.hpp"
+
+#include "base/error.hpp"
+#include "cerberus_sock.skel.h"
+#include "policy/bpf_objects.hpp"
+
+#include <bpf/bpf.h>
+
+#include <cstring>
+#include <memory>
+#include <vector>
+
+namespace cerberus::socket_programs {
+namespace {
+
+constexpr const char* group = "sock"; // <pin dir>/sock_*: the programs and their owner storage
+constexpr const char* owner_pin = "owner";
+
+struct Program {
+    const char* name;
+    bpf_attach_type type;
+};
+constexpr Program programs[] = {
+    {"cerb_connect4", BPF_CGROUP_INET4_CONNECT},   {"cerb_connect6", BPF_CGROUP_INET6_CONNECT},
+    {"cerb_sendmsg4", BPF_CGROUP_UDP4_SENDMSG},    {"cerb_sendmsg6", BPF_CGROUP_UDP6_SENDMSG},
+    {"cerb_sock_create", BPF_CGROUP_INET_SOCK_CREATE},
+};
+
+struct SkeletonDeleter {
+    void operator()(cerberus_sock* skeleton) const { cerberus_sock__destroy(skeleton); }
+};
+
+std::string pin_path(const std::string& name)
+{
+    return std::string(CERB_PIN_DIR) + "/" + group + "_" + name;
+}
+
+UniqueFd open_pin(const std::string& name)
+{
+    std::string path = pin_path(name);
+    UniqueFd fd(bpf_obj_get(path.c_str()));
+    if (!fd)
+        throw_errno("opening " + path);
+    return fd;
+}
+
+void load_and_pin()
+{
+    bpf::forward_libbpf_messages();
+    auto opts = bpf::shared_map_options();
+    std::unique_ptr<cerberus_sock, SkeletonDeleter> skeleton(cerberus_sock__open_opts(&opts));
+    if (!skeleton)
+        throw_errno("opening the cgroup socket programs");
+    if (int err = cerberus_sock__load(skeleton.get()))
+        throw Error(std::string("the kernel refused to load the cgroup socket programs: ") + std::strerror(-err),
+                    -err);
+    bpf::initialize_config();
+    bpf::pin_group(group, [&](const std::string& prefix) {
+        for (const auto& program : programs) {
+            bpf_program* prog = bpf_object__find_program_by_name(skeleton->obj, program.name);
+            if (!prog)
+                throw Error(std::string("the socket object lacks ") + program.name, ENOENT);
+            check(bpf_program__pin(prog, (prefix + program.name).c_str()), std::string("pinning ") + program.name);
+        }
+        check(bpf_map__pin(skeleton->maps.cerb_sock_owner, (prefix + owner_pin).c_str()), "pinning the owner map");
+        return bpf_map__fd(skeleton->maps.cerb_sock_owner);
+    });
+}
+
+} // namespace
+
+bool loaded()
+{
+    return bpf::group_pinned(group);
+}
+
+void ensure_loaded()
+{
+    if (loaded())
+        return;
+    bpf::PinDirLock lock;
+    if (!loaded()) // another create may have loaded them while we waited
+        load_and_pin();
+}
+
+void attach(int cgroup_dir_fd, uint64_t cgroup_id)
+{
+    std::vector<std::pair<UniqueFd, bpf_attach_type>> attached;
+    try {
+        for (const auto& program : programs) {
+            UniqueFd prog = open_pin(program.name);
+            check(bpf_prog_attach(prog.get(), cgroup_dir_fd, program.type, BPF_F_ALLOW_MULTI),
+                  std::string("attaching ") + program.name + " to cgroup " + std::to_string(cgroup_id));
+            attached.emplace_back(std::move(prog), program.type);
+        }
+        // Each attachment has the storage now; the programs find the policy through it.
+        UniqueFd owner = open_pin(owner_pin);
+        check(bpf_map_update_elem(owner.get(), &cgroup_id, &cgroup_id, BPF_EXIST),
+              "recording the owner of cgroup " + std::to_string(cgroup_id) + "'s socket programs");
+    } catch (const Error&) {
+        for (const auto& [prog, type] : attached)
+            bpf_prog_detach2(prog.get(), cgroup_dir_fd, type);
+        throw;
+    }
+}
+
+void detach(int cgroup_dir_fd)
+{
+    if (!loaded())
+        return;
+    for (const auto& program : programs) {
+        UniqueFd prog = open_pin(program.name);
+        if (bpf_prog_detach2(prog.get(), cgroup_dir_fd, program.type) < 0 && errno != ENOENT)
+            throw_errno(std::string("detaching ") + program.name);
+    }
+}
+
+int attached_count(int cgroup_dir_fd)
+{
+    int count = 0;
+    for (const auto& program : programs) {
+        uint32_t ids[64];
+        uint32_t n = 64;
+        uint32_t flags = 0;
+        if (bpf_prog_query(cgroup_dir_fd, program.type, 0, &flags, ids, &n) == 0)
+            count += static_cast<int>(n);
+    }
+    return count;
+}
+
+} // namespace cerberus::socket_programs

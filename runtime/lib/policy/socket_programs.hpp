@@ -1,0 +1,28 @@
+// The cgroup socket programs (bpf/cerberus_sock.bpf.c): loaded once per host
+// and pinned, attached to each policed container's cgroup v2 directory with
+// BPF_F_ALLOW_MULTI (they run for the whole subtree, and a nested cgroup can
+// only add programs, never replace them), told whose container they run for
+// through per-attachment storage, detached at delete.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace cerberus::socket_programs {
+
+// Loads and pins them unless pinned already; throws saying what the kernel refused.
+void ensure_loaded();
+
+bool loaded();
+
+// Attaches every program to the cgroup directory and records cgroup_id as
+// their owner; all or nothing.
+void attach(int cgroup_dir_fd, uint64_t cgroup_id);
+
+// Detaches them; a no-op for those not attached (or nothing pinned).
+void detach(int cgroup_dir_fd);
+
+// How many of them are attached to the directory (tests, `cerberus check`).
+int attached_count(int cgroup_dir_fd);
+
+} // namespace cerberus::socket_programs
