@@ -1,7 +1,9 @@
 #!/usr/bin/env bats
 # The agent policy on this host: bad policies are refused before anything is
-# set up; where the kernel cannot enforce, create fails closed. (Enforcement
-# itself is tested in the real-kernel lane, tests/vm/cases/policy_*.sh.)
+# set up; a policy the chosen backend cannot carry out is refused, naming the
+# rule and the backend, and leaves nothing behind; where the kernel cannot
+# enforce, create fails closed. (Enforcement itself: tests/vm/cases/policy_*.sh,
+# in the VM lane under the BPF LSM and natively by policy_native.bats.)
 
 load helpers
 
@@ -16,6 +18,16 @@ expect_nothing_left() {
     [ ! -e "$ROOT/$ID" ]
     [ ! -d "/sys/fs/cgroup/unified/cerberus-test/$ID" ]
     [ ! -d "/sys/fs/cgroup/pids/cerberus-test/$ID" ]
+}
+
+# A network no other test uses (198.18.77.0/24, port 4242), so its map entries are this test's alone.
+unique_hosts='"allowed_hosts": ["198.18.77.0/24:4242"]'
+
+# no_entry_of_unique_hosts: no cerb_net4 key holds 198.18.77.0 (c6 12 4d 00).
+no_entry_of_unique_hosts() {
+    [ -e /sys/fs/bpf/cerberus/cerb_net4 ] || return 0
+    ! bpftool map dump pinned /sys/fs/bpf/cerberus/cerb_net4 -j |
+        jq -e '[.[] | (.key // .formatted.key) | select(type == "array") | select(.[12:16] == ["0xc6","0x12","0x4d","0x00"])] | length > 0'
 }
 
 @test "a policy with an unknown field is refused, naming the field" {
@@ -158,4 +170,73 @@ expect_accepted() {
     set_policy '{"allowed_paths": ["/tmp"], "read_only_paths": ["/tmp/ro"]}'
     run cerb --default-policy "$BATS_TEST_TMPDIR/default.json" --lock-policy run -b "$BUNDLE" "$ID"
     expect_accepted
+}
+
+@test "a policy the backend cannot carry out is refused, naming the rule and the backend, and leaves nothing" {
+    set_policy '{"mode": "audit", '"$unique_hosts"', "allowed_paths": ["/tmp"]}'
+    run cerb --enforcement landlock run -b "$BUNDLE" "$ID"
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *'policy.allowed_paths: the landlock backend cannot audit'* ]]
+    expect_nothing_left
+    no_entry_of_unique_hosts
+    # Control: the same policy in enforce mode runs.
+    set_policy '{'"$unique_hosts"', "allowed_paths": ["/tmp"], "read_only_paths": ["/bin"]}'
+    run cerb --enforcement landlock run -b "$BUNDLE" "$ID"
+    [ "$output" = "errno=1 (EPERM)" ]
+}
+
+@test "a refusal after the policy is in the kernel leaves nothing: entries, programs, cgroup, state" {
+    mkdir -p "$BUNDLE/rootfs/workspace"
+    echo secret > "$BUNDLE/rootfs/workspace/secret"
+    ln "$BUNDLE/rootfs/workspace/secret" "$BUNDLE/rootfs/workspace/alias"
+    set_policy '{'"$unique_hosts"', "allowed_paths": ["/workspace", "/dev"], "read_only_paths": ["/bin"],
+                 "denied_paths": ["/workspace/secret"]}'
+    run cerb --enforcement landlock run -b "$BUNDLE" "$ID"
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *'denied path /workspace/secret'*'hard links'* ]]
+    expect_nothing_left # the cgroup, and with it the socket programs attached to it
+    no_entry_of_unique_hosts
+    # Control: without the second name the container runs under the same policy.
+    rm "$BUNDLE/rootfs/workspace/alias"
+    run cerb --enforcement landlock run -b "$BUNDLE" "$ID"
+    [ "$output" = "errno=1 (EPERM)" ]
+}
+
+@test "a backend this host cannot run fails closed, saying why, and leaves nothing" {
+    [[ "$(cerb check)" == *'bpf-lsm   unusable'* ]] || skip "this host runs the BPF LSM"
+    set_policy '{'"$unique_hosts"'}'
+    run cerb --enforcement bpf-lsm run -b "$BUNDLE" "$ID"
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *'enforcement "bpf-lsm"'*'refusing to run the container unprotected'* ]]
+    expect_nothing_left
+    set_policy '{"enforcement": "bpf-lsm", '"$unique_hosts"'}'
+    run cerb run -b "$BUNDLE" "$ID"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *'the policy demands at least "bpf-lsm"'* ]]
+    expect_nothing_left
+    no_entry_of_unique_hosts
+}
+
+@test "--lock-policy refuses an annotation that asks for a weaker backend than the default" {
+    echo '{"enforcement": "bpf-lsm", "allowed_hosts": ["192.0.2.1:443"]}' > "$BATS_TEST_TMPDIR/default.json"
+    set_policy '{"enforcement": "landlock", "allowed_hosts": ["192.0.2.1:443"]}'
+    run cerb --default-policy "$BATS_TEST_TMPDIR/default.json" --lock-policy run -b "$BUNDLE" "$ID"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *'policy.enforcement'*'widens the locked default'* ]]
+    expect_nothing_left
+}
+
+@test "state and the trail name the backend; check reports the host" {
+    set_policy '{"allowed_hosts": ["192.0.2.1:443"]}'
+    set_args sleep 10
+    cerb --audit-dir "$BATS_TEST_TMPDIR/audit" run -d -b "$BUNDLE" "$ID"
+    [ "$(cerb state "$ID" | jq -r '."cerberus.enforcement"')" = landlock ]
+    head -1 "$BATS_TEST_TMPDIR/audit/$ID.jsonl" | jq -e '.type == "start" and .enforcement == "landlock"'
+    run cerb check
+    [[ "$output" == *'Landlock ABI:'* ]]
+    [[ "$output" == *'picks: landlock'* ]]
+    [[ "$output" == *'allowed_hosts'*'enforced, reported'* ]]
 }
