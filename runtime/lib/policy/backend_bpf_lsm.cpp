@@ -29,7 +29,8 @@ struct LinkDeleter {
 
 std::string boot_id()
 {
-    return files::read_file_if_exists("/proc/sys/kernel/random/boot_id").value_or("");
+    std::string id = files::read_file_if_exists("/proc/sys/kernel/random/boot_id").value_or("");
+    return id.substr(0, id.find('\n'));
 }
 
 // Loads the programs (creating or reusing the shared maps) and pins a link
