@@ -24,6 +24,9 @@
 #define CERB_MAP_CONFIG cerb_config
 #define CERB_MAP_EVENT_ACCT cerb_event_acct
 #define CERB_MAP_EVENTS cerb_events
+/* Pinned by the runtime under that name: the socket programs' per-cgroup owner
+ * storage (cerb_sock_owner in cerberus_sock.bpf.c), key and value a cgroup id. */
+#define CERB_PIN_SOCK_OWNER "sock_owner"
 #define CERB_NAME_(x) #x
 #define CERB_NAME(x) CERB_NAME_(x)
 

@@ -15,7 +15,9 @@ backends=(bpf-lsm landlock)
 table="$(mktemp)"
 trap 'rm -f "$table"' EXIT
 {
-    echo "| case | check | ${backends[*]// / | } |"
+    header="| case | check |"
+    for backend in "${backends[@]}"; do header="$header $backend |"; done
+    echo "$header"
     printf '|---|---|%s\n' "$(printf -- '---|%.0s' "${backends[@]}")"
     # Every check any backend reported, in the order of the cases.
     cat "$results"/*.txt 2>/dev/null | sed -n 's/^VMTEST \(ok\|fail\|skip\) \([^:]*\): \([^:]*\).*/\2\t\3/p' |

@@ -36,6 +36,7 @@ inline constexpr MapLayout paths_map{CERB_NAME(CERB_MAP_PATHS), sizeof(cerb_path
 inline constexpr MapLayout config_map{CERB_NAME(CERB_MAP_CONFIG), sizeof(uint32_t), sizeof(cerb_config)};
 inline constexpr MapLayout event_acct_map{CERB_NAME(CERB_MAP_EVENT_ACCT), sizeof(uint64_t), sizeof(cerb_event_acct)};
 inline constexpr MapLayout events_map{CERB_NAME(CERB_MAP_EVENTS), 0, 0}; // a ring buffer
+inline constexpr MapLayout sock_owner_map{CERB_PIN_SOCK_OWNER, sizeof(uint64_t), sizeof(uint64_t)};
 inline constexpr MapLayout shared_maps[] = {policies_map, net4_map,       net6_map,  paths_map,
                                             config_map,   event_acct_map, events_map};
 

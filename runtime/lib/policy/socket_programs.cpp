@@ -2,6 +2,7 @@
 
 #include "base/error.hpp"
 #include "cerberus_sock.skel.h"
+#include "kernel/pinned_maps.hpp"
 #include "policy/bpf_objects.hpp"
 
 #include <bpf/bpf.h>
@@ -14,7 +15,6 @@ namespace cerberus::socket_programs {
 namespace {
 
 constexpr const char* group = "sock"; // <pin dir>/sock_*: the programs and their owner storage
-constexpr const char* owner_pin = "owner";
 
 struct Program {
     const char* name;
@@ -62,7 +62,8 @@ void load_and_pin()
                 throw Error(std::string("the socket object lacks ") + program.name, ENOENT);
             check(bpf_program__pin(prog, (prefix + program.name).c_str()), std::string("pinning ") + program.name);
         }
-        check(bpf_map__pin(skeleton->maps.cerb_sock_owner, (prefix + owner_pin).c_str()), "pinning the owner map");
+        check(bpf_map__pin(skeleton->maps.cerb_sock_owner, (std::string(CERB_PIN_DIR) + "/" + kernel::sock_owner_map.name).c_str()),
+              "pinning the owner map");
         return bpf_map__fd(skeleton->maps.cerb_sock_owner);
     });
 }
@@ -94,7 +95,7 @@ void attach(int cgroup_dir_fd, uint64_t cgroup_id)
             attached.emplace_back(std::move(prog), program.type);
         }
         // Each attachment has the storage now; the programs find the policy through it.
-        UniqueFd owner = open_pin(owner_pin);
+        UniqueFd owner = kernel::open_map(kernel::sock_owner_map);
         check(bpf_map_update_elem(owner.get(), &cgroup_id, &cgroup_id, BPF_EXIST),
               "recording the owner of cgroup " + std::to_string(cgroup_id) + "'s socket programs");
     } catch (const Error&) {

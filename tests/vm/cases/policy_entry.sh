@@ -30,12 +30,12 @@ entered() {
     return "$status"
 }
 
-vm_expect_output "control: exec reads outside without a policy" outside entered "" cat /data/outside
+vm_expect_output "control, exec reads outside without a policy" outside entered "" cat /data/outside
 vm_expect_errno "exec'd process held to the file rules" EACCES entered "$policy" $p read /data/outside
 vm_expect_output "exec'd process reads what is allowed" ok entered "$policy" $p read /etc/passwd
 vm_expect_errno "exec'd process held to the network rules" EPERM entered "$policy" $p connect tcp 203.0.113.9 443
 vm_expect_contains "exec'd process gets no_new_privs" "NoNewPrivs:	1" entered "$policy" grep NoNewPrivs /proc/self/status
-vm_expect_output "control: exec keeps CAP_CHOWN without a policy" 1 entered "" sh -c \
+vm_expect_output "control, exec keeps CAP_CHOWN without a policy" 1 entered "" sh -c \
     'v=$(awk "/^CapBnd/ { print \$2 }" /proc/self/status); echo $((0x$v & 1))'
 vm_expect_output "exec'd process lacks the forbidden capability" 0 entered "$policy" sh -c \
     'v=$(awk "/^CapBnd/ { print \$2 }" /proc/self/status); echo $((0x$v & 1))'

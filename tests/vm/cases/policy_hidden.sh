@@ -31,9 +31,9 @@ hidden_run() {
     vm_run_bundle "$bundle"
 }
 
-vm_expect_output "control: readable without a policy" secret hidden_run "" - cat /workspace/sub/secret
-vm_expect_output "control: the alias is readable without a policy" secret hidden_run "" link cat /workspace/alias
-vm_expect_output "control: the mirror is readable without a policy" secret hidden_run "" mirror cat /mirror/sub/secret
+vm_expect_output "control, readable without a policy" secret hidden_run "" - cat /workspace/sub/secret
+vm_expect_output "control, the alias is readable without a policy" secret hidden_run "" link cat /workspace/alias
+vm_expect_output "control, the mirror is readable without a policy" secret hidden_run "" mirror cat /mirror/sub/secret
 
 vm_expect_errno "denied path" EACCES hidden_run "$policy" - $p read /workspace/sub/secret
 vm_expect_errno "through /proc/self/root" EACCES hidden_run "$policy" - $p read /proc/self/root/workspace/sub/secret
