@@ -2,10 +2,14 @@
 
 #include "base/error.hpp"
 #include "cerberus_sock.skel.h"
+#include "cgroup/cgroup_mounts.hpp"
 #include "kernel/pinned_maps.hpp"
 #include "policy/bpf_objects.hpp"
 
 #include <bpf/bpf.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <memory>
@@ -15,6 +19,7 @@ namespace cerberus::socket_programs {
 namespace {
 
 constexpr const char* group = "sock"; // <pin dir>/sock_*: the programs and their owner storage
+constexpr const char* keepalive_name = "cerberus-sock-hooks"; // in the cgroup v2 root
 
 struct Program {
     const char* name;
@@ -68,6 +73,37 @@ void load_and_pin()
     });
 }
 
+// An empty cgroup holding one attachment of each program for as long as the
+// host runs: the kernel switches its per-type socket hooks on (patching its
+// own code) at the first attachment and off at the last, which would cost
+// every create and delete milliseconds whenever no other policed container
+// exists. The programs let everything through there (no owner).
+std::string keepalive_dir()
+{
+    std::string unified = cgroups::Mounts::detect().unified;
+    return unified.empty() ? "" : unified + "/" + keepalive_name;
+}
+
+void hold_hooks_on()
+{
+    std::string dir = keepalive_dir();
+    if (dir.empty() || (mkdir(dir.c_str(), 0700) < 0 && errno != EEXIST))
+        throw_errno("creating " + dir);
+    UniqueFd fd(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!fd)
+        throw_errno("opening " + dir);
+    for (const auto& program : programs) {
+        UniqueFd prog = open_pin(program.name);
+        uint32_t ids[64];
+        uint32_t count = 64;
+        uint32_t flags = 0;
+        if (bpf_prog_query(fd.get(), program.type, 0, &flags, ids, &count) == 0 && count > 0)
+            continue; // held already
+        check(bpf_prog_attach(prog.get(), fd.get(), program.type, BPF_F_ALLOW_MULTI),
+              std::string("attaching ") + program.name + " to " + dir);
+    }
+}
+
 } // namespace
 
 bool loaded()
@@ -77,11 +113,12 @@ bool loaded()
 
 void ensure_loaded()
 {
-    if (loaded())
+    if (loaded() && access(keepalive_dir().c_str(), F_OK) == 0)
         return;
     bpf::PinDirLock lock;
     if (!loaded()) // another create may have loaded them while we waited
         load_and_pin();
+    hold_hooks_on();
 }
 
 void attach(int cgroup_dir_fd, uint64_t cgroup_id)

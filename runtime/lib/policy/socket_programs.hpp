@@ -10,7 +10,9 @@
 
 namespace cerberus::socket_programs {
 
-// Loads and pins them unless pinned already; throws saying what the kernel refused.
+// Loads and pins them unless pinned already, and keeps one attachment of each
+// on an empty cgroup (<cgroup2>/cerberus-sock-hooks), so the kernel's socket
+// hooks stay on between containers; throws saying what the kernel refused.
 void ensure_loaded();
 
 bool loaded();
