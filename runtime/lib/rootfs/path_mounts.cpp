@@ -47,6 +47,8 @@ public:
     void cover(const std::string& path, bool is_dir) const
     {
         UniqueFd tree(::open_tree(mount_.get(), is_dir ? "dir" : "file", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC));
+        if (!tree && errno == EINVAL)
+            return cover_without_clone(path, is_dir); // before Linux 6.x, no clone of a detached mount
         if (!tree)
             throw_errno("cloning the cover for " + path);
         mount_attr attr{};
@@ -54,6 +56,37 @@ public:
         check(::mount_setattr(tree.get(), "", AT_EMPTY_PATH, &attr, sizeof(attr)), "making the cover of " + path +
                                                                                         " read-only");
         check(::move_mount(tree.get(), "", AT_FDCWD, path.c_str(), MOVE_MOUNT_F_EMPTY_PATH), "hiding " + path);
+    }
+
+    // The same covers made the older way: a directory gets an empty tmpfs of
+    // its own; a file an empty file made beside it (or in /dev, /tmp), bound
+    // over it and unlinked, so the cover has no name of its own.
+    static void cover_without_clone(const std::string& path, bool is_dir)
+    {
+        constexpr unsigned long flags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
+        if (is_dir) {
+            check(::mount("tmpfs", path.c_str(), "tmpfs", flags | MS_RDONLY, "mode=000,size=4k"), "hiding " + path);
+            return;
+        }
+        // Beside it, or where the container has a writable file system of its own.
+        std::string cover;
+        UniqueFd fd;
+        for (std::string dir : {path.substr(0, path.rfind('/') + 1), std::string("/dev/"), std::string("/tmp/")}) {
+            cover = dir + ".cerberus-cover-XXXXXX";
+            fd.reset(::mkstemp(cover.data()));
+            if (fd)
+                break;
+        }
+        if (!fd)
+            throw_errno("creating a cover for " + path);
+        ::fchmod(fd.get(), 0);
+        int rc = ::mount(cover.c_str(), path.c_str(), nullptr, MS_BIND, nullptr);
+        int err = errno;
+        ::unlink(cover.c_str());
+        if (rc != 0)
+            throw_errno("hiding " + path, err);
+        check(::mount(nullptr, path.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY | flags, nullptr),
+              "making the cover of " + path + " read-only");
     }
 
 private:
