@@ -43,7 +43,7 @@ void load_and_pin()
     if (!skeleton)
         throw_errno("opening the BPF LSM object");
     if (int err = cerberus_policy__load(skeleton.get()))
-        throw Error(std::string("the kernel refused to load the LSM programs: ") + std::strerror(-err), -err);
+        throw Error(std::string("the kernel refused to load the LSM programs: ") + errno_text(-err), -err);
     bpf::initialize_config();
     bpf::pin_group(group, [&](const std::string& prefix) {
         int marker = -1;
@@ -54,7 +54,7 @@ void load_and_pin()
             std::string name = bpf_program__name(program);
             links.emplace_back(bpf_program__attach(program));
             if (!links.back())
-                throw Error("attaching " + name + ": " + std::strerror(errno), errno);
+                throw Error("attaching " + name + ": " + errno_text(errno), errno);
             check(bpf_link__pin(links.back().get(), (prefix + name).c_str()), "pinning link " + name);
             marker = bpf_link__fd(links.back().get());
         }

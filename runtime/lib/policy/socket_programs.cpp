@@ -57,7 +57,7 @@ void load_and_pin()
     if (!skeleton)
         throw_errno("opening the cgroup socket programs");
     if (int err = cerberus_sock__load(skeleton.get()))
-        throw Error(std::string("the kernel refused to load the cgroup socket programs: ") + std::strerror(-err),
+        throw Error(std::string("the kernel refused to load the cgroup socket programs: ") + errno_text(-err),
                     -err);
     bpf::initialize_config();
     bpf::pin_group(group, [&](const std::string& prefix) {
