@@ -328,14 +328,16 @@ vm_expect_refused() {
     esac
 }
 
-# audit_or_refused CHECK EXPECTED CMD...: in audit mode the action runs (stdout EXPECTED). The landlock
-# backend cannot audit file, exec or capability rules: there the check cannot hold, and what is checked
-# instead is that create refuses such a policy, naming the rule and the backend.
+# audit_or_refused [--contains] CHECK EXPECTED CMD...: in audit mode the action runs (stdout EXPECTED, or
+# output containing it). The landlock backend cannot audit file, exec or capability rules: there the check
+# cannot hold, and what is checked instead is that create refuses such a policy, naming the rule and the backend.
 audit_or_refused() {
+    local expect=vm_expect_output
+    [ "$1" = --contains ] && expect=vm_expect_contains && shift
     local check="$1" expected="$2"
     shift 2
     if [ "$POLICY_BACKEND" != landlock ]; then
-        vm_expect_output "$check" "$expected" "$@"
+        $expect "$check" "$expected" "$@"
     elif vm_run "$@"; then
         vm_fail "$check" "expected create to refuse the audit-mode policy; $(vm__said)"
     else
