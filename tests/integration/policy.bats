@@ -167,8 +167,9 @@ expect_accepted() {
     expect_accepted
     teardown_bundle
     echo '{"allowed_paths": ["/tmp"], "read_only_paths": ["/tmp/ro", "/bin"]}' > "$BATS_TEST_TMPDIR/default.json"
-    set_policy '{"allowed_paths": ["/tmp"], "read_only_paths": ["/tmp/ro"]}'
+    set_policy '{"allowed_paths": ["/tmp"], "read_only_paths": ["/tmp/ro", "/bin"]}' # /bin: the probe must run
     run cerb --default-policy "$BATS_TEST_TMPDIR/default.json" --lock-policy run -b "$BUNDLE" "$ID"
+    echo "$output"
     expect_accepted
 }
 
