@@ -12,9 +12,13 @@
 #include <linux/types.h>
 #endif
 
-#define CERB_PIN_DIR "/sys/fs/bpf/cerberus"
+/* Each build pins under CERB_PIN_ROOT/<layout id> (a hash of bpf/, made by
+ * cmake/layout.cmake; CERB_PIN_DIR in kernel/pinned_maps.hpp), never beside
+ * another build's programs and maps. Builds from before the layout id pinned
+ * directly in CERB_PIN_ROOT. */
+#define CERB_PIN_ROOT "/sys/fs/bpf/cerberus"
 
-/* The maps every program object shares, pinned by name under CERB_PIN_DIR.
+/* The maps every program object shares, pinned by name under the pin dir.
  * Each name is written once, here: the BPF sources declare the maps with
  * these macros and the runtime turns them into strings (CERB_NAME). */
 #define CERB_MAP_POLICIES cerb_policies

@@ -1,6 +1,7 @@
 // check: what this host can enforce. The kernel's side (LSM list, Landlock ABI,
 // BTF, cgroup v2), each backend's probe, the one `auto` picks, and the rule
 // kinds each backend enforces, reports and can audit.
+#include "audit/audit.hpp"
 #include "base/error.hpp"
 #include "base/files.hpp"
 #include "cgroup/cgroup_mounts.hpp"
@@ -57,6 +58,8 @@ int cmd_check(const RuntimeOptions& rt, const Args& args)
     std::printf("BTF:           %s\n", files::exists("/sys/kernel/btf/vmlinux") ? "/sys/kernel/btf/vmlinux" : "none");
     std::printf("cgroup v2:     %s\n", cgroup2_text().c_str());
     std::printf("memfd_noexec:  %s\n", files::exists("/proc/sys/vm/memfd_noexec") ? "yes" : "no (seccomp instead)");
+    std::printf("pin dir:       %s (this build's BPF layout)\n", CERB_PIN_DIR);
+    std::printf("audit run dir: %s\n", audit::run_dir);
     std::printf("\nbackends:\n");
     for (auto kind : built_backends) {
         auto probe = policy::backend(kind).probe();

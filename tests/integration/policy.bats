@@ -23,10 +23,17 @@ expect_nothing_left() {
 # A network no other test uses (198.18.77.0/24, port 4242), so its map entries are this test's alone.
 unique_hosts='"allowed_hosts": ["198.18.77.0/24:4242"]'
 
+# pin_dir: where this build pins its maps and programs (cerberus check says).
+pin_dir() {
+    cerb check | sed -n 's/^pin dir: *\([^ ]*\).*/\1/p'
+}
+
 # no_entry_of_unique_hosts: no cerb_net4 key holds 198.18.77.0 (c6 12 4d 00).
 no_entry_of_unique_hosts() {
-    [ -e /sys/fs/bpf/cerberus/cerb_net4 ] || return 0
-    ! bpftool map dump pinned /sys/fs/bpf/cerberus/cerb_net4 -j |
+    local maps
+    maps="$(pin_dir)"
+    [ -n "$maps" ] && [ -e "$maps/cerb_net4" ] || return 0
+    ! bpftool map dump pinned "$maps/cerb_net4" -j |
         jq -e '[.[] | (.key // .formatted.key) | select(type == "array") | select(.[12:16] == ["0xc6","0x12","0x4d","0x00"])] | length > 0'
 }
 
@@ -240,4 +247,28 @@ expect_accepted() {
     [[ "$output" == *'Landlock ABI:'* ]]
     [[ "$output" == *'picks: landlock'* ]]
     [[ "$output" == *'allowed_hosts'*'enforced, reported'* ]]
+}
+
+@test "pins live in this build's layout directory, recorded in the state; another layout's maps beside it stop nothing" {
+    local maps other
+    maps="$(pin_dir)"
+    [[ "$maps" =~ ^/sys/fs/bpf/cerberus/[0-9a-f]{12}$ ]]
+    # What a build with another map layout leaves on this host: its own directory, maps of other sizes.
+    other="/sys/fs/bpf/cerberus/bats-other-layout-$$"
+    mkdir -p "$other"
+    bpftool map create "$other/cerb_policies" type hash key 8 value 4 entries 1 name cerb_policies
+    set_policy '{"allowed_hosts": ["192.0.2.1:443"]}'
+    set_args sleep 10
+    run cerb run -d -b "$BUNDLE" "$ID"
+    rm -rf "$other"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(jq -r .pinDir "$ROOT/$ID/state.json")" = "$maps" ]
+    [ -e "$maps/cerb_policies" ]
+    # delete removes the container's entries from the maps its state names.
+    cgroup_id="$(jq -r .cgroupId "$ROOT/$ID/state.json")"
+    key="$(printf '%016x' "$cgroup_id" | sed 's/../& /g' | awk '{for (i = NF; i > 0; i--) printf "0x%s ", $i}')"
+    bpftool map lookup pinned "$maps/cerb_policies" key $key >/dev/null
+    cerb delete --force "$ID"
+    ! bpftool map lookup pinned "$maps/cerb_policies" key $key >/dev/null 2>&1
 }

@@ -348,9 +348,15 @@ audit_or_refused() {
     fi
 }
 
+# pin_dir: where this build of cerberus pins its maps and programs (a directory named by its BPF layout).
+pin_dir() {
+    cerberus check 2>/dev/null | sed -n 's/^pin dir: *\([^ ]*\).*/\1/p'
+}
+
 # policy_entries_of CGROUP_ID: how many entries of the pinned policy maps are keyed by the cgroup id.
 policy_entries_of() {
-    local id="$1" hex="" i=0 total=0 map offset n
+    local id="$1" hex="" i=0 total=0 map offset n maps
+    maps="$(pin_dir)"
     while [ $i -lt 8 ]; do
         hex="$hex\"0x$(printf '%02x' $(((id >> (8 * i)) & 255)))\""
         [ $i -lt 7 ] && hex="$hex,"
@@ -358,7 +364,7 @@ policy_entries_of() {
     done
     for spec in cerb_policies:0 cerb_paths:0 cerb_net4:4 cerb_net6:4; do
         map="${spec%%:*}" offset="${spec#*:}"
-        n="$(bpftool map dump pinned "/sys/fs/bpf/cerberus/$map" -j 2>/dev/null |
+        n="$(bpftool map dump pinned "$maps/$map" -j 2>/dev/null |
             jq --argjson want "[$hex]" --argjson o "$offset" \
                 '[.[] | (.key // .formatted.key) | select(type == "array") | select(.[$o:$o + 8] == $want)] | length')"
         total=$((total + ${n:-0}))

@@ -154,8 +154,14 @@ void register_container(const RuntimeOptions& rt, const std::string& id, uint64_
     }
 }
 
-void finish_container(uint64_t cgroup_id)
+void finish_container(uint64_t cgroup_id, const std::string& pin_dir)
 {
+    if (pin_dir != CERB_PIN_DIR) {
+        spdlog::info("cgroup {} used {}, another build's pins: that build's collector, while it runs, writes its "
+                     "last events",
+                     cgroup_id, pin_dir);
+        return;
+    }
     std::string registry_entry = run_path("containers/" + std::to_string(cgroup_id));
     if (!files::exists(registry_entry))
         return; // never registered, or already finished

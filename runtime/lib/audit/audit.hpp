@@ -9,6 +9,7 @@
 
 #include "audit/audit_format.hpp"
 #include "base/runtime_options.hpp"
+#include "kernel/pinned_maps.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -16,10 +17,11 @@
 
 namespace cerberus::audit {
 
-// Host-wide, whatever --root says: there is one ring buffer per host.
+// Host-wide, whatever --root says, one per layout (kernel/pinned_maps.hpp):
+// there is one ring buffer per pin dir, and one collector that reads it.
 // Holds collector.lock (flocked by the running collector, with its pid),
 // collector.sock, collector.log and containers/<cgroup id> (the registry).
-inline constexpr const char* run_dir = "/run/cerberus-audit";
+inline constexpr const char* run_dir = "/run/cerberus-audit/" CERB_LAYOUT_ID;
 
 // <audit_dir>/<id>.jsonl
 std::string trail_path(const std::string& audit_dir, const std::string& id);
@@ -34,8 +36,9 @@ void register_container(const RuntimeOptions& rt, const std::string& id, uint64_
 // delete, once the container's processes are gone and before its policy is
 // removed: the collector writes every event still in the ring buffer and the
 // final lost count, syncs the trail and forgets the container. Logs (never
-// throws) when no collector answers.
-void finish_container(uint64_t cgroup_id);
+// throws) when no collector answers. pin_dir is the container's (its state's):
+// a container of another build's layout is left to that build's collector.
+void finish_container(uint64_t cgroup_id, const std::string& pin_dir);
 
 // Events of the container the BPF programs dropped so far; nullopt when it
 // has no policy entry (no policy, or nothing pinned).

@@ -4,6 +4,7 @@
 
 #include "base/error.hpp"
 #include "base/files.hpp"
+#include "kernel/pinned_maps.hpp"
 #include "cgroup/cgroup.hpp"
 #include "cgroup/device_filter.hpp"
 #include "oci/spec_names.hpp"
@@ -207,6 +208,7 @@ pid_t create(const RuntimeOptions& rt, const CreateOptions& opts)
     st.has_policy = policy.active();
     st.cgroup_id = policy.active() ? cgroup->id() : 0;
     st.enforcement = policy.active() ? policy::enforcement_name(policy.backend->kind()) : "";
+    st.pin_dir = policy.active() ? CERB_PIN_DIR : "";
     st.hooks_json = hooks::to_json(spec.hooks.value_or(spec::Hooks{}));
     dir.save(st);
 

@@ -3,6 +3,7 @@
 #include "audit/audit.hpp"
 #include "base/error.hpp"
 #include "base/files.hpp"
+#include "kernel/pinned_maps.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -27,21 +28,23 @@ audit::TrailStart trail_start(const policy::Backend& backend, const policy::Poli
 } // namespace
 
 PolicyGuard::PolicyGuard(const policy::Backend& backend, uint64_t cgroup_id, UniqueFd cgroup_dir,
-                         std::string keys_file)
-    : backend_(&backend), cgroup_id_(cgroup_id), cgroup_dir_(std::move(cgroup_dir)), keys_file_(std::move(keys_file))
+                         std::string keys_file, std::string pin_dir)
+    : backend_(&backend), cgroup_id_(cgroup_id), cgroup_dir_(std::move(cgroup_dir)), keys_file_(std::move(keys_file)),
+      pin_dir_(std::move(pin_dir))
 {
 }
 
 PolicyGuard::PolicyGuard(PolicyGuard&& other) noexcept
     : backend_(other.backend_), cgroup_id_(other.cgroup_id_), cgroup_dir_(std::move(other.cgroup_dir_)),
-      keys_file_(std::move(other.keys_file_)), armed_(std::exchange(other.armed_, false))
+      keys_file_(std::move(other.keys_file_)), pin_dir_(std::move(other.pin_dir_)),
+      armed_(std::exchange(other.armed_, false))
 {
 }
 
 PolicyGuard PolicyGuard::install(const RuntimeOptions& rt, const std::string& id, policy_setup::Prepared& prepared,
                                  const cgroups::Cgroup& cgroup, const state::ContainerDir& dir)
 {
-    PolicyGuard guard(*prepared.backend, cgroup.id(), cgroup.open_unified_dir(), dir.policy_keys_path());
+    PolicyGuard guard(*prepared.backend, cgroup.id(), cgroup.open_unified_dir(), dir.policy_keys_path(), CERB_PIN_DIR);
     guard.armed_ = false; // nothing of ours is in the kernel until install has begun
     files::write_file_atomic(dir.policy_path(), policy::policy_document(*prepared.policy), 0600);
     policy::assign_cgroup(prepared.compiled, guard.cgroup_id_);
@@ -63,7 +66,9 @@ PolicyGuard PolicyGuard::adopt(const state::ContainerState& st, const cgroups::C
     } catch (const Error& e) {
         spdlog::debug("the cgroup of {} is gone: {}", st.id, e.what()); // its programs went with it
     }
-    return PolicyGuard(policy::backend(*kind), st.cgroup_id, std::move(cgroup_dir), dir.policy_keys_path());
+    // A state without a pin dir is a build's from before the layout id, which pinned in CERB_PIN_ROOT.
+    return PolicyGuard(policy::backend(*kind), st.cgroup_id, std::move(cgroup_dir), dir.policy_keys_path(),
+                       st.pin_dir.empty() ? CERB_PIN_ROOT : st.pin_dir);
 }
 
 PolicyGuard::~PolicyGuard()
@@ -79,13 +84,13 @@ PolicyGuard::~PolicyGuard()
 
 void PolicyGuard::remove_entries() const
 {
-    backend_->remove({cgroup_id_, cgroup_dir_.get()}, keys_file_);
+    backend_->remove({cgroup_id_, cgroup_dir_.get(), pin_dir_}, keys_file_);
 }
 
 void PolicyGuard::retire()
 {
     armed_ = false;
-    audit::finish_container(cgroup_id_); // its last events, before the policy entry and lost count go
+    audit::finish_container(cgroup_id_, pin_dir_); // its last events, before the policy entry and lost count go
     remove_entries();
 }
 

@@ -39,13 +39,15 @@ public:
     void retire();
 
 private:
-    PolicyGuard(const policy::Backend& backend, uint64_t cgroup_id, UniqueFd cgroup_dir, std::string keys_file);
+    PolicyGuard(const policy::Backend& backend, uint64_t cgroup_id, UniqueFd cgroup_dir, std::string keys_file,
+                std::string pin_dir);
     void remove_entries() const;
 
     const policy::Backend* backend_;
     uint64_t cgroup_id_;
     UniqueFd cgroup_dir_;
     std::string keys_file_;
+    std::string pin_dir_; // where its entries are: this build's, or the one its state records
     bool armed_ = true;
 };
 

@@ -69,6 +69,7 @@ ContainerState ContainerDir::load() const
     s.has_policy = j.at("hasPolicy");
     s.cgroup_id = j.at("cgroupId");
     s.enforcement = j.value("enforcement", "");
+    s.pin_dir = j.value("pinDir", "");
     s.hooks_json = j.at("hooks");
     return s;
 }
@@ -89,6 +90,7 @@ void ContainerDir::save(const ContainerState& s) const
         {"hasPolicy", s.has_policy},
         {"cgroupId", s.cgroup_id},
         {"enforcement", s.enforcement},
+        {"pinDir", s.pin_dir},
         {"hooks", s.hooks_json},
     };
     files::write_file_atomic(path_ + "/state.json", j.dump());

@@ -31,6 +31,9 @@ struct ContainerState {
     bool has_policy = false;
     uint64_t cgroup_id = 0;
     std::string enforcement; // the policy's backend ("landlock", "bpf-lsm"), when it has one
+    // Where its BPF maps and programs are pinned (the creating build's layout);
+    // empty in states of builds that pinned directly in CERB_PIN_ROOT.
+    std::string pin_dir;
     std::string hooks_json; // the spec's hooks, for poststart and poststop
 };
 

@@ -5,11 +5,17 @@
 #pragma once
 
 #include "base/fd.hpp"
+#include "cerberus_layout.h"
 #include "cerberus_policy.h"
 
 #include <cstdint>
 #include <optional>
 #include <string>
+
+// This build's pin directory, named by its layout identity: a container's
+// state records it, so that a delete by a later build removes from the maps
+// the container's entries are in.
+#define CERB_PIN_DIR CERB_PIN_ROOT "/" CERB_LAYOUT_ID
 
 namespace cerberus::kernel {
 

@@ -114,7 +114,7 @@ public:
 
     void remove(const ContainerCgroup& cgroup, const std::string& keys_file) const override
     {
-        bpf::remove_entries(cgroup.id, keys_file);
+        bpf::remove_entries(cgroup.id, keys_file, cgroup.pin_dir);
     }
 
     uint64_t path_seed() const override

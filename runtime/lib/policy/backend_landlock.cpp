@@ -144,8 +144,8 @@ public:
     void remove(const ContainerCgroup& cgroup, const std::string& keys_file) const override
     {
         if (cgroup.dir_fd >= 0)
-            socket_programs::detach(cgroup.dir_fd);
-        bpf::remove_entries(cgroup.id, keys_file);
+            socket_programs::detach(cgroup.dir_fd, cgroup.pin_dir);
+        bpf::remove_entries(cgroup.id, keys_file, cgroup.pin_dir);
     }
 
     uint64_t path_seed() const override { return 0; } // no path maps: Landlock binds rules to objects

@@ -145,6 +145,23 @@ bool net_key_of(const NetKey& key, uint64_t cgroup_id)
     return key.cgroup_lo == static_cast<uint32_t>(cgroup_id) && key.cgroup_hi == static_cast<uint32_t>(cgroup_id >> 32);
 }
 
+// A pin dir of another layout: its policies map is keyed by the cgroup id in
+// every layout, the rest of its keys are not this build's to read.
+void remove_policy_entry_only(uint64_t cgroup_id, const std::string& pin_dir, const Error& why)
+{
+    std::string path = pin_dir + "/" + kernel::policies_map.name;
+    UniqueFd map(bpf_obj_get(path.c_str()));
+    bpf_map_info info{};
+    uint32_t length = sizeof(info);
+    if (!map || bpf_obj_get_info_by_fd(map.get(), &info, &length) < 0 || info.key_size != sizeof(cgroup_id))
+        throw why;
+    if (bpf_map_delete_elem(map.get(), &cgroup_id) < 0 && errno != ENOENT)
+        throw_errno("deleting the policy of cgroup " + std::to_string(cgroup_id) + " from " + path);
+    spdlog::info("removed the policy entry of cgroup {} from {} (another layout: {}); its other entries stay until "
+                 "that directory is removed",
+                 cgroup_id, pin_dir, why.what());
+}
+
 } // namespace
 
 void forward_libbpf_messages()
@@ -154,9 +171,11 @@ void forward_libbpf_messages()
 
 PinDirLock::PinDirLock(const std::string& pin_dir)
 {
-    ensure_mounted(parent_dir(pin_dir), "bpf", BPF_FS_MAGIC, "mode=0700");
-    if (mkdir(pin_dir.c_str(), 0700) < 0 && errno != EEXIST)
-        throw_errno("creating " + pin_dir);
+    ensure_mounted(parent_dir(CERB_PIN_ROOT), "bpf", BPF_FS_MAGIC, "mode=0700");
+    for (const std::string& dir : {std::string(CERB_PIN_ROOT), pin_dir}) {
+        if (mkdir(dir.c_str(), 0700) < 0 && errno != EEXIST)
+            throw_errno("creating " + dir);
+    }
     dir_.reset(open(pin_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!dir_)
         throw_errno("opening " + pin_dir);
@@ -311,9 +330,17 @@ void install_entries(const policy::CompiledPolicy& compiled, const std::string& 
     maps->install(compiled);
 }
 
-void remove_entries(uint64_t cgroup_id, const std::string& keys_file)
+void remove_entries(uint64_t cgroup_id, const std::string& keys_file, const std::string& pin_dir)
 {
-    auto maps = PolicyMaps::open_pinned();
+    std::optional<PolicyMaps> maps;
+    try {
+        maps = PolicyMaps::open_pinned(pin_dir);
+    } catch (const Error& e) {
+        if (e.errnum() != EPROTO)
+            throw;
+        remove_policy_entry_only(cgroup_id, pin_dir, e);
+        return;
+    }
     if (!maps)
         return;
     auto recorded = files::read_file_if_exists(keys_file);

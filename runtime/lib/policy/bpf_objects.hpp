@@ -6,6 +6,7 @@
 #pragma once
 
 #include "base/fd.hpp"
+#include "kernel/pinned_maps.hpp"
 #include "policy/policy_compile.hpp"
 #include "policy/policy_keys.hpp"
 
@@ -18,7 +19,8 @@
 
 namespace cerberus::bpf {
 
-// The pin directory, mounted and made when missing, flocked until destroyed:
+// The pin directory (bpffs mounted, CERB_PIN_ROOT and the directory made when
+// missing), flocked until destroyed:
 // concurrent creates load each program group once.
 class PinDirLock {
 public:
@@ -82,8 +84,12 @@ private:
 // A container's entries, with their keys recorded in keys_file first (so no
 // entry is ever without its record), and their removal: the recorded keys,
 // or, when the record is missing or damaged (a create that died midway),
-// every entry of the cgroup.
+// every entry of the cgroup. pin_dir is the one the container's state
+// records: when a build of another layout pinned it and its maps do not fit
+// this build's, only the container's policy entry (keyed by the cgroup id in
+// every layout) goes, which stops its rules; the rest stays until that pin dir
+// is removed.
 void install_entries(const policy::CompiledPolicy& compiled, const std::string& keys_file);
-void remove_entries(uint64_t cgroup_id, const std::string& keys_file);
+void remove_entries(uint64_t cgroup_id, const std::string& keys_file, const std::string& pin_dir = CERB_PIN_DIR);
 
 } // namespace cerberus::bpf

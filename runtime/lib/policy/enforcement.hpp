@@ -8,6 +8,7 @@
 #pragma once
 
 #include "base/fd.hpp"
+#include "kernel/pinned_maps.hpp"
 #include "oci/spec.hpp"
 #include "policy/policy.hpp"
 #include "policy/policy_compile.hpp"
@@ -68,10 +69,11 @@ struct ProcessRestrictions {
     std::vector<mounts::PathMount> path_mounts;
 };
 
-// What a container's part in the kernel is keyed by.
+// What a container's part in the kernel is keyed by, and where it is.
 struct ContainerCgroup {
     uint64_t id = 0;     // its cgroup v2 directory's id
     int dir_fd = -1;     // that directory, where cgroup programs attach
+    std::string pin_dir = CERB_PIN_DIR; // the maps and programs it uses (state.json keeps it)
 };
 
 class Backend {

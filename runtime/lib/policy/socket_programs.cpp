@@ -35,14 +35,14 @@ struct SkeletonDeleter {
     void operator()(cerberus_sock* skeleton) const { cerberus_sock__destroy(skeleton); }
 };
 
-std::string pin_path(const std::string& name)
+std::string pin_path(const std::string& name, const std::string& pin_dir)
 {
-    return std::string(CERB_PIN_DIR) + "/" + group + "_" + name;
+    return pin_dir + "/" + group + "_" + name;
 }
 
-UniqueFd open_pin(const std::string& name)
+UniqueFd open_pin(const std::string& name, const std::string& pin_dir = CERB_PIN_DIR)
 {
-    std::string path = pin_path(name);
+    std::string path = pin_path(name, pin_dir);
     UniqueFd fd(bpf_obj_get(path.c_str()));
     if (!fd)
         throw_errno("opening " + path);
@@ -142,12 +142,12 @@ void attach(int cgroup_dir_fd, uint64_t cgroup_id)
     }
 }
 
-void detach(int cgroup_dir_fd)
+void detach(int cgroup_dir_fd, const std::string& pin_dir)
 {
-    if (!loaded())
+    if (!bpf::group_pinned(group, pin_dir))
         return;
     for (const auto& program : programs) {
-        UniqueFd prog = open_pin(program.name);
+        UniqueFd prog = open_pin(program.name, pin_dir);
         if (bpf_prog_detach2(prog.get(), cgroup_dir_fd, program.type) < 0 && errno != ENOENT)
             throw_errno(std::string("detaching ") + program.name);
     }

@@ -21,8 +21,9 @@ bool loaded();
 // their owner; all or nothing.
 void attach(int cgroup_dir_fd, uint64_t cgroup_id);
 
-// Detaches them; a no-op for those not attached (or nothing pinned).
-void detach(int cgroup_dir_fd);
+// Detaches the programs pinned in pin_dir (the container's, from its state);
+// a no-op for those not attached (or nothing pinned there).
+void detach(int cgroup_dir_fd, const std::string& pin_dir);
 
 // How many of them are attached to the directory (tests, `cerberus check`).
 int attached_count(int cgroup_dir_fd);

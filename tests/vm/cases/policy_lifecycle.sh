@@ -41,7 +41,7 @@ vm_expect_output "container b gets its own rules" "$(printf 'errno=1 (EPERM)\ner
 cerberus delete --force policy-side-a >/dev/null 2>&1
 cerberus delete --force policy-side-b >/dev/null 2>&1
 
-vm_check "programs stay pinned" test -e /sys/fs/bpf/cerberus/cerb_policies
+vm_check "programs stay pinned, in the directory of this build's layout" test -e "$(pin_dir)/cerb_policies"
 vm_expect_output "no map entry of container a left after delete" 0 policy_entries_of "$id_a"
 vm_expect_output "no map entry of container b left after delete" 0 policy_entries_of "$id_b"
 
