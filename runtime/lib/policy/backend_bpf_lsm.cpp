@@ -45,9 +45,11 @@ void load_and_pin()
     if (int err = cerberus_policy__load(skeleton.get()))
         throw Error(std::string("the kernel refused to load the LSM programs: ") + errno_text(-err), -err);
     bpf::initialize_config();
+    // Pinned links outlive these handles, but the handles must outlive pin_group,
+    // which pins the marker (one link's fd) again once every link is pinned.
+    std::vector<std::unique_ptr<bpf_link, LinkDeleter>> links;
     bpf::pin_group(group, [&](const std::string& prefix) {
         int marker = -1;
-        std::vector<std::unique_ptr<bpf_link, LinkDeleter>> links; // pinned links outlive these handles
         bpf_program* program = nullptr;
         bpf_object__for_each_program(program, skeleton->obj)
         {
