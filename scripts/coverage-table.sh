@@ -24,7 +24,9 @@ trap 'rm -f "$table"' EXIT
         awk -F'\t' '!seen[$0]++' | while IFS=$'\t' read -r case check; do
         row="| ${case#policy_} | $check |"
         for backend in "${backends[@]}"; do
-            line="$(grep -F "$case: $check" "$results/$backend.txt" 2>/dev/null | grep -E "^VMTEST [a-z]+ $case: $check(:|$)" | tail -n1 || true)"
+            # The check's own text as a literal (names hold regex characters: "bpf() denied").
+            literal="$(printf '%s' "$case: $check" | sed 's/[][\.*^$()+?{}|]/\\&/g')"
+            line="$(grep -E "^VMTEST [a-z]+ $literal(:|$)" "$results/$backend.txt" 2>/dev/null | tail -n1 || true)"
             case "$line" in
             "VMTEST ok "*) cell="holds" ;;
             "VMTEST fail "*) cell="**fails**" ;;
