@@ -91,8 +91,8 @@ print_report() {
     fi
     echo
     [ -z "$policy_error" ] || echo "policy: cerberus fails closed on this host ($policy_error); measure it in the real-kernel lane"
-    [ "$scale" = 0 ] || echo "scale: containers created, not started, each in its own cgroup, no policy (none can attach" \
-        "on this host); a cell is creates #k to #k+4, each timed from bash"
+    [ "$scale" = 0 ] || echo "scale: containers created, not started, each in its own cgroup, no policy (policed ones: the" \
+        "policy table below); a cell is creates #k to #k+4, each timed from bash"
     echo "summary: run /bin/true ${summary["run /bin/true"]}; 100 runs ${summary["100 sequential runs (total)"]};" \
         "create+start+delete ${summary["create+start+delete"]}; peak RSS ${summary["peak RSS of run"]}"
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Benchmarks cerberus against crun and runc on one busybox bundle, in one run,
-# alternating the runtimes, and prints a table of medians, min–max and ratios.
+# alternating the runtimes, and prints a table of medians, min–max and ratios;
+# then the agent policy's costs natively (bench/policy_native.sh).
 # usage: bench/run.sh [--build DIR] [--runs N] [--scale N] [--keep-json DIR]
 #   --build DIR   cerberus build directory (default: build; built if missing)
 #   --runs N      timed runs per runtime and measurement (default 30)
@@ -280,3 +281,11 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 . "$here/report.sh"
 print_report
+
+# The policy's own costs (loops inside and outside, policed scale, a denial burst), in this namespace.
+if "$build/cerberus" check | grep -q '^--enforcement auto picks: [a-z]'; then
+    echo "bench: the agent policy, natively" >&2
+    "$here/policy_native.sh" "$build" --reps "$((runs < 15 ? runs : 15))" --scale "$scale"
+else
+    echo "bench: no enforcement backend on this host: the policy's costs are measured in the VM lane (make bench-policy)"
+fi

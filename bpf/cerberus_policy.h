@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR Apache-2.0 */
-/* Layout shared by the BPF LSM programs (cerberus_policy.bpf.c) and the
- * runtime (policy_compile, bpf_loader): map keys and values and the
+/* The contract between the BPF programs (the LSM programs in
+ * cerberus_policy.bpf.c, the cgroup socket programs in cerberus_sock.bpf.c)
+ * and the runtime: the pinned maps' names, keys and values, and the
  * ring-buffer event. Fixed-width fields with explicit padding only; the
- * runtime static_asserts every size. Changing a layout changes the pinned
- * maps' key/value sizes, which the loader detects and refuses. */
+ * runtime static_asserts every size in one place (kernel/pinned_maps.hpp) and
+ * opens every pinned map there, refusing one whose key or value size differs
+ * (another cerberus version pinned it). */
 #ifndef CERBERUS_POLICY_H
 #define CERBERUS_POLICY_H
 
@@ -11,7 +13,28 @@
 #include <linux/types.h>
 #endif
 
-#define CERB_PIN_DIR "/sys/fs/bpf/cerberus"
+/* Each build pins under CERB_PIN_ROOT/<layout id> (a hash of bpf/, made by
+ * cmake/layout.cmake; CERB_PIN_DIR in kernel/pinned_maps.hpp), never beside
+ * another build's programs and maps. Builds from before the layout id pinned
+ * directly in CERB_PIN_ROOT. */
+#define CERB_PIN_ROOT "/sys/fs/bpf/cerberus"
+
+/* The maps every program object shares, pinned by name under the pin dir.
+ * Each name is written once, here: the BPF sources declare the maps with
+ * these macros and the runtime turns them into strings (CERB_NAME). */
+#define CERB_MAP_POLICIES cerb_policies
+#define CERB_MAP_NET4 cerb_net4
+#define CERB_MAP_NET6 cerb_net6
+#define CERB_MAP_PATHS cerb_paths
+#define CERB_MAP_CONFIG cerb_config
+#define CERB_MAP_EVENT_ACCT cerb_event_acct
+#define CERB_MAP_EVENTS cerb_events
+#define CERB_MAP_SETUP_TASKS cerb_setup_tasks
+/* Pinned by the runtime under that name: the socket programs' per-cgroup owner
+ * storage (cerb_sock_owner in cerberus_sock.bpf.c), key and value a cgroup id. */
+#define CERB_PIN_SOCK_OWNER "sock_owner"
+#define CERB_NAME_(x) #x
+#define CERB_NAME(x) CERB_NAME_(x)
 
 /* Capacity: 1,000 containers with tens of rules each, with room to spare. */
 #define CERB_MAX_CONTAINERS 16384
@@ -35,7 +58,7 @@
  * cgroup, setting the container up, and only its exec is checked. */
 #define CERB_ARMED (1u << 5)
 
-/* cerb_setup_tasks: task storage, written by the runtime through a pidfd.
+/* CERB_MAP_SETUP_TASKS: task storage, written by the runtime through a pidfd.
  * A task marked there is the runtime's own, entering a container to exec a
  * process in it (`cerberus exec`): until that exec it is judged as the init
  * is before CERB_ARMED, only its exec is checked, and no task of a policed
@@ -45,7 +68,7 @@ struct cerb_setup_task {
     __u64 cgroup_id; /* the container it enters: the mark counts only there */
 };
 
-/* cerberus_policies: cgroup id -> what applies to that container. */
+/* CERB_MAP_POLICIES: cgroup id -> what applies to that container. */
 struct cerb_policy {
     __u32 flags;
     __u32 events_sent; /* events put in the ring buffer; wraps, only differences count */
@@ -53,7 +76,7 @@ struct cerb_policy {
     __u64 events_lost; /* bumped by the programs when the ring buffer is full or the container's share is */
 };
 
-/* cerberus_event_acct: cgroup id -> what the audit collector has taken from
+/* CERB_MAP_EVENT_ACCT: cgroup id -> what the audit collector has taken from
  * the ring buffer. Written only by the collector; the programs read consumed
  * so that one container never holds more than CERB_EVENTS_PER_CONTAINER
  * unread events, and a noisy container cannot starve the others. */
@@ -63,7 +86,7 @@ struct cerb_event_acct {
     __u64 lost_reported; /* events_lost already written to the trail */
 };
 
-/* cerberus_net4 / cerberus_net6: LPM tries. prefixlen counts the 64 bits of
+/* CERB_MAP_NET4 / CERB_MAP_NET6: LPM tries. prefixlen counts the 64 bits of
  * the cgroup id plus the CIDR's prefix, so each container owns a subtree. */
 struct cerb_net4_key {
     __u32 prefixlen;
@@ -91,9 +114,9 @@ struct cerb_net_value {
     struct cerb_port_range ranges[CERB_MAX_PORT_RANGES];
 };
 
-/* cerberus_paths: one entry per path rule. The hash is FNV-1a over the path
+/* CERB_MAP_PATHS: one entry per path rule. The hash is FNV-1a over the path
  * bytes (no trailing '/'; the root is the empty string), seeded with the
- * per-host seed in cerberus_config, so that colliding paths cannot be
+ * per-host seed in CERB_MAP_CONFIG, so that colliding paths cannot be
  * prepared in advance. */
 struct cerb_path_key {
     __u64 cgroup_id;
@@ -113,9 +136,10 @@ struct cerb_path_value {
     __u32 pad;
 };
 
-/* cerberus_config: a one-entry array. */
+/* CERB_MAP_CONFIG: a one-entry array, written once by whoever creates the maps. */
 struct cerb_config {
     __u64 path_seed;
+    __u64 host_netns_cookie; /* the same namespace's cookie, for the socket programs */
     __u32 host_netns; /* inode of the host's network namespace (of /proc/1/ns/net) */
     __u32 pad;
 };
@@ -156,6 +180,7 @@ enum cerb_rule {
     CERB_RULE_FORBIDDEN_CAP = 9,
     CERB_RULE_ESCALATION = 10, /* bpf, perf, modules, kexec, userns, mount */
     CERB_RULE_PATH_UNRESOLVED = 11, /* too long or deep for the buffers, or a relative unix socket path */
+    CERB_RULE_PING_SOCKET = 12, /* ICMP datagram socket: its destinations pass no cgroup socket program */
 };
 
 #define CERB_VERDICT_DENIED 1
@@ -168,7 +193,7 @@ enum cerb_rule {
 #define CERB_TARGET_CAPABILITY 3 /* number */
 #define CERB_TARGET_NUMBER 4 /* number: socket type, bpf cmd, read/load id */
 
-/* One denial (or, in audit mode, would-be denial), sent on cerberus_events. */
+/* One denial (or, in audit mode, would-be denial), sent on CERB_MAP_EVENTS. */
 struct cerb_event {
     __u64 time_ns; /* bpf_ktime_get_boot_ns: CLOCK_BOOTTIME */
     __u64 cgroup_id;

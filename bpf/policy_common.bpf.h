@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* Shared by the agent policy programs: maps, policy lookup, events. */
+/* Shared by the agent policy programs: maps, policy lookup, events. The
+ * shared maps are pinned by name (libbpf reuses a pinned map of the same
+ * layout), so the LSM and the socket programs read and write the same ones. */
 
 #pragma once
 
@@ -36,60 +38,68 @@
 
 struct {
     __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(pinning, LIBBPF_PIN_BY_NAME);
     __uint(max_entries, CERB_MAX_CONTAINERS);
     __type(key, __u64);
     __type(value, struct cerb_policy);
-} cerb_policies SEC(".maps");
+} CERB_MAP_POLICIES SEC(".maps");
 
 struct {
     __uint(type, BPF_MAP_TYPE_LPM_TRIE);
+    __uint(pinning, LIBBPF_PIN_BY_NAME);
     __uint(max_entries, CERB_MAX_NET_RULES);
     __uint(map_flags, BPF_F_NO_PREALLOC);
     __type(key, struct cerb_net4_key);
     __type(value, struct cerb_net_value);
-} cerb_net4 SEC(".maps");
+} CERB_MAP_NET4 SEC(".maps");
 
 struct {
     __uint(type, BPF_MAP_TYPE_LPM_TRIE);
+    __uint(pinning, LIBBPF_PIN_BY_NAME);
     __uint(max_entries, CERB_MAX_NET_RULES);
     __uint(map_flags, BPF_F_NO_PREALLOC);
     __type(key, struct cerb_net6_key);
     __type(value, struct cerb_net_value);
-} cerb_net6 SEC(".maps");
+} CERB_MAP_NET6 SEC(".maps");
 
 struct {
     __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(pinning, LIBBPF_PIN_BY_NAME);
     __uint(max_entries, CERB_MAX_PATH_RULES);
     __uint(map_flags, BPF_F_NO_PREALLOC);
     __type(key, struct cerb_path_key);
     __type(value, struct cerb_path_value);
-} cerb_paths SEC(".maps");
+} CERB_MAP_PATHS SEC(".maps");
 
 struct {
     __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(pinning, LIBBPF_PIN_BY_NAME);
     __uint(max_entries, 1);
     __type(key, __u32);
     __type(value, struct cerb_config);
-} cerb_config SEC(".maps");
+} CERB_MAP_CONFIG SEC(".maps");
 
 struct {
     __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(pinning, LIBBPF_PIN_BY_NAME);
     __uint(max_entries, CERB_MAX_CONTAINERS);
     __type(key, __u64);
     __type(value, struct cerb_event_acct);
-} cerb_event_acct SEC(".maps");
+} CERB_MAP_EVENT_ACCT SEC(".maps");
 
 struct {
     __uint(type, BPF_MAP_TYPE_RINGBUF);
+    __uint(pinning, LIBBPF_PIN_BY_NAME);
     __uint(max_entries, CERB_EVENTS_BYTES);
-} cerb_events SEC(".maps");
+} CERB_MAP_EVENTS SEC(".maps");
 
 struct {
     __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+    __uint(pinning, LIBBPF_PIN_BY_NAME);
     __uint(map_flags, BPF_F_NO_PREALLOC);
     __type(key, int);
     __type(value, struct cerb_setup_task);
-} cerb_setup_tasks SEC(".maps");
+} CERB_MAP_SETUP_TASKS SEC(".maps");
 
 /* bpf_d_path output. Per CPU: programs are not preempted under the VM lane's
  * (Debian default) voluntary preemption. */

@@ -24,14 +24,15 @@ static __always_inline bool own_network_namespace(struct socket *sock)
     return config && BPF_CORE_READ(sock, sk, __sk_common.skc_net.net, ns.inum) != config->host_netns;
 }
 
-static __always_inline bool inet4_allowed(__u64 cgroup_id, const __u8 *addr, __u16 port, struct socket *sock)
+/* own_netns: the socket is in a network namespace other than the host's. */
+static __always_inline bool inet4_allowed(__u64 cgroup_id, const __u8 *addr, __u16 port, bool own_netns)
 {
     struct cerb_net4_key key = {.prefixlen = 64 + 32, .cgroup_lo = (__u32)cgroup_id, .cgroup_hi = cgroup_id >> 32};
     __builtin_memcpy(key.addr, addr, 4);
     struct cerb_net_value *v = bpf_map_lookup_elem(&cerb_net4, &key);
     if (v && ports_allow(v, port))
         return true;
-    return addr[0] == 127 && own_network_namespace(sock);
+    return addr[0] == 127 && own_netns;
 }
 
 static __always_inline bool all_zero(const __u8 *bytes, int n)
@@ -43,17 +44,17 @@ static __always_inline bool all_zero(const __u8 *bytes, int n)
     return true;
 }
 
-static __always_inline bool inet6_allowed(__u64 cgroup_id, const __u8 *addr, __u16 port, struct socket *sock)
+static __always_inline bool inet6_allowed(__u64 cgroup_id, const __u8 *addr, __u16 port, bool own_netns)
 {
     /* An IPv4-mapped address (::ffff:a.b.c.d) reaches the IPv4 host. */
     if (all_zero(addr, 10) && addr[10] == 0xff && addr[11] == 0xff)
-        return inet4_allowed(cgroup_id, addr + 12, port, sock);
+        return inet4_allowed(cgroup_id, addr + 12, port, own_netns);
     struct cerb_net6_key key = {.prefixlen = 64 + 128, .cgroup_lo = (__u32)cgroup_id, .cgroup_hi = cgroup_id >> 32};
     __builtin_memcpy(key.addr, addr, 16);
     struct cerb_net_value *v = bpf_map_lookup_elem(&cerb_net6, &key);
     if (v && ports_allow(v, port))
         return true;
-    return all_zero(addr, 15) && addr[15] == 1 && own_network_namespace(sock);
+    return all_zero(addr, 15) && addr[15] == 1 && own_netns;
 }
 
 static __always_inline int refuse_address(struct cerb_policy *policy, __u64 cgroup_id, __u16 op, __u16 rule,
@@ -86,7 +87,7 @@ static __always_inline int check_destination(struct cerb_policy *policy, __u64 c
         if (addrlen < (int)sizeof(sin) || bpf_probe_read_kernel(&sin, sizeof(sin), address) < 0)
             return 0; /* the kernel rejects it as EINVAL */
         __u16 port = bpf_ntohs(sin.sin_port);
-        if (inet4_allowed(cgroup_id, (const __u8 *)&sin.sin_addr, port, sock))
+        if (inet4_allowed(cgroup_id, (const __u8 *)&sin.sin_addr, port, own_network_namespace(sock)))
             return 0;
         return refuse_address(policy, cgroup_id, op, CERB_RULE_NOT_IN_ALLOWED_HOSTS, family,
                               (const __u8 *)&sin.sin_addr, 4, port);
@@ -96,7 +97,7 @@ static __always_inline int check_destination(struct cerb_policy *policy, __u64 c
         if (addrlen < 24 || bpf_probe_read_kernel(&sin6, sizeof(sin6), address) < 0)
             return 0; /* SIN6_LEN_RFC2133 is the kernel's minimum */
         __u16 port = bpf_ntohs(sin6.sin6_port);
-        if (inet6_allowed(cgroup_id, (const __u8 *)&sin6.sin6_addr, port, sock))
+        if (inet6_allowed(cgroup_id, (const __u8 *)&sin6.sin6_addr, port, own_network_namespace(sock)))
             return 0;
         return refuse_address(policy, cgroup_id, op, CERB_RULE_NOT_IN_ALLOWED_HOSTS, family,
                               (const __u8 *)&sin6.sin6_addr, 16, port);

@@ -91,7 +91,7 @@ bundle_for() { # bundle_for DIR ARG...: a bundle with a writable rootfs holding 
 # unload_programs: with no policed container left, removing the pins detaches the programs (links and
 # maps are only held by their pins); the next policed create loads them again.
 unload_programs() {
-    rm -f /sys/fs/bpf/cerberus/*
+    rm -f "$(pin_dir)"/*
     ! command -v bpftool >/dev/null || ! bpftool prog show | grep -q cerb_
 }
 
@@ -177,7 +177,7 @@ while [ $i -le "$created" ]; do
 done
 if command -v bpftool >/dev/null; then
     vm_expect_output "no policy entry left after the scale test" 0 \
-        sh -c 'bpftool map dump pinned /sys/fs/bpf/cerberus/cerb_policies -j | jq length'
+        sh -c "bpftool map dump pinned $(pin_dir)/cerb_policies -j | jq length"
 fi
 rm -rf "$work"
 exit 0

@@ -23,6 +23,8 @@ json state_json(const container::Snapshot& s)
     j["rootfs"] = s.state.rootfs;
     j["created"] = s.state.created;
     j["owner"] = "";
+    if (s.state.has_policy)
+        j["cerberus.enforcement"] = s.state.enforcement; // the backend the policy runs under
     if (auto lost = s.state.has_policy ? audit::events_lost(s.state.cgroup_id) : std::nullopt)
         j["cerberus.eventsLost"] = *lost; // policy denials the ring buffer could not take
     return j;

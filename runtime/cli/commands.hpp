@@ -27,5 +27,6 @@ int cmd_resume(const RuntimeOptions& rt, const Args& args);
 int cmd_update(const RuntimeOptions& rt, const Args& args);
 int cmd_events(const RuntimeOptions& rt, const Args& args);
 int cmd_audit_collector(const RuntimeOptions& rt, const Args& args);
+int cmd_check(const RuntimeOptions& rt, const Args& args);
 
 } // namespace cerberus::cli

@@ -41,6 +41,7 @@ constexpr Command commands[] = {
     {"resume", cli::cmd_resume, "thaw a paused container"},
     {"update", cli::cmd_update, "change the resource limits of a container"},
     {"events", cli::cmd_events, "print a container's stats and OOM events, or its policy denials"},
+    {"check", cli::cmd_check, "print what this host can enforce, backend by backend and rule by rule"},
     {"audit-collector", cli::cmd_audit_collector, "collect policy denials into the audit trails", true},
 };
 
@@ -48,7 +49,7 @@ const std::vector<cli::OptionSpec> global_options = {
     {"root", 0, true},          {"log", 0, true},           {"log-format", 0, true},
     {"debug", 0, false},        {"systemd-cgroup", 0, false}, {"default-policy", 0, true},
     {"lock-policy", 0, false},  {"policy-dir", 0, true},    {"rootless", 0, true},
-    {"audit-dir", 0, true},
+    {"audit-dir", 0, true},     {"enforcement", 0, true},
     {"criu", 0, true},          {"version", 'v', false},    {"help", 'h', false},
 };
 
@@ -68,7 +69,8 @@ void print_usage()
             std::printf("  %-10s %s\n", c.name, c.summary);
     std::printf("\nglobal options: --root DIR (default /run/cerberus), --log FILE, --log-format text|json, --debug,\n"
                 "  --systemd-cgroup, --default-policy FILE, --lock-policy, --policy-dir DIR,\n"
-                "  --audit-dir DIR (default /var/log/cerberus)\n");
+                "  --audit-dir DIR (default /var/log/cerberus),\n"
+                "  --enforcement auto|bpf-lsm|landlock (default auto: the strongest this host has)\n");
 }
 
 // Errors go to stderr, and also to the --log file, whose last error line
@@ -116,6 +118,11 @@ int main(int argc, char** argv)
         rt.lock_policy = global.flag("lock-policy");
         rt.policy_dir = global.get("policy-dir", rt.policy_dir);
         rt.audit_dir = global.get("audit-dir", rt.audit_dir);
+        rt.enforcement = global.get("enforcement", rt.enforcement);
+        if (rt.enforcement != "auto" && rt.enforcement != "bpf-lsm" && rt.enforcement != "landlock" &&
+            rt.enforcement != "fmod-ret")
+            throw cli::UsageError("--enforcement: expected auto, bpf-lsm, fmod-ret or landlock, got \"" +
+                                  rt.enforcement + "\"");
         if (!command)
             throw cli::UsageError("no such command: " + global.positional[0]);
         return command->run(rt, cli::Args(global.positional.begin() + 1, global.positional.end()));

@@ -1,8 +1,10 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: Apache-2.0
 # The agent policy on this host: bad policies are refused before anything is
-# set up; where the kernel cannot enforce, create fails closed. (Enforcement
-# itself is tested in the real-kernel lane, tests/vm/cases/policy_*.sh.)
+# set up; a policy the chosen backend cannot carry out is refused, naming the
+# rule and the backend, and leaves nothing behind; where the kernel cannot
+# enforce, create fails closed. (Enforcement itself: tests/vm/cases/policy_*.sh,
+# in the VM lane under the BPF LSM and natively by policy_native.bats.)
 
 load helpers
 
@@ -17,6 +19,23 @@ expect_nothing_left() {
     [ ! -e "$ROOT/$ID" ]
     [ ! -d "/sys/fs/cgroup/unified/cerberus-test/$ID" ]
     [ ! -d "/sys/fs/cgroup/pids/cerberus-test/$ID" ]
+}
+
+# A network no other test uses (198.18.77.0/24, port 4242), so its map entries are this test's alone.
+unique_hosts='"allowed_hosts": ["198.18.77.0/24:4242"]'
+
+# pin_dir: where this build pins its maps and programs (cerberus check says).
+pin_dir() {
+    cerb check | sed -n 's/^pin dir: *\([^ ]*\).*/\1/p'
+}
+
+# no_entry_of_unique_hosts: no cerb_net4 key holds 198.18.77.0 (c6 12 4d 00).
+no_entry_of_unique_hosts() {
+    local maps
+    maps="$(pin_dir)"
+    [ -n "$maps" ] && [ -e "$maps/cerb_net4" ] || return 0
+    ! bpftool map dump pinned "$maps/cerb_net4" -j |
+        jq -e '[.[] | (.key // .formatted.key) | select(type == "array") | select(.[12:16] == ["0xc6","0x12","0x4d","0x00"])] | length > 0'
 }
 
 @test "a policy with an unknown field is refused, naming the field" {
@@ -156,7 +175,101 @@ expect_accepted() {
     expect_accepted
     teardown_bundle
     echo '{"allowed_paths": ["/tmp"], "read_only_paths": ["/tmp/ro", "/bin"]}' > "$BATS_TEST_TMPDIR/default.json"
-    set_policy '{"allowed_paths": ["/tmp"], "read_only_paths": ["/tmp/ro"]}'
+    set_policy '{"allowed_paths": ["/tmp"], "read_only_paths": ["/tmp/ro", "/bin"]}' # /bin: the probe must run
     run cerb --default-policy "$BATS_TEST_TMPDIR/default.json" --lock-policy run -b "$BUNDLE" "$ID"
+    echo "$output"
     expect_accepted
+}
+
+@test "a policy the backend cannot carry out is refused, naming the rule and the backend, and leaves nothing" {
+    set_policy '{"mode": "audit", '"$unique_hosts"', "allowed_paths": ["/tmp"]}'
+    run cerb --enforcement landlock run -b "$BUNDLE" "$ID"
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *'policy.allowed_paths: the landlock backend cannot audit'* ]]
+    expect_nothing_left
+    no_entry_of_unique_hosts
+    # Control: the same policy in enforce mode runs.
+    set_policy '{'"$unique_hosts"', "allowed_paths": ["/tmp"], "read_only_paths": ["/bin"]}'
+    run cerb --enforcement landlock run -b "$BUNDLE" "$ID"
+    [ "$output" = "errno=1 (EPERM)" ]
+}
+
+@test "a refusal after the policy is in the kernel leaves nothing: entries, programs, cgroup, state" {
+    mkdir -p "$BUNDLE/rootfs/workspace"
+    echo secret > "$BUNDLE/rootfs/workspace/secret"
+    ln "$BUNDLE/rootfs/workspace/secret" "$BUNDLE/rootfs/workspace/alias"
+    set_policy '{'"$unique_hosts"', "allowed_paths": ["/workspace", "/dev"], "read_only_paths": ["/bin"],
+                 "denied_paths": ["/workspace/secret"]}'
+    run cerb --enforcement landlock run -b "$BUNDLE" "$ID"
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *'denied path /workspace/secret'*'hard links'* ]]
+    expect_nothing_left # the cgroup, and with it the socket programs attached to it
+    no_entry_of_unique_hosts
+    # Control: without the second name the container runs under the same policy.
+    rm "$BUNDLE/rootfs/workspace/alias"
+    run cerb --enforcement landlock run -b "$BUNDLE" "$ID"
+    [ "$output" = "errno=1 (EPERM)" ]
+}
+
+@test "a backend this host cannot run fails closed, saying why, and leaves nothing" {
+    [[ "$(cerb check)" == *'bpf-lsm   unusable'* ]] || skip "this host runs the BPF LSM"
+    set_policy '{'"$unique_hosts"'}'
+    run cerb --enforcement bpf-lsm run -b "$BUNDLE" "$ID"
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *'enforcement "bpf-lsm"'*'refusing to run the container unprotected'* ]]
+    expect_nothing_left
+    set_policy '{"enforcement": "bpf-lsm", '"$unique_hosts"'}'
+    run cerb run -b "$BUNDLE" "$ID"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *'the policy demands at least "bpf-lsm"'* ]]
+    expect_nothing_left
+    no_entry_of_unique_hosts
+}
+
+@test "--lock-policy refuses an annotation that asks for a weaker backend than the default" {
+    echo '{"enforcement": "bpf-lsm", "allowed_hosts": ["192.0.2.1:443"]}' > "$BATS_TEST_TMPDIR/default.json"
+    set_policy '{"enforcement": "landlock", "allowed_hosts": ["192.0.2.1:443"]}'
+    run cerb --default-policy "$BATS_TEST_TMPDIR/default.json" --lock-policy run -b "$BUNDLE" "$ID"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *'policy.enforcement'*'widens the locked default'* ]]
+    expect_nothing_left
+}
+
+@test "state and the trail name the backend; check reports the host" {
+    set_policy '{"allowed_hosts": ["192.0.2.1:443"]}'
+    set_args sleep 10
+    cerb --audit-dir "$BATS_TEST_TMPDIR/audit" run -d -b "$BUNDLE" "$ID"
+    [ "$(cerb state "$ID" | jq -r '."cerberus.enforcement"')" = landlock ]
+    head -1 "$BATS_TEST_TMPDIR/audit/$ID.jsonl" | jq -e '.type == "start" and .enforcement == "landlock"'
+    run cerb check
+    [[ "$output" == *'Landlock ABI:'* ]]
+    [[ "$output" == *'picks: landlock'* ]]
+    [[ "$output" == *'allowed_hosts'*'enforced, reported'* ]]
+}
+
+@test "pins live in this build's layout directory, recorded in the state; another layout's maps beside it stop nothing" {
+    local maps other
+    maps="$(pin_dir)"
+    [[ "$maps" =~ ^/sys/fs/bpf/cerberus/[0-9a-f]{12}$ ]]
+    # What a build with another map layout leaves on this host: its own directory, maps of other sizes.
+    other="/sys/fs/bpf/cerberus/bats-other-layout-$$"
+    mkdir -p "$other"
+    bpftool map create "$other/cerb_policies" type hash key 8 value 4 entries 1 name cerb_policies
+    set_policy '{"allowed_hosts": ["192.0.2.1:443"]}'
+    set_args sleep 10
+    run cerb run -d -b "$BUNDLE" "$ID"
+    rm -rf "$other"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "$(jq -r .pinDir "$ROOT/$ID/state.json")" = "$maps" ]
+    [ -e "$maps/cerb_policies" ]
+    # delete removes the container's entries from the maps its state names.
+    cgroup_id="$(jq -r .cgroupId "$ROOT/$ID/state.json")"
+    key="$(printf '%016x' "$cgroup_id" | sed 's/../& /g' | awk '{for (i = NF; i > 0; i--) printf "0x%s ", $i}')"
+    bpftool map lookup pinned "$maps/cerb_policies" key $key >/dev/null
+    cerb delete --force "$ID"
+    ! bpftool map lookup pinned "$maps/cerb_policies" key $key >/dev/null 2>&1
 }

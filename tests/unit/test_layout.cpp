@@ -23,7 +23,7 @@ namespace {
 // A folder may include itself and folders of a lower rank. rootfs, cgroup and seccomp
 // are siblings; process sits above them because the init applies all three in the child.
 const std::map<std::string, int> rank_of_folder = {
-    {"base", 0},   {"oci", 1},   {"rootfs", 2}, {"cgroup", 2},    {"seccomp", 2},
+    {"base", 0},   {"oci", 1},   {"rootfs", 2}, {"cgroup", 2},    {"seccomp", 2}, {"kernel", 2},
     {"process", 3}, {"policy", 4}, {"audit", 4}, {"container", 5},
 };
 constexpr int cli_rank = 6;

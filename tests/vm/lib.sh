@@ -1,5 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-# Shell library for VM case scripts (busybox ash inside the VM). Source it: . /vm/lib.sh
+# Shell library for VM case scripts (busybox ash inside the VM). Source it: . "${VM_LIB:-/vm/lib.sh}"
+# The policy cases also run natively (tests/policy/run-native.sh sets VM_LIB, VM_ROOTFS, CERBERUS_ROOT and
+# CERBERUS_ENFORCEMENT, and puts wrappers of cerberus and cerberus-probe first on PATH).
 #
 # Every check prints exactly one verdict line on the console, which run.sh parses on the host:
 #   VMTEST ok <case>: <check>
@@ -242,7 +244,7 @@ vm_json_array() {
     for arg in "$@"; do
         json="$json${json:+,}$(printf '%s' "$arg" | jq -Rs .)" || return
     done
-    echo "[$json]"
+    printf '[%s]\n' "$json" # not echo: dash's turns the JSON's \n escapes into newlines
 }
 
 # Sets process.args: bundle_set_args DIR ARG...
@@ -253,7 +255,7 @@ bundle_set_args() {
     bundle_edit "$dir" '.process.args = $args' --argjson args "$args"
 }
 
-# Makes an OCI bundle in DIR: a copy of /rootfs (busybox, cerberus-probe) and a config.json from
+# Makes an OCI bundle in DIR: a copy of /rootfs (VM_ROOTFS natively) (busybox, cerberus-probe) and a config.json from
 # `cerberus spec` when it works (else a built-in runc-like default), with terminal off and, when ARGs are
 # given, process.args set to them. Usage: make_bundle DIR [ARG...]
 make_bundle() {
@@ -261,7 +263,7 @@ make_bundle() {
     shift
     mkdir -p "$dir" || return
     rm -rf "$dir/rootfs" "$dir/config.json"
-    cp -a /rootfs "$dir/rootfs" || return
+    cp -a "${VM_ROOTFS:-/rootfs}" "$dir/rootfs" || return
     if ! { vm_has_cerberus && (cd "$dir" && cerberus spec >/dev/null 2>&1) && [ -s "$dir/config.json" ]; }; then
         vm_has_cerberus && vm_log "cerberus spec failed; using the built-in default config.json"
         vm__default_spec >"$dir/config.json" || return
@@ -289,4 +291,93 @@ policy_bundle() {
     shift 2
     make_bundle "$dir" "$@" &&
         bundle_edit "$dir" '.annotations["io.cerberus.policy"] = $p | .root.readonly = false' --arg p "$policy"
+}
+
+# --- the policy cases on every backend -------------------------------------------------------------------
+
+# The enforcement backend the policy cases run under: bpf-lsm in the VM lane, landlock natively.
+POLICY_BACKEND="${CERBERUS_ENFORCEMENT:-bpf-lsm}"
+# Where cerberus keeps container state (its --root).
+CERBERUS_STATE="${CERBERUS_ROOT:-/run/cerberus}"
+
+# denial_errno BPF_LSM_ERRNO LANDLOCK_ERRNO: the errno a denial gives under this backend. The landlock
+# backend denies some actions through the file system (EROFS from read-only mounts, EXDEV and EBUSY from
+# the mount over a denied path) before its access rules are asked.
+denial_errno() {
+    if [ "$POLICY_BACKEND" = landlock ]; then echo "$2"; else echo "$1"; fi
+}
+
+# cannot_hold BACKEND CHECK REASON: true (and a skip verdict naming the backend) when the cases run under
+# BACKEND, which cannot make CHECK hold; the coverage table in docs/policy.md shows it.
+cannot_hold() {
+    [ "$POLICY_BACKEND" = "$1" ] || return 1
+    vm_skip "$2" "cannot hold on $1: $3"
+}
+
+# vm_expect_refused CHECK NEEDLE CMD...: ok when the command fails and its output names NEEDLE (a policy
+# the backend cannot carry out is refused at create, naming the rule and the backend).
+vm_expect_refused() {
+    local check="$1" needle="$2"
+    shift 2
+    if vm_run "$@"; then
+        vm_fail "$check" "expected a refusal naming '$needle' but it ran; $(vm__said)"
+        return
+    fi
+    case "$VM_STDOUT$VM_STDERR" in
+    *"$needle"*) vm_ok "$check" ;;
+    *) vm_fail "$check" "expected a refusal naming '$needle'; $(vm__said)" ;;
+    esac
+}
+
+# audit_or_refused [--contains] CHECK EXPECTED CMD...: in audit mode the action runs (stdout EXPECTED, or
+# output containing it). The landlock backend cannot audit file, exec or capability rules: there the check
+# cannot hold, and what is checked instead is that create refuses such a policy, naming the rule and the backend.
+audit_or_refused() {
+    local expect=vm_expect_output
+    [ "$1" = --contains ] && expect=vm_expect_contains && shift
+    local check="$1" expected="$2"
+    shift 2
+    if [ "$POLICY_BACKEND" != landlock ]; then
+        $expect "$check" "$expected" "$@"
+    elif vm_run "$@"; then
+        vm_fail "$check" "expected create to refuse the audit-mode policy; $(vm__said)"
+    else
+        case "$VM_STDOUT$VM_STDERR" in
+        *"the landlock backend cannot audit"*) vm_skip "$check" "cannot hold on landlock: the policy is refused at create (checked): it can only deny" ;;
+        *) vm_fail "$check" "expected a refusal naming the landlock backend; $(vm__said)" ;;
+        esac
+    fi
+}
+
+# pin_dir: where this build of cerberus pins its maps and programs (a directory named by its BPF layout).
+pin_dir() {
+    cerberus check 2>/dev/null | sed -n 's/^pin dir: *\([^ ]*\).*/\1/p'
+}
+
+# policy_entries_of CGROUP_ID: how many entries of the pinned policy maps are keyed by the cgroup id.
+policy_entries_of() {
+    local id="$1" hex="" i=0 total=0 map offset n maps
+    maps="$(pin_dir)"
+    while [ $i -lt 8 ]; do
+        hex="$hex\"0x$(printf '%02x' $(((id >> (8 * i)) & 255)))\""
+        [ $i -lt 7 ] && hex="$hex,"
+        i=$((i + 1))
+    done
+    for spec in cerb_policies:0 cerb_paths:0 cerb_net4:4 cerb_net6:4; do
+        map="${spec%%:*}" offset="${spec#*:}"
+        n="$(bpftool map dump pinned "$maps/$map" -j 2>/dev/null |
+            jq --argjson want "[$hex]" --argjson o "$offset" \
+                '[.[] | (.key // .formatted.key) | select(type == "array") | select(.[$o:$o + 8] == $want)] | length')"
+        total=$((total + ${n:-0}))
+    done
+    echo "$total"
+}
+
+# cgroup_id_of ID: the cgroup v2 id (the directory's inode) of a running container's init.
+cgroup_id_of() {
+    local pid cg root
+    pid="$(cerberus state "$1" | jq -r .pid)" || return 1
+    cg="$(sed -n 's/^0:://p' "/proc/$pid/cgroup")"
+    root="$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)"
+    stat -c %i "$root$cg"
 }

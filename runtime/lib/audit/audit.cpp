@@ -4,7 +4,7 @@
 #include "base/error.hpp"
 #include "base/fd.hpp"
 #include "base/files.hpp"
-#include "cerberus_policy.h"
+#include "kernel/pinned_maps.hpp"
 
 #include <bpf/bpf.h>
 #include <fcntl.h>
@@ -22,6 +22,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <ctime>
 #include <thread>
 
 namespace cerberus::audit {
@@ -90,9 +91,9 @@ std::string ask_collector(const std::string& request)
 // The container's entry in the pinned policies map (its event counters).
 std::optional<cerb_policy> policy_entry(uint64_t cgroup_id)
 {
-    UniqueFd map(bpf_obj_get(CERB_PIN_DIR "/cerb_policies"));
+    auto map = kernel::open_map_if_pinned(kernel::policies_map);
     cerb_policy policy{};
-    if (!map || bpf_map_lookup_elem(map.get(), &cgroup_id, &policy) < 0)
+    if (!map || bpf_map_lookup_elem(map->get(), &cgroup_id, &policy) < 0)
         return std::nullopt;
     return policy;
 }
@@ -125,8 +126,22 @@ void ensure_collector()
     waitpid(pid, nullptr, 0);
 }
 
-void register_container(const RuntimeOptions& rt, const std::string& id, uint64_t cgroup_id)
+void register_container(const RuntimeOptions& rt, const std::string& id, uint64_t cgroup_id,
+                        const TrailStart& start)
 {
+    std::string trail = trail_path(rt.audit_dir, id);
+    with_context("starting the audit trail " + trail, [&] {
+        files::make_dirs(rt.audit_dir, 0700);
+        UniqueFd fd(open(trail.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600));
+        if (!fd)
+            throw_errno("open");
+        timespec now{};
+        clock_gettime(CLOCK_REALTIME, &now);
+        std::string line =
+            dump_line(start_json(id, int64_t{now.tv_sec} * 1000000000 + now.tv_nsec, start)) + "\n";
+        if (write(fd.get(), line.data(), line.size()) != static_cast<ssize_t>(line.size()))
+            throw_errno("write");
+    });
     std::string registry = run_path("containers");
     with_context("registering container " + id + " with the audit collector", [&] {
         files::make_dirs(registry, 0700);
@@ -140,8 +155,14 @@ void register_container(const RuntimeOptions& rt, const std::string& id, uint64_
     }
 }
 
-void finish_container(uint64_t cgroup_id)
+void finish_container(uint64_t cgroup_id, const std::string& pin_dir)
 {
+    if (pin_dir != CERB_PIN_DIR) {
+        spdlog::info("cgroup {} used {}, another build's pins: that build's collector, while it runs, writes its "
+                     "last events",
+                     cgroup_id, pin_dir);
+        return;
+    }
     std::string registry_entry = run_path("containers/" + std::to_string(cgroup_id));
     if (!files::exists(registry_entry))
         return; // never registered, or already finished

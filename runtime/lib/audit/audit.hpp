@@ -8,7 +8,9 @@
 // Enforcement never depends on any of this.
 #pragma once
 
+#include "audit/audit_format.hpp"
 #include "base/runtime_options.hpp"
+#include "kernel/pinned_maps.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -16,24 +18,28 @@
 
 namespace cerberus::audit {
 
-// Host-wide, whatever --root says: there is one ring buffer per host.
+// Host-wide, whatever --root says, one per layout (kernel/pinned_maps.hpp):
+// there is one ring buffer per pin dir, and one collector that reads it.
 // Holds collector.lock (flocked by the running collector, with its pid),
 // collector.sock, collector.log and containers/<cgroup id> (the registry).
-inline constexpr const char* run_dir = "/run/cerberus-audit";
+inline constexpr const char* run_dir = "/run/cerberus-audit/" CERB_LAYOUT_ID;
 
 // <audit_dir>/<id>.jsonl
 std::string trail_path(const std::string& audit_dir, const std::string& id);
 
-// create, once the policy is in the maps and before the init runs: records
-// cgroup_id -> id and starts the collector unless one runs. Throws when the
-// registry cannot be written; a collector that cannot be started is logged.
-void register_container(const RuntimeOptions& rt, const std::string& id, uint64_t cgroup_id);
+// create, once the policy is in the kernel and before the init runs: writes
+// the trail's first line (start), records cgroup_id -> id and starts the
+// collector unless one runs. Throws when the trail or the registry cannot be
+// written; a collector that cannot be started is logged.
+void register_container(const RuntimeOptions& rt, const std::string& id, uint64_t cgroup_id,
+                        const TrailStart& start);
 
 // delete, once the container's processes are gone and before its policy is
 // removed: the collector writes every event still in the ring buffer and the
 // final lost count, syncs the trail and forgets the container. Logs (never
-// throws) when no collector answers.
-void finish_container(uint64_t cgroup_id);
+// throws) when no collector answers. pin_dir is the container's (its state's):
+// a container of another build's layout is left to that build's collector.
+void finish_container(uint64_t cgroup_id, const std::string& pin_dir);
 
 // Events of the container the BPF programs dropped so far; nullopt when it
 // has no policy entry (no policy, or nothing pinned).

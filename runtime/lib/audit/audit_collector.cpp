@@ -6,6 +6,7 @@
 #include "base/error.hpp"
 #include "base/fd.hpp"
 #include "base/files.hpp"
+#include "kernel/pinned_maps.hpp"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -94,15 +95,6 @@ private:
     uint64_t unknown_ = 0; // events of cgroups in no registry entry
 };
 
-UniqueFd open_pinned(const char* name)
-{
-    std::string path = std::string(CERB_PIN_DIR) + "/" + name;
-    UniqueFd fd(bpf_obj_get(path.c_str()));
-    if (!fd)
-        throw_errno("opening pinned map " + path);
-    return fd;
-}
-
 bool Collector::take_lock()
 {
     if (flock(lock_.get(), LOCK_EX | LOCK_NB) < 0)
@@ -139,12 +131,12 @@ bool Collector::start()
         throw_errno("opening " + lock_path);
     if (!take_lock())
         return false;
-    policies_ = open_pinned("cerb_policies");
-    acct_ = open_pinned("cerb_event_acct");
-    events_ = open_pinned("cerb_events");
+    policies_ = kernel::open_map(kernel::policies_map);
+    acct_ = kernel::open_map(kernel::event_acct_map);
+    events_ = kernel::open_map(kernel::events_map);
     ring_.reset(ring_buffer__new(events_.get(), on_event, this, nullptr));
     if (!ring_)
-        throw_errno("reading the ring buffer " CERB_PIN_DIR "/cerb_events");
+        throw_errno(std::string("reading the ring buffer ") + CERB_PIN_DIR + "/" + kernel::events_map.name);
     epoll_.reset(epoll_create1(EPOLL_CLOEXEC));
     if (!epoll_)
         throw_errno("epoll_create1");

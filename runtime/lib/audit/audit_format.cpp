@@ -90,6 +90,7 @@ std::string rule_text(const cerb_event& e)
     case CERB_RULE_NOT_IN_ALLOWED_HOSTS: return "not in allowed_hosts";
     case CERB_RULE_ADDRESS_FAMILY: return "address family not allowed";
     case CERB_RULE_RAW_SOCKET: return "raw and packet sockets are refused";
+    case CERB_RULE_PING_SOCKET: return "ICMP sockets are refused under allowed_hosts";
     case CERB_RULE_NOT_IN_ALLOWED_PATHS: return "not in allowed_paths";
     case CERB_RULE_DENIED_PATH: return "denied_paths " + entry();
     case CERB_RULE_READ_ONLY_PATH: return "read_only_paths " + entry();
@@ -197,12 +198,36 @@ std::string text_line(const std::string& json_line)
     std::string line = clock + " " + str("id") + " ";
     if (str("type") == "lost")
         return line + "LOST " + num("count") + " events (" + num("total") + " in all)";
+    if (str("type") == "start") {
+        line += "START enforced by " + str("enforcement");
+        auto list = [&](const char* key, const char* label) {
+            if (j.contains(key) && j[key].is_array() && !j[key].empty()) {
+                std::string items;
+                for (const auto& item : j[key])
+                    items += (items.empty() ? "" : "; ") + (item.is_string() ? item.get<std::string>() : item.dump());
+                line += std::string(", ") + label + ": " + items;
+            }
+        };
+        list("not_reported", "not reported");
+        list("partly_enforced", "partly enforced");
+        return line;
+    }
     line += str("comm") + "[" + num("pid") + "] " + str("op");
     if (!str("target").empty())
         line += " " + str("target");
     std::string verdict = str("verdict");
     std::transform(verdict.begin(), verdict.end(), verdict.begin(), [](unsigned char c) { return std::toupper(c); });
     return line + " " + verdict + " (" + str("rule") + ")";
+}
+
+nlohmann::ordered_json start_json(const std::string& id, int64_t wall_ns, const TrailStart& start)
+{
+    return {{"type", "start"},
+            {"time", rfc3339_ns(wall_ns)},
+            {"id", id},
+            {"enforcement", start.enforcement},
+            {"not_reported", start.not_reported},
+            {"partly_enforced", start.partly_enforced}};
 }
 
 } // namespace cerberus::audit

@@ -4,16 +4,16 @@
 // functions; every numeric enum of cerberus_policy.h is named here and only here.
 #pragma once
 
-#include "cerberus_policy.h"
+#include "kernel/pinned_maps.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace cerberus::audit {
 
-static_assert(sizeof(cerb_event_acct) == 16);
 
 // What the collector knows besides the event itself.
 struct EventContext {
@@ -44,6 +44,18 @@ nlohmann::ordered_json event_json(const cerb_event& e, const EventContext& ctx);
 // {"type":"lost","time":...,"id":...,"count":N,"total":T}: N more events of
 // the container were dropped (T in all), counted by the BPF programs.
 nlohmann::ordered_json lost_json(const std::string& id, int64_t wall_ns, uint64_t count, uint64_t total);
+
+// What a container's trail says first: the backend its policy runs under, and
+// the rule kinds of its policy whose denials that backend cannot report, or
+// carries out only in part (docs/policy.md says how).
+struct TrailStart {
+    std::string enforcement;
+    std::vector<std::string> not_reported;
+    std::vector<std::string> partly_enforced;
+};
+
+// {"type":"start","time":...,"id":...,"enforcement":"landlock","not_reported":[...],"partly_enforced":[...]}
+nlohmann::ordered_json start_json(const std::string& id, int64_t wall_ns, const TrailStart& start);
 
 // Compact JSON; bytes that are not UTF-8 (paths may hold any) are replaced.
 std::string dump_line(const nlohmann::ordered_json& record);

@@ -13,6 +13,7 @@ struct RuntimeOptions {
     bool lock_policy = false;                        // --lock-policy
     std::string policy_dir = "/etc/cerberus/policies";
     std::string audit_dir = "/var/log/cerberus";     // --audit-dir: <id>.jsonl trails of policy denials
+    std::string enforcement = "auto";                // --enforcement: auto, bpf-lsm, fmod-ret, landlock
 };
 
 } // namespace cerberus

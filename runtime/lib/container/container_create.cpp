@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "container/container.hpp"
 
-#include "audit/audit.hpp"
 #include "base/error.hpp"
 #include "base/files.hpp"
 #include "cgroup/cgroup.hpp"
 #include "cgroup/device_filter.hpp"
+#include "container/container_policy.hpp"
+#include "kernel/pinned_maps.hpp"
 #include "oci/spec_parse.hpp"
 #include "oci/spec_validate.hpp"
 #include "policy/policy_setup.hpp"
@@ -47,9 +48,8 @@ public:
             ::kill(init_pid, SIGKILL);
             ::waitpid(init_pid, nullptr, 0);
         }
+        policy.reset(); // its entries only: the container never registered a trail worth finishing
         try {
-            if (policy_cgroup_id)
-                policy_setup::remove(policy_cgroup_id, dir->policy_keys_path());
             if (cgroup)
                 cgroup->destroy();
             if (dir)
@@ -61,7 +61,7 @@ public:
 
     bool armed = true;
     pid_t init_pid = 0;
-    uint64_t policy_cgroup_id = 0;
+    std::optional<PolicyGuard> policy;
     cgroups::Cgroup* cgroup = nullptr;
     state::ContainerDir* dir = nullptr;
 };
@@ -101,8 +101,16 @@ pid_t create(const RuntimeOptions& rt, const CreateOptions& opts)
     if (process.terminal && opts.console_socket.empty() && opts.console_fd < 0)
         throw Error(config + ": process.terminal is true but --console-socket is not set", EINVAL);
 
-    policy_setup::Prepared policy = with_context(config, [&] { return policy_setup::prepare(rt, spec); });
+    policy_setup::Prepared policy = with_context(config, [&] { return policy_setup::prepare(rt, spec, rootfs); });
+    // What the container's processes apply themselves: made now, so the init inherits them.
+    policy::ProcessRestrictions restrictions;
+    if (policy.active())
+        restrictions = with_context(config, [&] { return policy.backend->restrictions(*policy.policy, spec); });
     InitPlan plan;
+    plan.path_mounts = restrictions.path_mounts;
+    plan.landlock_ruleset_fd = restrictions.landlock_ruleset.get();
+    plan.landlock_flags = restrictions.landlock_flags;
+    plan.added_seccomp = restrictions.seccomp;
     plan.spec = &spec;
     plan.rootfs = rootfs;
     plan.no_pivot = opts.no_pivot;
@@ -140,11 +148,8 @@ pid_t create(const RuntimeOptions& rt, const CreateOptions& opts)
     rollback.cgroup = &*cgroup;
     for (const auto& hierarchy : cgroup->v1_hierarchies())
         plan.cgroup_v1.push_back({hierarchy.mount_point.substr(hierarchy.mount_point.rfind('/') + 1), hierarchy.dir});
-    if (policy.active()) {
-        rollback.policy_cgroup_id = cgroup->id();
-        policy_setup::install(policy, cgroup->id(), dir.policy_keys_path());
-        audit::register_container(rt, opts.id, cgroup->id());
-    }
+    if (policy.active())
+        rollback.policy.emplace(PolicyGuard::install(rt, opts.id, policy, *cgroup, dir));
 
     UniqueFd console;
     if (process.terminal && opts.console_fd >= 0) {
@@ -166,6 +171,8 @@ pid_t create(const RuntimeOptions& rt, const CreateOptions& opts)
     st.cgroup_id = policy.active() ? cgroup->id() : 0;
     st.hooks = spec.hooks.value_or(spec::Hooks{});
     st.forced = policy.forced;
+    st.enforcement = policy.active() ? policy::enforcement_name(policy.backend->kind()) : "";
+    st.pin_dir = policy.active() ? CERB_PIN_DIR : "";
     dir.save(st);
 
     if (::chdir(bundle.c_str()) != 0)
@@ -192,6 +199,14 @@ pid_t create(const RuntimeOptions& rt, const CreateOptions& opts)
     parent_end.send(SyncMessage::parent_ready);
 
     parent_end.expect(SyncMessage::run_hooks);
+    if (policy.active()) {
+        // The init's mounts are in place: rules bind to what the container's paths name.
+        UniqueFd root(::open(("/proc/" + std::to_string(pid) + "/root" + rootfs).c_str(),
+                             O_PATH | O_DIRECTORY | O_CLOEXEC));
+        if (!root)
+            throw_errno("opening the container's root through /proc/" + std::to_string(pid) + "/root");
+        policy.backend->fill_restrictions(*policy.policy, restrictions, root.get());
+    }
     st.pid = pid;
     st.pid_start_time = state::process_start_time(pid);
     // Hooks before start see "created", as crun reports and the validation suite expects.
@@ -213,6 +228,8 @@ pid_t create(const RuntimeOptions& rt, const CreateOptions& opts)
     if (!opts.pid_file.empty())
         write_pid_file(opts.pid_file, pid);
     cgroup->release();
+    if (rollback.policy)
+        rollback.policy->keep();
     rollback.armed = false;
     return pid;
 }

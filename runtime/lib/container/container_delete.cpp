@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "container/container.hpp"
 
-#include "audit/audit.hpp"
 #include "base/error.hpp"
 #include "cgroup/cgroup.hpp"
-#include "policy/policy_setup.hpp"
+#include "container/container_policy.hpp"
 #include "process/hooks.hpp"
 
 #include <poll.h>
@@ -47,10 +46,8 @@ void remove(const RuntimeOptions& rt, const std::string& id, bool force)
     cgroups::Cgroup cgroup = cgroups::Cgroup::open(st.cgroup_path);
     if (c->status != state::Status::stopped)
         kill_and_wait(st, cgroup);
-    if (st.has_policy) {
-        audit::finish_container(st.cgroup_id); // its last events, before the policy entry and lost count go
-        policy_setup::remove(st.cgroup_id, c->dir.policy_keys_path());
-    }
+    if (st.has_policy)
+        PolicyGuard::adopt(st, cgroup, c->dir).retire();
     cgroup.destroy();
     hooks::run_all_warning_on_failure(st.hooks.poststop, "poststop", state::oci_state_json(st, state::Status::stopped));
     c->dir.remove();

@@ -7,6 +7,8 @@
 #include "container/container.hpp"
 #include "oci/spec_names.hpp"
 #include "oci/spec_parse.hpp"
+#include "container/container_policy.hpp"
+#include "policy/enforcement.hpp"
 #include "policy/policy_setup.hpp"
 #include "process/capabilities.hpp"
 #include "process/clone_into_cgroup.hpp"
@@ -40,6 +42,9 @@ struct ExecPlan {
     int preserve_fds = 0;
     std::optional<seccomp::CompiledSeccomp> seccomp;
     capabilities::CapabilitySets capabilities;
+    int landlock_ruleset_fd = -1; // the policy's, as the init has them
+    uint32_t landlock_flags = 0;
+    std::optional<seccomp::CompiledSeccomp> added_seccomp;
 };
 
 bool same_namespace(const std::string& a, const std::string& b)
@@ -107,8 +112,11 @@ void set_up_process(const ExecPlan& plan, SyncChannel& channel)
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
     channel.send(SyncMessage::child_ready);
     channel.close();
+    launch::restrict_self(plan.landlock_ruleset_fd, plan.landlock_flags);
     if (late_seccomp)
         seccomp::install(*plan.seccomp);
+    if (plan.added_seccomp)
+        seccomp::install(*plan.added_seccomp);
     launch::exec_program(program, process.args, env);
 }
 
@@ -158,6 +166,12 @@ pid_t exec(const RuntimeOptions& rt, const ExecOptions& opts)
     const state::ContainerState& st = c.state;
     // The policy binds this process as it binds the init, whatever the config or the flags say.
     st.forced.apply_to(process);
+    // And the backend's part inside the container (a Landlock domain, a
+    // seccomp filter), rebuilt from the policy the container was created with.
+    const policy::Backend* backend = st.has_policy ? &recorded_backend(st) : nullptr;
+    std::optional<policy::Policy> policy;
+    if (backend && files::exists(c.dir.policy_path()))
+        policy = policy_setup::load_saved(c.dir.policy_path());
 
     ExecPlan plan;
     plan.process = &process;
@@ -178,6 +192,14 @@ pid_t exec(const RuntimeOptions& rt, const ExecOptions& opts)
     plan.root = UniqueFd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!plan.root)
         throw_errno("open " + root);
+    policy::ProcessRestrictions restrictions;
+    if (policy) {
+        restrictions = backend->restrictions(*policy, spec);
+        backend->fill_restrictions(*policy, restrictions, plan.root.get());
+        plan.landlock_ruleset_fd = restrictions.landlock_ruleset.get();
+        plan.landlock_flags = restrictions.landlock_flags;
+        plan.added_seccomp = std::move(restrictions.seccomp);
+    }
     // Checked again now that they are open: had the pid been reused since
     // the status check, they would be another process's.
     if (!state::process_matches(st))
@@ -205,8 +227,8 @@ pid_t exec(const RuntimeOptions& rt, const ExecOptions& opts)
     child_end.close();
 
     cgroup.add_process(child.pid, cloned.placed);
-    if (st.has_policy) // before the child does anything in the container
-        policy_setup::exempt_until_exec(child.pid, st.cgroup_id);
+    if (backend) // before the child does anything in the container
+        backend->exempt_until_exec(child.pid, {st.cgroup_id, -1, recorded_pin_dir(st)});
     if (process.oom_score_adj)
         files::write_file("/proc/" + std::to_string(child.pid) + "/oom_score_adj",
                           std::to_string(*process.oom_score_adj));

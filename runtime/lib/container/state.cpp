@@ -142,6 +142,8 @@ ContainerState ContainerDir::load() const
         s.cgroup_id = j.at("cgroupId");
         s.hooks = spec::parse_hooks(j.at("hooks"));
         s.forced = constraints_from_json(j.at("forced"));
+        s.enforcement = j.value("enforcement", "");
+        s.pin_dir = j.value("pinDir", "");
         return s;
     } catch (const json::exception& e) {
         throw Error(file + ": " + e.what(), EINVAL);
@@ -167,6 +169,8 @@ void ContainerDir::save(const ContainerState& s) const
         {"cgroupId", s.cgroup_id},
         {"hooks", spec::hooks_json(s.hooks)},
         {"forced", constraints_json(s.forced)},
+        {"enforcement", s.enforcement},
+        {"pinDir", s.pin_dir},
     };
     files::write_file_atomic(path_ + "/state.json", j.dump());
 }

@@ -76,6 +76,10 @@ struct ContainerState {
     spec::Hooks hooks; // poststart and poststop run after create
     // What the container's policy forces on every process in it, exec'd ones included.
     launch::ProcessConstraints forced;
+    std::string enforcement; // the policy's backend ("landlock", "bpf-lsm"), when it has one
+    // Where its BPF maps and programs are pinned (the creating build's layout);
+    // empty in states of builds that pinned directly in CERB_PIN_ROOT.
+    std::string pin_dir;
 };
 
 // A container's directory under the state root, locked for the lifetime of this object.
@@ -89,6 +93,8 @@ public:
     std::string fifo_path() const { return path_ + "/exec.fifo"; }
     // The map keys of the container's policy (policy_setup), when it has one.
     std::string policy_keys_path() const { return path_ + "/policy.keys"; }
+    // The effective policy (policy_document), which exec applies too.
+    std::string policy_path() const { return path_ + "/policy.json"; }
 
     ContainerState load() const;
     void save(const ContainerState& s) const;

@@ -176,6 +176,13 @@ Policy parse_policy(const std::string& text)
             }
         } else if (key == "forbidden_caps") {
             policy.forbidden_caps = parse_caps(value);
+        } else if (key == "enforcement") {
+            auto name = expect(value, json::value_t::string, "a string", field).get<std::string>();
+            auto enforcement = parse_enforcement(name);
+            if (!enforcement)
+                invalid(field, "unknown backend " + json_quoted(name) +
+                                   " (expected \"auto\", \"landlock\", \"fmod-ret\" or \"bpf-lsm\")");
+            policy.enforcement = *enforcement;
         } else {
             invalid("policy", "unknown field " + json_quoted(key));
         }
@@ -196,6 +203,43 @@ launch::ProcessConstraints forced_on_processes(const Policy& policy)
     for (int cap : policy.forbidden_caps)
         forced.forbidden_capabilities |= uint64_t{1} << cap;
     return forced;
+}
+
+std::string policy_document(const Policy& policy)
+{
+    json document = {{"mode", policy.mode == Mode::audit ? "audit" : "enforce"},
+                     {"enforcement", enforcement_name(policy.enforcement)},
+                     {"denied_paths", policy.denied_paths}};
+    if (policy.allowed_paths)
+        document["allowed_paths"] = *policy.allowed_paths;
+    if (policy.read_only_paths)
+        document["read_only_paths"] = *policy.read_only_paths;
+    if (policy.allowed_bins)
+        document["allowed_bins"] = *policy.allowed_bins;
+    json caps = json::array();
+    for (int cap : policy.forbidden_caps)
+        caps.push_back(std::string(capabilities::capability_name(cap)));
+    document["forbidden_caps"] = caps;
+    return document.dump();
+}
+
+const char* enforcement_name(Enforcement enforcement)
+{
+    switch (enforcement) {
+    case Enforcement::automatic: return "auto";
+    case Enforcement::landlock: return "landlock";
+    case Enforcement::fmod_ret: return "fmod-ret";
+    case Enforcement::bpf_lsm: return "bpf-lsm";
+    }
+    return "auto";
+}
+
+std::optional<Enforcement> parse_enforcement(const std::string& name)
+{
+    for (auto e : {Enforcement::automatic, Enforcement::landlock, Enforcement::fmod_ret, Enforcement::bpf_lsm})
+        if (name == enforcement_name(e))
+            return e;
+    return std::nullopt;
 }
 
 } // namespace cerberus::policy

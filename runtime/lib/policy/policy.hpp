@@ -23,6 +23,14 @@ inline constexpr const char* default_policy_dir = "/etc/cerberus/policies";
 
 enum class Mode { enforce, audit };
 
+// Which enforcement backend (enforcement.hpp). Ordered by strength: a policy
+// or --lock-policy default names the weakest it accepts.
+enum class Enforcement { automatic, landlock, fmod_ret, bpf_lsm };
+
+// "auto", "landlock", "fmod-ret", "bpf-lsm".
+const char* enforcement_name(Enforcement enforcement);
+std::optional<Enforcement> parse_enforcement(const std::string& name);
+
 struct PortRange {
     uint16_t first = 0;
     uint16_t last = 65535;
@@ -55,6 +63,7 @@ struct Policy {
     std::vector<std::string> denied_paths;
     std::optional<std::vector<std::string>> allowed_bins;
     std::vector<int> forbidden_caps; // capability numbers, sorted, unique
+    Enforcement enforcement = Enforcement::automatic; // the weakest backend accepted; automatic: any
 
     bool restricts_paths() const { return allowed_paths || read_only_paths; }
 };
@@ -110,5 +119,10 @@ bool is_dynamic_loader(const std::string& path);
 // What a policy forces on every process of its container: noNewPrivileges,
 // and the forbidden capabilities dropped from all five sets.
 launch::ProcessConstraints forced_on_processes(const Policy& policy);
+
+// The policy as a document parse_policy reads back, without allowed_hosts
+// (host names are resolved once, at create, into the kernel maps): what exec
+// needs to rebuild the in-container part of the enforcement.
+std::string policy_document(const Policy& policy);
 
 } // namespace cerberus::policy

@@ -133,4 +133,19 @@ CompiledPolicy compile_policy(const Policy& policy, uint64_t cgroup_id, uint64_t
     return out;
 }
 
+void assign_cgroup(CompiledPolicy& compiled, uint64_t cgroup_id)
+{
+    compiled.cgroup_id = cgroup_id;
+    for (auto& entry : compiled.net4) {
+        entry.key.cgroup_lo = static_cast<uint32_t>(cgroup_id);
+        entry.key.cgroup_hi = static_cast<uint32_t>(cgroup_id >> 32);
+    }
+    for (auto& entry : compiled.net6) {
+        entry.key.cgroup_lo = static_cast<uint32_t>(cgroup_id);
+        entry.key.cgroup_hi = static_cast<uint32_t>(cgroup_id >> 32);
+    }
+    for (auto& entry : compiled.paths)
+        entry.key.cgroup_id = cgroup_id;
+}
+
 } // namespace cerberus::policy

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Compiles a policy to the BPF map entries of one container, keyed by its
-// cgroup id. Pure: unit tests drive it without a kernel; bpf_loader writes
-// the result into the pinned maps.
+// cgroup id. Pure: unit tests drive it without a kernel; the BPF
+// backends write the result into the pinned maps.
 #pragma once
 
-#include "cerberus_policy.h"
+#include "kernel/pinned_maps.hpp"
 #include "policy/policy.hpp"
 
 #include <cstdint>
@@ -13,16 +13,6 @@
 #include <vector>
 
 namespace cerberus::policy {
-
-static_assert(sizeof(cerb_policy) == 24);
-static_assert(sizeof(cerb_net4_key) == 16);
-static_assert(sizeof(cerb_net6_key) == 28);
-static_assert(sizeof(cerb_net_value) == 4 + 4 * CERB_MAX_PORT_RANGES);
-static_assert(sizeof(cerb_path_key) == 24);
-static_assert(sizeof(cerb_path_value) == 8);
-static_assert(sizeof(cerb_config) == 16);
-static_assert(sizeof(cerb_event) == 344);
-static_assert(sizeof(cerb_setup_task) == 8);
 
 // Each container's share of the maps all containers share, so that one
 // policy cannot fill them and make every other create fail: a thirty-second
@@ -60,5 +50,8 @@ uint64_t path_hash(std::string_view path, uint64_t seed);
 // CIDR collects more port ranges than an entry holds, or when the policy needs
 // more entries than one container's share (E2BIG, naming the limit).
 CompiledPolicy compile_policy(const Policy& policy, uint64_t cgroup_id, uint64_t path_seed);
+
+// Keys the entries by another cgroup: create compiles before its cgroup exists.
+void assign_cgroup(CompiledPolicy& compiled, uint64_t cgroup_id);
 
 } // namespace cerberus::policy

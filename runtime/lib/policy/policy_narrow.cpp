@@ -107,7 +107,10 @@ Policy narrow_policy(const Policy& base, const Policy& annotation)
                 widens("policy.allowed_bins[" + std::to_string(i) + "]", "\"" + bin + "\"");
         }
     }
+    if (annotation.enforcement != Enforcement::automatic && annotation.enforcement < base.enforcement)
+        widens("policy.enforcement", std::string("\"") + enforcement_name(annotation.enforcement) + "\"");
     Policy narrowed = combined(base, annotation);
+    narrowed.enforcement = std::max(annotation.enforcement, base.enforcement);
     check_paths(base, narrowed);
     return narrowed;
 }

@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-// The agent policy's part in the lifecycle: resolved and checked at create
-// before anything touches the host, installed into the kernel maps keyed by
-// the container's cgroup id before its init runs, removed at delete.
+// The agent policy's part before anything touches the host: the bundle's
+// policy resolved, its backend chosen (failing closed when this host cannot
+// enforce it, or the backend cannot carry out one of its rules), compiled
+// once, and what it forces applied to the spec. container/container_policy
+// owns the rest of its life.
 #pragma once
 
 #include "base/runtime_options.hpp"
 #include "oci/spec.hpp"
+#include "policy/enforcement.hpp"
 #include "policy/policy.hpp"
+#include "policy/policy_compile.hpp"
 
-#include <sys/types.h>
-
-#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -18,28 +19,21 @@ namespace cerberus::policy_setup {
 
 struct Prepared {
     std::optional<policy::Policy> policy;
+    const policy::Backend* backend = nullptr;
+    policy::CompiledPolicy compiled; // keyed by the cgroup at install (assign_cgroup)
     launch::ProcessConstraints forced; // on every process of the container
     bool active() const { return policy.has_value(); }
 };
 
-// Resolves the bundle's policy; when there is one, checks that the kernel can
-// enforce it (fails closed otherwise) and applies what it forces to the
-// spec's process.
-Prepared prepare(const RuntimeOptions& rt, spec::Spec& spec);
+// rt.enforcement as a backend kind; throws naming the flag for an unknown one.
+policy::Enforcement requested_enforcement(const RuntimeOptions& rt);
 
-// Adds the container's entries to the kernel maps and records their keys in
-// keys_file (in the container's state dir) for remove.
-void install(const Prepared& prepared, uint64_t cgroup_id, const std::string& keys_file);
+// Resolves the bundle's policy; when there is one, chooses and checks the
+// backend, compiles the policy and applies it to the spec (what it forces on
+// the spec's process among it).
+Prepared prepare(const RuntimeOptions& rt, spec::Spec& spec, const std::string& rootfs);
 
-// exec: pid, the runtime's child entering the container of cgroup_id, is not
-// judged as the agent until it execs the container's program. Its setns,
-// chroot and change of identity need capabilities the policy may forbid the
-// agent (CAP_SYS_ADMIN, CAP_SETUID...); the program it execs is checked as
-// the init's is.
-void exempt_until_exec(pid_t pid, uint64_t cgroup_id);
-
-// Removes what install added: the keys in keys_file, or, when that file is
-// missing or damaged (a create that died midway), every entry of the cgroup.
-void remove(uint64_t cgroup_id, const std::string& keys_file);
+// The policy a container was created with (policy_document, kept in its state dir).
+policy::Policy load_saved(const std::string& file);
 
 } // namespace cerberus::policy_setup

@@ -95,7 +95,7 @@ void set_up_container(const InitPlan& plan, SyncChannel& channel)
     // turns read-only, as runc does.
     with_context("process.cwd", [&] { files::make_dirs(process.cwd); });
     apply_sysctls(*spec.linux); // before /proc/sys turns read-only
-    mounts::finish_rootfs(spec);
+    mounts::finish_rootfs(spec, plan.path_mounts);
     // Read as root, before the user may lose the right to read /etc/passwd.
     const std::vector<std::string> env = user::environment_with_home(process.env, process.user.uid);
     if (plan.console_fd >= 0)
@@ -114,10 +114,14 @@ void set_up_container(const InitPlan& plan, SyncChannel& channel)
     channel.close();
     if (plan.fifo_fd >= 0)
         wait_for_start(plan.fifo_fd);
+    // Before the hooks that run in the container: they are held to it too.
+    launch::restrict_self(plan.landlock_ruleset_fd, plan.landlock_flags);
     if (spec.hooks)
         hooks::run_all(spec.hooks->start_container, "startContainer", hook_state);
     if (late_seccomp)
         seccomp::install(*plan.seccomp);
+    if (plan.added_seccomp)
+        seccomp::install(*plan.added_seccomp);
 
     launch::exec_program(program, process.args, env);
 }

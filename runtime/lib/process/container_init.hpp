@@ -31,6 +31,13 @@ struct InitPlan {
     std::vector<mounts::CgroupV1View> cgroup_v1; // the container's v1 cgroups, on v1/hybrid hosts
     std::optional<seccomp::CompiledSeccomp> seccomp;
     capabilities::CapabilitySets capabilities;
+    // What an enforcement backend has the container's processes do themselves:
+    // mounts after pivot_root, and, once exec.fifo is opened, a Landlock
+    // ruleset and a second seccomp filter applied just before execve.
+    std::vector<mounts::PathMount> path_mounts;
+    int landlock_ruleset_fd = -1;
+    uint32_t landlock_flags = 0;
+    std::optional<seccomp::CompiledSeccomp> added_seccomp;
 };
 
 // Runs in the child after clone; never returns. On failure it sends the error

@@ -128,4 +128,13 @@ bool take_identity(const spec::Process& process, const capabilities::CapabilityS
     return late_seccomp;
 }
 
+void restrict_self(int ruleset_fd, uint32_t flags)
+{
+    if (ruleset_fd < 0)
+        return;
+    if (::syscall(SYS_landlock_restrict_self, ruleset_fd, flags) != 0)
+        throw_errno("entering the policy's landlock domain");
+    ::close(ruleset_fd);
+}
+
 } // namespace cerberus::launch

@@ -50,6 +50,10 @@ void close_inherited_fds(int preserve_fds);
 bool take_identity(const spec::Process& process, const capabilities::CapabilitySets& caps,
                    const std::optional<seccomp::CompiledSeccomp>& filter, int preserve_fds, int channel_fd);
 
+// Enters the Landlock domain of ruleset_fd (no_new_privs must be set) and
+// closes the fd; nothing when ruleset_fd is -1.
+void restrict_self(int ruleset_fd, uint32_t flags);
+
 // execve of program with args and env; throws only when execve fails.
 [[noreturn]] void exec_program(const std::string& program, const std::vector<std::string>& args,
                                const std::vector<std::string>& env);

@@ -274,7 +274,7 @@ void enter_rootfs(const std::string& rootfs, bool no_pivot, bool new_mount_names
         throw_errno("chdir /");
 }
 
-void finish_rootfs(const spec::Spec& spec)
+void finish_rootfs(const spec::Spec& spec, const std::vector<PathMount>& path_mounts)
 {
     const spec::Linux& linux = *spec.linux;
     // Masked directories share one empty read-only tmpfs: each new superblock
@@ -306,6 +306,7 @@ void finish_rootfs(const spec::Spec& spec)
         }
         remount_bind(path, MS_RDONLY | MS_REC);
     }
+    apply_path_mounts(path_mounts);
     if (spec.root.readonly)
         remount_bind("/", MS_RDONLY);
     for (const auto& [name, flag] : propagation_flags)

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "oci/spec.hpp"
+#include "rootfs/path_mounts.hpp"
 
 #include <sys/types.h>
 
@@ -47,7 +48,8 @@ void prepare_rootfs(const RootfsContext& ctx);
 // without a mount namespace of its own), then chdir("/").
 void enter_rootfs(const std::string& rootfs, bool no_pivot, bool new_mount_namespace);
 
-// After pivot_root: masked and read-only paths, read-only root, propagation.
-void finish_rootfs(const spec::Spec& spec);
+// After pivot_root: masked and read-only paths, an enforcement backend's
+// path mounts, read-only root, propagation.
+void finish_rootfs(const spec::Spec& spec, const std::vector<PathMount>& path_mounts = {});
 
 } // namespace cerberus::mounts

@@ -8,12 +8,13 @@
 
 vm_has_cerberus && vm_has_probe || exit 0
 bundle=/tmp/bundle-audit-collector
-registry=/run/cerberus-audit/containers
+run_dir="$(cerberus check | sed -n 's/^audit run dir: *//p')"
+registry="$run_dir/containers"
 make_bundle "$bundle" /bin/true &&
     bundle_edit "$bundle" '.annotations["io.cerberus.policy"] = $p' --arg p '{"allowed_hosts": ["192.0.2.1:443"]}' ||
     exit 1
 
-collector_pid() { cat /run/cerberus-audit/collector.lock 2>/dev/null; }
+collector_pid() { cat "$run_dir/collector.lock" 2>/dev/null; }
 # Alive, not a zombie: the exited collector's parent is init, which may not have reaped it yet.
 collector_alive() {
     pid="$(collector_pid)" && [ -n "$pid" ] && [ -f "/proc/$pid/status" ] && ! grep -q '^State:.*Z' "/proc/$pid/status"

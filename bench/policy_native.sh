@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The agent policy's cost on this host, natively, under the backend `auto` picks here (the landlock
+# backend where the BPF LSM is refused), all in one run so every ratio compares like with like:
+#   run /bin/true with a policy vs without, and vs crun (target: policy <= 1.15x cerberus without);
+#   open/connect/exec loops in a policed container vs an unpoliced one (target <= 1.10x);
+#   the same loops outside any container while a policed one runs vs while none does (target <= 1.02x);
+#   creating 1,000 concurrently existing policed containers: the last ones vs the first (crun beside);
+#   a burst of 100,000 denied connects: events written + counted lost must equal the denials.
+# Called by bench/run.sh (inside its private mount namespace, where crun accepts this hybrid host).
+# usage: bench/policy_native.sh BUILD_DIR [--reps N] [--scale N] [--burst N]
+set -euo pipefail
+export LC_ALL=C.UTF-8
+
+build=$(cd "${1:?usage: policy_native.sh BUILD_DIR [--reps N] [--scale N] [--burst N]}" && pwd)
+shift
+reps=15
+scale=1000
+burst=100000
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --reps) reps=$2; shift 2 ;;
+    --scale) scale=$2; shift 2 ;;
+    --burst) burst=$2; shift 2 ;;
+    *) echo "policy_native: unknown argument $1" >&2; exit 2 ;;
+    esac
+done
+[ "$(id -u)" = 0 ] || { echo "policy_native: must run as root" >&2; exit 1; }
+
+work=$(mktemp -d /tmp/cerbench-policy.XXXXXX)
+prefix=cerbench-policy-$$
+cerberus="$build/cerberus --root $work/state --audit-dir $work/audit"
+crun_cmd="crun --root $work/crun"
+probe=$build/cerberus-probe
+cleanup() {
+    set +e
+    local id
+    for id in $($cerberus list -q 2>/dev/null); do $cerberus delete --force "$id" >/dev/null 2>&1; done
+    for id in $($crun_cmd list -q 2>/dev/null); do $crun_cmd delete --force "$id" >/dev/null 2>&1; done
+    for mount in $(awk '$3 ~ /^cgroup2?$/ { print $2 }' /proc/mounts); do
+        [ -d "$mount/$prefix" ] && find "$mount/$prefix" -depth -type d -exec rmdir {} + 2>/dev/null
+    done
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+# --- bundles ------------------------------------------------------------------------------------------
+rootfs=$work/rootfs
+mkdir -p "$rootfs"/{bin,dev,proc,sys,tmp,etc,workspace}
+cp /bin/busybox "$rootfs/bin/busybox"
+for applet in sh true sleep; do ln -s busybox "$rootfs/bin/$applet"; done
+cp "$probe" "$rootfs/bin/probe"
+echo data >"$rootfs/workspace/data"
+(cd "$work" && runc spec && mv config.json config.base.json)
+# It allows exactly what the loops do, so every rule is consulted and none denies.
+policy='{"allowed_paths": ["/workspace", "/tmp", "/dev"], "read_only_paths": ["/bin", "/proc", "/etc"],
+         "allowed_hosts": ["127.0.0.1/32"], "allowed_bins": ["/bin/busybox", "/bin/probe"]}'
+# bundle NAME CGROUP POLICY|"" ARG...: a bundle at $work/NAME sharing the rootfs.
+bundle() {
+    local name=$1 cg=$2 pol=$3
+    shift 3
+    mkdir -p "$work/$name"
+    jq --arg rootfs "$rootfs" --arg cg "/$prefix/$cg" --arg p "$pol" --argjson args "$(printf '%s\n' "$@" | jq -R . | jq -sc .)" \
+        '.process.terminal = false | .root.path = $rootfs | .root.readonly = false | .process.args = $args
+         | .linux.cgroupsPath = $cg | if $p == "" then . else .annotations["io.cerberus.policy"] = $p end' \
+        "$work/config.base.json" >"$work/$name/config.json"
+}
+loops="probe loop-open 20000 /workspace/data; probe loop-connect 3000 127.0.0.1 9; probe loop-exec 200 /bin/true"
+bundle true-plain t "" /bin/true
+bundle true-policy t "$policy" /bin/true
+bundle loops-plain l "" sh -c "$loops"
+bundle loops-policy l "$policy" sh -c "$loops"
+bundle holder h "$policy" sleep 100000
+outside_loops="$probe loop-open 20000 $rootfs/workspace/data; $probe loop-connect 3000 127.0.0.1 9; $probe loop-exec 200 /bin/true"
+
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b == 0) print "-"; else printf "%.3f", a / b }'; }
+
+echo "policy_native: backend: $($cerberus check | sed -n 's/^--enforcement auto picks: //p')" >&2
+
+# --- run /bin/true ------------------------------------------------------------------------------------
+echo "policy_native: run /bin/true, $reps runs each, alternating" >&2
+for ((i = 0; i < reps; i++)); do
+    for kind in plain policy crun; do
+        t0=${EPOCHREALTIME/./}
+        case $kind in
+        crun) $crun_cmd run --bundle "$work/true-plain" bt >/dev/null && $crun_cmd delete -f bt >/dev/null 2>&1 ;;
+        *) $cerberus run --bundle "$work/true-$kind" bt >/dev/null ;;
+        esac
+        t1=${EPOCHREALTIME/./}
+        [ "$kind" = crun ] || $cerberus delete -f bt >/dev/null 2>&1
+        echo $((t1 - t0)) >>"$work/run.$kind"
+    done
+done
+
+# --- loops inside and outside -------------------------------------------------------------------------
+# loops_of OUT PREFIX: files PREFIX.open/.connect/.exec get the ns_per_op of each loop line in OUT.
+loops_of() {
+    local out=$1 prefix=$2 n=1 op line
+    for op in open connect exec; do
+        line=$(echo "$out" | sed -n "${n}p")
+        case "$line" in
+        *"failed=0 "* | *ECONNREFUSED*) ;;
+        *) echo "policy_native: the $op loop ($prefix) failed: $line" >&2; exit 1 ;;
+        esac
+        echo "$line" | sed 's/ns_per_op=\([0-9]*\).*/\1/' >>"$work/$prefix.$op"
+        n=$((n + 1))
+    done
+}
+echo "policy_native: open/connect/exec loops, $reps repetitions" >&2
+for ((i = 0; i < reps; i++)); do
+    loops_of "$(sh -c "$outside_loops")" outside.none
+    $cerberus run --detach --bundle "$work/holder" holder >/dev/null
+    loops_of "$(sh -c "$outside_loops")" outside.policed
+    loops_of "$($cerberus run --bundle "$work/loops-plain" lp)" inside.none
+    $cerberus delete -f lp >/dev/null 2>&1
+    loops_of "$($cerberus run --bundle "$work/loops-policy" lq)" inside.policy
+    $cerberus delete -f lq >/dev/null 2>&1
+    $cerberus delete -f holder >/dev/null 2>&1
+done
+
+# --- 1,000 concurrently existing containers -----------------------------------------------------------
+# scale_run NAME: creates $scale+5 containers one after another (not started, each its own cgroup), logs
+# each create's wall time in microseconds, then deletes them.
+scale_run() {
+    local name=$1 i dir t0 t1 cmd pol=""
+    [ "$name" = cerberus ] && cmd=$cerberus pol=$policy || cmd=$crun_cmd
+    for ((i = 1; i <= scale + 5; i++)); do
+        bundle "scale/$i" "s-$name-$i" "$pol" sleep 1000
+        t0=${EPOCHREALTIME/./}
+        $cmd create --bundle "$work/scale/$i" "s$i" >/dev/null
+        t1=${EPOCHREALTIME/./}
+        echo $((t1 - t0)) >>"$work/scale.$name"
+    done
+    for ((i = 1; i <= scale + 5; i++)); do $cmd delete --force "s$i" >/dev/null 2>&1; done
+    rm -rf "$work/scale"
+}
+if [ "$scale" -gt 0 ]; then
+    for name in cerberus crun; do
+        echo "policy_native: scale, $name: $scale concurrently existing containers" >&2
+        scale_run "$name"
+    done
+fi
+
+# --- a burst of denied connects -----------------------------------------------------------------------
+echo "policy_native: a burst of $burst denied connects" >&2
+bundle burst b '{"allowed_hosts": []}' probe burst "$burst" 203.0.113.9 443
+burst_out=$($cerberus run --bundle "$work/burst" burst-1)
+$cerberus delete -f burst-1 >/dev/null # finishes with the collector: the trail is complete
+trail=$work/audit/burst-1.jsonl
+written=$(grep -c '"type":"denial"' "$trail" || true)
+lost=$(grep '"type":"lost"' "$trail" | tail -n1 | jq -r '.total // 0' || true)
+lost=${lost:-0}
+
+# --- the table ----------------------------------------------------------------------------------------
+ms() { median <"$1" | awk '{ if ($1 == "-") print "-"; else printf "%.2f", $1 / 1000 }'; }
+echo
+echo "### Agent policy, natively ($(uname -r), backend $($cerberus check | sed -n 's/^--enforcement auto picks: //p'))"
+echo
+echo "| measurement | with policy | without | ratio | target |"
+echo "|---|---|---|---|---|"
+p=$(ms "$work/run.policy") n=$(ms "$work/run.plain") c=$(ms "$work/run.crun")
+echo "| run /bin/true, ms (median of $reps) | $p | $n | $(ratio "$p" "$n") | <= 1.15 |"
+echo "| run /bin/true vs crun without, ms | $p | $c (crun) | $(ratio "$p" "$c") | |"
+for op in open connect exec; do
+    a=$(median <"$work/inside.policy.$op") b=$(median <"$work/inside.none.$op")
+    echo "| $op in a policed vs unpoliced container, ns/op | $a | $b | $(ratio "$a" "$b") | <= 1.10 |"
+done
+for op in open connect exec; do
+    a=$(median <"$work/outside.policed.$op") b=$(median <"$work/outside.none.$op")
+    echo "| $op outside any container, a policed one running vs none, ns/op | $a | $b | $(ratio "$a" "$b") | <= 1.02 |"
+done
+if [ "$scale" -gt 0 ]; then
+    for name in cerberus crun; do
+        first=$(head -n5 "$work/scale.$name" | median | awk '{ printf "%.2f", $1 / 1000 }')
+        last=$(tail -n5 "$work/scale.$name" | median | awk '{ printf "%.2f", $1 / 1000 }')
+        label=$([ "$name" = cerberus ] && echo "cerberus, policed" || echo "crun, no policy")
+        echo "| create with $scale others existing vs the first ($label), ms | $last | $first | $(ratio "$last" "$first") | |"
+    done
+fi
+echo
+echo "burst: $burst denied connects ($burst_out): $written written + $lost lost = $((written + lost))" \
+    "$([ $((written + lost)) -eq "$burst" ] && echo "(all accounted for)" || echo "(MISMATCH)")"
+[ $((written + lost)) -eq "$burst" ]

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "container/container_policy.hpp"
+
+#include "audit/audit.hpp"
+#include "base/error.hpp"
+#include "base/files.hpp"
+#include "kernel/pinned_maps.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <utility>
+
+namespace cerberus::container {
+namespace {
+
+audit::TrailStart trail_start(const policy::Backend& backend, const policy::Policy& policy)
+{
+    audit::TrailStart start;
+    start.enforcement = policy::enforcement_name(backend.kind());
+    for (auto kind : policy::unreported_kinds(backend, policy))
+        start.not_reported.push_back(policy::rule_kind_name(kind));
+    auto table = backend.coverage();
+    for (const auto& row : table)
+        if (row.enforced == policy::Level::partial && policy::uses_kind(policy, row.kind))
+            start.partly_enforced.push_back(policy::rule_kind_name(row.kind));
+    return start;
+}
+
+} // namespace
+
+PolicyGuard::PolicyGuard(const policy::Backend& backend, uint64_t cgroup_id, UniqueFd cgroup_dir,
+                         std::string keys_file, std::string pin_dir)
+    : backend_(&backend), cgroup_id_(cgroup_id), cgroup_dir_(std::move(cgroup_dir)), keys_file_(std::move(keys_file)),
+      pin_dir_(std::move(pin_dir))
+{
+}
+
+PolicyGuard::PolicyGuard(PolicyGuard&& other) noexcept
+    : backend_(other.backend_), cgroup_id_(other.cgroup_id_), cgroup_dir_(std::move(other.cgroup_dir_)),
+      keys_file_(std::move(other.keys_file_)), pin_dir_(std::move(other.pin_dir_)),
+      armed_(std::exchange(other.armed_, false))
+{
+}
+
+PolicyGuard PolicyGuard::install(const RuntimeOptions& rt, const std::string& id, policy_setup::Prepared& prepared,
+                                 const cgroups::Cgroup& cgroup, const state::ContainerDir& dir)
+{
+    PolicyGuard guard(*prepared.backend, cgroup.id(), cgroup.open_unified_dir(), dir.policy_keys_path(), CERB_PIN_DIR);
+    guard.armed_ = false; // nothing of ours is in the kernel until install has begun
+    files::write_file_atomic(dir.policy_path(), policy::policy_document(*prepared.policy), 0600);
+    policy::assign_cgroup(prepared.compiled, guard.cgroup_id_);
+    guard.armed_ = true; // install is all or nothing, and removal a no-op for what is not there
+    prepared.backend->install(prepared.compiled, {guard.cgroup_id_, guard.cgroup_dir_.get()}, guard.keys_file_);
+    audit::register_container(rt, id, guard.cgroup_id_, trail_start(*prepared.backend, *prepared.policy));
+    return guard;
+}
+
+const policy::Backend& recorded_backend(const state::ContainerState& st)
+{
+    // A state without one is a build's from before the backends: the BPF LSM was the only one.
+    auto kind = policy::parse_enforcement(st.enforcement.empty() ? "bpf-lsm" : st.enforcement);
+    if (!kind)
+        throw Error("state.json: unknown enforcement \"" + st.enforcement + "\"", EINVAL);
+    return policy::backend(*kind);
+}
+
+std::string recorded_pin_dir(const state::ContainerState& st)
+{
+    // A state without a pin dir is a build's from before the layout id, which pinned in CERB_PIN_ROOT.
+    return st.pin_dir.empty() ? CERB_PIN_ROOT : st.pin_dir;
+}
+
+PolicyGuard PolicyGuard::adopt(const state::ContainerState& st, const cgroups::Cgroup& cgroup,
+                               const state::ContainerDir& dir)
+{
+    const policy::Backend& backend = recorded_backend(st);
+    UniqueFd cgroup_dir;
+    try {
+        cgroup_dir = cgroup.open_unified_dir();
+    } catch (const Error& e) {
+        spdlog::debug("the cgroup of {} is gone: {}", st.id, e.what()); // its programs went with it
+    }
+    return PolicyGuard(backend, st.cgroup_id, std::move(cgroup_dir), dir.policy_keys_path(), recorded_pin_dir(st));
+}
+
+PolicyGuard::~PolicyGuard()
+{
+    if (!armed_)
+        return;
+    try {
+        remove_entries();
+    } catch (const Error& e) {
+        spdlog::warn("removing the policy of cgroup {}: {}", cgroup_id_, e.what());
+    }
+}
+
+void PolicyGuard::remove_entries() const
+{
+    backend_->remove({cgroup_id_, cgroup_dir_.get(), pin_dir_}, keys_file_);
+}
+
+void PolicyGuard::retire()
+{
+    armed_ = false;
+    audit::finish_container(cgroup_id_, pin_dir_); // its last events, before the policy entry and lost count go
+    remove_entries();
+}
+
+} // namespace cerberus::container

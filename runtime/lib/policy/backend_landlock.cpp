@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "policy/backend_landlock.hpp"
+
+#include "base/error.hpp"
+#include "base/files.hpp"
+#include "cgroup/cgroup_mounts.hpp"
+#include "policy/bpf_objects.hpp"
+#include "policy/landlock.hpp"
+#include "policy/socket_programs.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
+
+namespace cerberus::policy {
+namespace {
+
+constexpr const char* memfd_sysctl_file = "/proc/sys/vm/memfd_noexec";
+
+// Families a socket may have under allowed_hosts: those whose peers the
+// socket programs see, and unix and netlink, which stay on the host.
+constexpr uint64_t allowed_families[] = {1 /* AF_UNIX */, 2 /* AF_INET */, 10 /* AF_INET6 */, 16 /* AF_NETLINK */};
+constexpr uint64_t highest_family_checked = 16;
+
+spec::SeccompSyscall refuse(std::vector<std::string> names, uint32_t err = EPERM, std::vector<spec::SeccompArg> args = {})
+{
+    return {std::move(names), "SCMP_ACT_ERRNO", err, std::move(args)};
+}
+
+spec::SeccompArg masked(unsigned index, uint64_t bits)
+{
+    return {index, bits, bits, "SCMP_CMP_MASKED_EQ"};
+}
+
+bool own_pid_namespace(const spec::Spec& spec)
+{
+    const spec::Namespace* pid = spec.find_namespace("pid");
+    return pid && pid->path.empty();
+}
+
+// vm.memfd_noexec is per pid namespace: it does the memfd part only in one of the container's own.
+bool memfd_by_sysctl(const spec::Spec& spec)
+{
+    return own_pid_namespace(spec) && files::exists(memfd_sysctl_file);
+}
+
+std::vector<std::string> sorted(std::vector<std::string> paths)
+{
+    std::sort(paths.begin(), paths.end(), [](const auto& a, const auto& b) { return a.size() < b.size(); });
+    return paths;
+}
+
+bool under_any(const std::string& path, const std::optional<std::vector<std::string>>& prefixes)
+{
+    return prefixes && std::any_of(prefixes->begin(), prefixes->end(),
+                                   [&](const std::string& prefix) { return path_within(path, prefix); });
+}
+
+std::string cgroup2_location()
+{
+    try {
+        return cgroups::Mounts::detect().unified;
+    } catch (const Error&) {
+        return "";
+    }
+}
+
+class Landlock final : public Backend {
+public:
+    Enforcement kind() const override { return Enforcement::landlock; }
+
+    Probe probe() const override
+    {
+        int abi = landlock::abi_version();
+        if (abi < 1)
+            return {false, "Landlock is not enabled in this kernel (\"landlock\" missing from lsm=)"};
+        if (cgroup2_location().empty())
+            return {false, "no cgroup v2 hierarchy is mounted, where the socket programs attach"};
+        try {
+            socket_programs::ensure_loaded();
+        } catch (const Error& e) {
+            return {false, e.what()};
+        }
+        return {true, "Landlock ABI " + std::to_string(abi) + ", cgroup socket programs loaded"};
+    }
+
+    std::vector<Coverage> coverage() const override
+    {
+        int abi = landlock::abi_version();
+        const bool files_reported = false; // Landlock's audit records (ABI 7) are not read by this build
+        std::string unreported = "denials are not reported: Landlock logs only to kernel audit";
+        return {
+            {RuleKind::allowed_hosts, Level::full, true, true,
+             "cgroup connect4/6 and sendmsg4/6 programs; IPv4-mapped IPv6 is checked as IPv4"},
+            {RuleKind::raw_sockets, Level::full, false, true,
+             "raw and ICMP inet sockets refused and reported by a cgroup sock_create program; other families "
+             "(packet, vsock...) and io_uring refused by seccomp, unreported; in audit mode those are let through"},
+            {RuleKind::paths, Level::full, files_reported, false, unreported},
+            {RuleKind::path_changes, Level::partial, files_reported, false,
+             std::string(abi >= 3 ? "" : "truncate is not governed before Landlock ABI 3; ") +
+                 "chmod, chown, times and xattrs are refused only where the mounts are read-only (read_only_paths, "
+                 "and the root when it is outside allowed_paths)"},
+            {RuleKind::denied_paths, Level::partial, false, false,
+             "hidden under an empty read-only file or directory (reads find it empty, writes fail with EROFS); a "
+             "path missing at create is not hidden; refused at create when other hard links or mounts reach it"},
+            {RuleKind::unix_sockets, Level::partial, false, false,
+             "a socket cannot be made outside allowed_paths, but connecting to an existing one by path is not checked"},
+            {RuleKind::allowed_bins, Level::full, files_reported, false,
+             "the execute right on the listed files and their ELF interpreters; executable memfds refused "
+             "(vm.memfd_noexec=2, or seccomp without a pid namespace of the container's own)"},
+            {RuleKind::exec_mappings, Level::partial, false, false,
+             "writable paths are mounted noexec; the dynamic loader, which listed programs need, can still map "
+             "files under read_only_paths when run directly"},
+            {RuleKind::forbidden_caps, Level::full, false, false,
+             "dropped from every set with no_new_privs; no hook sees a use, so none is reported"},
+            {RuleKind::escalation, Level::full, false, true,
+             "seccomp (bpf, perf_event_open, modules, kexec, new user namespaces) and Landlock (mounts); denied "
+             "in audit mode too, unreported"},
+        };
+    }
+
+    void adapt_spec(const Policy& policy, spec::Spec& spec, const std::string&) const override
+    {
+        if (policy.allowed_bins && spec.linux && memfd_by_sysctl(spec))
+            spec.linux->sysctl["vm.memfd_noexec"] = "2"; // the container's pid namespace only
+        bool root_writable = policy.allowed_paths && std::find(policy.allowed_paths->begin(),
+                                                               policy.allowed_paths->end(),
+                                                               "/") != policy.allowed_paths->end();
+        if (policy.restricts_paths() && !root_writable)
+            spec.root.readonly = true;
+    }
+
+    void install(const CompiledPolicy& compiled, const ContainerCgroup& cgroup,
+                 const std::string& keys_file) const override
+    {
+        bpf::install_entries(compiled, keys_file);
+        try {
+            socket_programs::attach(cgroup.dir_fd, cgroup.id);
+        } catch (const Error&) {
+            bpf::remove_entries(cgroup.id, keys_file);
+            throw;
+        }
+    }
+
+    void remove(const ContainerCgroup& cgroup, const std::string& keys_file) const override
+    {
+        if (cgroup.dir_fd >= 0)
+            socket_programs::detach(cgroup.dir_fd, cgroup.pin_dir);
+        bpf::remove_entries(cgroup.id, keys_file, cgroup.pin_dir);
+    }
+
+    uint64_t path_seed() const override { return 0; } // no path maps: Landlock binds rules to objects
+
+    ProcessRestrictions restrictions(const Policy& policy, const spec::Spec& spec) const override
+    {
+        ProcessRestrictions restrictions;
+        int abi = landlock::abi_version();
+        auto plan = landlock::plan_ruleset(policy, abi);
+        if (plan.handled) {
+            restrictions.landlock_ruleset = landlock::create_ruleset(plan);
+            restrictions.landlock_flags = landlock::restrict_flags(abi);
+        }
+        bool memfd_sysctl = memfd_by_sysctl(spec);
+        restrictions.seccomp = seccomp::compile(landlock_seccomp(policy, memfd_sysctl));
+        restrictions.path_mounts = landlock_path_mounts(policy, memfd_sysctl);
+        return restrictions;
+    }
+
+    void fill_restrictions(const Policy& policy, ProcessRestrictions& restrictions, int root_fd) const override
+    {
+        if (!restrictions.landlock_ruleset)
+            return;
+        landlock::add_rules(restrictions.landlock_ruleset.get(),
+                            landlock::plan_ruleset(policy, landlock::abi_version()), root_fd);
+    }
+
+    // Nothing binds the set-up task: it applies the ruleset and the filter
+    // itself just before execve, and the socket programs judge sockets, which
+    // it does not open.
+    void exempt_until_exec(pid_t, const ContainerCgroup&) const override {}
+};
+
+} // namespace
+
+spec::Seccomp landlock_seccomp(const Policy& policy, bool memfd_sysctl)
+{
+    spec::Seccomp filter;
+    filter.default_action = "SCMP_ACT_ALLOW";
+#if defined(__x86_64__)
+    filter.architectures = {"SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"};
+#endif
+    auto& rules = filter.syscalls;
+    rules.push_back(refuse({"bpf", "perf_event_open", "init_module", "finit_module", "delete_module", "kexec_load",
+                            "kexec_file_load"}));
+    rules.push_back(refuse({"unshare", "clone"}, EPERM, {masked(0, CLONE_NEWUSER)}));
+    rules.push_back(refuse({"setns"}, EPERM, {{1, CLONE_NEWUSER, 0, "SCMP_CMP_EQ"}}));
+    rules.push_back(refuse({"clone3"}, ENOSYS)); // its flags are out of seccomp's sight: libc falls back to clone
+    if (policy.allowed_hosts && policy.mode == Mode::enforce) {
+        for (uint64_t family = 0; family <= highest_family_checked; ++family)
+            if (std::find(std::begin(allowed_families), std::end(allowed_families), family) == std::end(allowed_families))
+                rules.push_back(refuse({"socket"}, EPERM, {{0, family, 0, "SCMP_CMP_EQ"}}));
+        rules.push_back(refuse({"socket"}, EPERM, {{0, highest_family_checked + 1, 0, "SCMP_CMP_GE"}}));
+        rules.push_back(refuse({"io_uring_setup"})); // its socket and connect operations pass no seccomp check
+    }
+    if (policy.allowed_bins && !memfd_sysctl)
+        rules.push_back(refuse({"memfd_create"})); // every memfd is executable on this kernel
+    return filter;
+}
+
+std::vector<mounts::PathMount> landlock_path_mounts(const Policy& policy, bool memfd_sysctl)
+{
+    using Kind = mounts::PathMount::Kind;
+    std::vector<mounts::PathMount> planned;
+    bool bins = policy.allowed_bins.has_value();
+    for (const auto& path : sorted(policy.allowed_paths.value_or(std::vector<std::string>{})))
+        if (path != "/")
+            planned.push_back({Kind::writable, path, bins});
+    for (const auto& path : sorted(policy.read_only_paths.value_or(std::vector<std::string>{})))
+        if (path != "/")
+            planned.push_back({Kind::read_only, path, false});
+    if (bins && memfd_sysctl)
+        planned.push_back({Kind::read_only, "/proc/sys", false}); // vm.memfd_noexec stays 2
+    bool everything_allowed = !policy.restricts_paths();
+    for (const auto& path : sorted(policy.denied_paths))
+        if (everything_allowed || under_any(path, policy.allowed_paths) || under_any(path, policy.read_only_paths))
+            planned.push_back({Kind::hide, path, false});
+    return planned;
+}
+
+const Backend& landlock_backend()
+{
+    static const Landlock instance;
+    return instance;
+}
+
+} // namespace cerberus::policy

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: Apache-2.0
+// What the BPF-based backends share on a host: the pin directory (bpffs,
+// locked while programs load), the maps every program object reuses by name
+// (libbpf's pinning, layouts checked first), the config entry written once by
+// whoever creates the maps, the program groups pinned all at once, and a
+// container's map entries, added in create and removed in delete.
+#pragma once
+
+#include "base/fd.hpp"
+#include "kernel/pinned_maps.hpp"
+#include "policy/policy_compile.hpp"
+#include "policy/policy_keys.hpp"
+
+#include <bpf/libbpf.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace cerberus::bpf {
+
+// The pin directory (bpffs mounted, CERB_PIN_ROOT and the directory made when
+// missing), flocked until destroyed:
+// concurrent creates load each program group once.
+class PinDirLock {
+public:
+    explicit PinDirLock(const std::string& pin_dir = CERB_PIN_DIR);
+
+private:
+    UniqueFd dir_;
+};
+
+// Open options that make an object reuse (or create and pin) the shared maps.
+bpf_object_open_opts shared_map_options();
+
+// Writes the config entry (path seed, host network namespace) unless a
+// loader did already. Under PinDirLock.
+void initialize_config(const std::string& pin_dir = CERB_PIN_DIR);
+
+// True when the program group <pin_dir>/<group> is pinned: loaded and, for
+// programs that attach once per host, attached.
+bool group_pinned(const std::string& group, const std::string& pin_dir = CERB_PIN_DIR);
+
+// Pins a group all at once (bpffs may refuse directories): pin(prefix) pins
+// each object as <pin_dir>/<group>_<name> and returns one of them, pinned
+// again as <pin_dir>/<group> only when every pin succeeded; on failure every
+// pin of the group goes. Under PinDirLock.
+void pin_group(const std::string& group, const std::function<int(const std::string& prefix)>& pin,
+               const std::string& pin_dir = CERB_PIN_DIR);
+
+// libbpf's messages (the verifier log among them) go to the debug log.
+void forward_libbpf_messages();
+
+// The policy maps of the pinned set.
+class PolicyMaps {
+public:
+    // nullopt when nothing is pinned (nothing to remove).
+    static std::optional<PolicyMaps> open_pinned(const std::string& pin_dir = CERB_PIN_DIR);
+
+    // Seed of the path hashes; compile_policy needs it.
+    uint64_t path_seed() const;
+
+    // Adds a container's entries; all or nothing. The policy entry goes last,
+    // so the programs never see a container with half its rules.
+    void install(const policy::CompiledPolicy& compiled);
+
+    // Deletes the container's policy entry and the given keys; a no-op for
+    // those that are gone already.
+    void remove(const policy::PolicyKeys& keys);
+
+    // Deletes every entry keyed by the cgroup id, looking through the whole
+    // maps: for a container whose keys were not kept.
+    void remove_by_scan(uint64_t cgroup_id);
+
+    // True when the cgroup has a policy entry.
+    bool installed(uint64_t cgroup_id) const;
+
+    // Marks pid, the runtime's child entering the container of cgroup_id, as
+    // a set-up task (CERB_MAP_SETUP_TASKS): not judged as the agent until it
+    // execs the container's program.
+    void mark_setup_task(pid_t pid, uint64_t cgroup_id);
+
+private:
+    PolicyMaps() = default;
+
+    UniqueFd policies_, net4_, net6_, paths_, config_, setup_tasks_;
+};
+
+// A container's entries, with their keys recorded in keys_file first (so no
+// entry is ever without its record), and their removal: the recorded keys,
+// or, when the record is missing or damaged (a create that died midway),
+// every entry of the cgroup. pin_dir is the one the container's state
+// records: when a build of another layout pinned it and its maps do not fit
+// this build's, only the container's policy entry (keyed by the cgroup id in
+// every layout) goes, which stops its rules; the rest stays until that pin dir
+// is removed.
+void install_entries(const policy::CompiledPolicy& compiled, const std::string& keys_file);
+void remove_entries(uint64_t cgroup_id, const std::string& keys_file, const std::string& pin_dir = CERB_PIN_DIR);
+
+} // namespace cerberus::bpf

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "policy/enforcement.hpp"
+
+#include "base/error.hpp"
+#include "policy/backend_bpf_lsm.hpp"
+#include "policy/backend_landlock.hpp"
+
+#include <algorithm>
+
+namespace cerberus::policy {
+namespace {
+
+std::vector<RuleKind> kinds_used(const Policy& policy)
+{
+    std::vector<RuleKind> kinds;
+    if (policy.allowed_hosts)
+        kinds.insert(kinds.end(), {RuleKind::allowed_hosts, RuleKind::raw_sockets});
+    if (policy.restricts_paths())
+        kinds.insert(kinds.end(), {RuleKind::paths, RuleKind::path_changes, RuleKind::unix_sockets});
+    if (!policy.denied_paths.empty())
+        kinds.push_back(RuleKind::denied_paths);
+    if (policy.allowed_bins)
+        kinds.insert(kinds.end(), {RuleKind::allowed_bins, RuleKind::exec_mappings});
+    if (!policy.forbidden_caps.empty())
+        kinds.push_back(RuleKind::forbidden_caps);
+    kinds.push_back(RuleKind::escalation);
+    return kinds;
+}
+
+// The policy field a rule kind comes from, for errors.
+const char* field_of(RuleKind kind)
+{
+    switch (kind) {
+    case RuleKind::allowed_hosts:
+    case RuleKind::raw_sockets: return "policy.allowed_hosts";
+    case RuleKind::paths:
+    case RuleKind::path_changes:
+    case RuleKind::unix_sockets: return "policy.allowed_paths";
+    case RuleKind::denied_paths: return "policy.denied_paths";
+    case RuleKind::allowed_bins:
+    case RuleKind::exec_mappings: return "policy.allowed_bins";
+    case RuleKind::forbidden_caps: return "policy.forbidden_caps";
+    case RuleKind::escalation: return "policy";
+    }
+    return "policy";
+}
+
+const Coverage& coverage_of(const std::vector<Coverage>& table, RuleKind kind)
+{
+    for (const auto& row : table)
+        if (row.kind == kind)
+            return row;
+    throw Error(std::string("coverage table lacks ") + rule_kind_name(kind), EINVAL);
+}
+
+} // namespace
+
+const char* rule_kind_name(RuleKind kind)
+{
+    switch (kind) {
+    case RuleKind::allowed_hosts: return "allowed_hosts";
+    case RuleKind::raw_sockets: return "raw and non-IP sockets";
+    case RuleKind::paths: return "allowed_paths, read_only_paths";
+    case RuleKind::path_changes: return "links, renames, removals, attributes";
+    case RuleKind::denied_paths: return "denied_paths";
+    case RuleKind::unix_sockets: return "unix sockets by path";
+    case RuleKind::allowed_bins: return "allowed_bins";
+    case RuleKind::exec_mappings: return "executable mappings";
+    case RuleKind::forbidden_caps: return "forbidden_caps";
+    case RuleKind::escalation: return "escalation (bpf, perf, modules, kexec, userns, mount)";
+    }
+    return "?";
+}
+
+const Backend& backend(Enforcement kind)
+{
+    switch (kind) {
+    case Enforcement::bpf_lsm: return bpf_lsm_backend();
+    case Enforcement::landlock: return landlock_backend();
+    case Enforcement::fmod_ret:
+        throw Error("enforcement \"fmod-ret\": this build has no fmod_ret backend", EOPNOTSUPP);
+    case Enforcement::automatic: break;
+    }
+    throw Error("enforcement \"auto\" names no backend", EINVAL);
+}
+
+const Backend& choose_backend(Enforcement requested, const Policy& policy)
+{
+    std::string demand = std::string("the policy demands at least \"") + enforcement_name(policy.enforcement) + "\"";
+    if (requested != Enforcement::automatic && requested < policy.enforcement)
+        throw Error(std::string("--enforcement ") + enforcement_name(requested) + ": " + demand +
+                        "; refusing to run the container unprotected",
+                    EOPNOTSUPP);
+    const Backend* chosen = nullptr;
+    if (requested != Enforcement::automatic) {
+        chosen = &backend(requested);
+        if (Probe probe = chosen->probe(); !probe.usable)
+            throw Error(std::string("enforcement \"") + enforcement_name(requested) + "\": " + probe.why +
+                            "; refusing to run the container unprotected",
+                        EOPNOTSUPP);
+    } else {
+        std::string missing;
+        for (auto kind : {Enforcement::bpf_lsm, Enforcement::landlock}) { // strongest first
+            if (kind < policy.enforcement)
+                continue;
+            Probe probe = backend(kind).probe();
+            if (probe.usable) {
+                chosen = &backend(kind);
+                break;
+            }
+            missing += std::string(missing.empty() ? "" : "; ") + enforcement_name(kind) + ": " + probe.why;
+        }
+        if (!chosen)
+            throw Error("no enforcement backend this host can run fits" +
+                            (policy.enforcement == Enforcement::automatic ? std::string() : " (" + demand + ")") +
+                            ": " + missing + "; refusing to run the container unprotected",
+                        EOPNOTSUPP);
+    }
+    check_coverage(*chosen, policy);
+    return *chosen;
+}
+
+void check_coverage(const Backend& backend, const Policy& policy)
+{
+    auto table = backend.coverage();
+    for (RuleKind kind : kinds_used(policy)) {
+        const Coverage& row = coverage_of(table, kind);
+        std::string where = std::string(field_of(kind)) + ": the " + enforcement_name(backend.kind()) +
+                            " backend cannot ";
+        if (row.enforced == Level::none)
+            throw Error(where + "enforce " + rule_kind_name(kind) + " (" + row.note + ")", EOPNOTSUPP);
+        if (policy.mode == Mode::audit && !row.audit_mode)
+            throw Error(where + "audit " + rule_kind_name(kind) + " (it can only deny: use mode \"enforce\", or " +
+                            "--enforcement bpf-lsm on a host that has it)",
+                        EOPNOTSUPP);
+    }
+}
+
+bool uses_kind(const Policy& policy, RuleKind kind)
+{
+    auto kinds = kinds_used(policy);
+    return std::find(kinds.begin(), kinds.end(), kind) != kinds.end();
+}
+
+std::vector<RuleKind> unreported_kinds(const Backend& backend, const Policy& policy)
+{
+    auto table = backend.coverage();
+    std::vector<RuleKind> unreported;
+    for (RuleKind kind : kinds_used(policy))
+        if (!coverage_of(table, kind).reported)
+            unreported.push_back(kind);
+    return unreported;
+}
+
+} // namespace cerberus::policy

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: Apache-2.0
+// Landlock, the file and exec half of the landlock backend: the rights a
+// policy grants, graded by the ABI the kernel has, turned into a ruleset whose
+// rules are bound to the objects the container's paths name when it starts.
+#pragma once
+
+#include "base/fd.hpp"
+#include "policy/policy.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cerberus::landlock {
+
+// The kernel's Landlock ABI version; 0 when it has none (or it is disabled).
+int abi_version();
+
+struct Grant {
+    std::string path; // as the container sees it
+    uint64_t access;  // LANDLOCK_ACCESS_FS_* (file-only rights kept for files)
+};
+
+struct RulesetPlan {
+    uint64_t handled = 0; // rights the ruleset governs; 0: no ruleset at all
+    std::vector<Grant> grants;
+    bool grant_interpreters = false; // allowed_bins: their ELF interpreters get the execute right too
+};
+
+// Pure: what a policy asks of Landlock at this ABI.
+RulesetPlan plan_ruleset(const policy::Policy& policy, int abi);
+
+// An empty ruleset governing plan.handled.
+UniqueFd create_ruleset(const RulesetPlan& plan);
+
+// Adds the plan's rules, each path resolved inside root_fd as if it were "/"
+// (symlinks included). A path that does not exist grants nothing and is skipped.
+void add_rules(int ruleset_fd, const RulesetPlan& plan, int root_fd);
+
+// landlock_restrict_self flags: denials logged after exec too (ABI 7).
+uint32_t restrict_flags(int abi);
+
+} // namespace cerberus::landlock

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: Apache-2.0
+// The cgroup socket programs (bpf/cerberus_sock.bpf.c): loaded once per host
+// and pinned, attached to each policed container's cgroup v2 directory with
+// BPF_F_ALLOW_MULTI (they run for the whole subtree, and a nested cgroup can
+// only add programs, never replace them), told whose container they run for
+// through per-attachment storage, detached at delete.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace cerberus::socket_programs {
+
+// Loads and pins them unless pinned already, and keeps one attachment of each
+// on an empty cgroup (<cgroup2>/cerberus-sock-hooks), so the kernel's socket
+// hooks stay on between containers; throws saying what the kernel refused.
+void ensure_loaded();
+
+bool loaded();
+
+// Attaches every program to the cgroup directory and records cgroup_id as
+// their owner; all or nothing.
+void attach(int cgroup_dir_fd, uint64_t cgroup_id);
+
+// Detaches the programs pinned in pin_dir (the container's, from its state);
+// a no-op for those not attached (or nothing pinned there).
+void detach(int cgroup_dir_fd, const std::string& pin_dir);
+
+// How many of them are attached to the directory (tests, `cerberus check`).
+int attached_count(int cgroup_dir_fd);
+
+} // namespace cerberus::socket_programs

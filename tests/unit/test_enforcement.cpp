@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: Apache-2.0
+// The backends' pure parts: what the landlock backend asks of Landlock, the
+// mounts and the seccomp filter it adds, refusals by coverage, and the policy's
+// "enforcement" field with --lock-policy.
+#include "base/error.hpp"
+#include "policy/backend_landlock.hpp"
+#include "policy/enforcement.hpp"
+#include "policy/landlock.hpp"
+#include "policy/policy_compile.hpp"
+
+#include <doctest/doctest.h>
+
+#include <linux/landlock.h>
+
+#include <algorithm>
+#include <cstring>
+
+using namespace cerberus;
+using namespace cerberus::policy;
+
+namespace {
+
+const landlock::Grant* grant_for(const landlock::RulesetPlan& plan, const std::string& path)
+{
+    auto it = std::find_if(plan.grants.begin(), plan.grants.end(), [&](const auto& g) { return g.path == path; });
+    return it == plan.grants.end() ? nullptr : &*it;
+}
+
+} // namespace
+
+TEST_CASE("landlock plan: rights by list and ABI, execute only for listed programs")
+{
+    auto policy = parse_policy(R"({"allowed_paths": ["/workspace"], "read_only_paths": ["/usr"]})");
+    auto plan = landlock::plan_ruleset(policy, 1);
+    CHECK((plan.handled & LANDLOCK_ACCESS_FS_REFER) == 0); // not before ABI 2
+    CHECK((grant_for(plan, "/workspace")->access & LANDLOCK_ACCESS_FS_EXECUTE) != 0);
+    CHECK((grant_for(plan, "/usr")->access & LANDLOCK_ACCESS_FS_WRITE_FILE) == 0);
+    CHECK((grant_for(plan, "/usr")->access & LANDLOCK_ACCESS_FS_READ_FILE) != 0);
+    CHECK_FALSE(plan.grant_interpreters);
+
+    auto abi3 = landlock::plan_ruleset(policy, 3);
+    CHECK((abi3.handled & LANDLOCK_ACCESS_FS_REFER) != 0);
+    CHECK((abi3.handled & (1ULL << 14)) != 0); // truncate
+    CHECK((grant_for(abi3, "/workspace")->access & (1ULL << 14)) != 0);
+    CHECK((grant_for(abi3, "/usr")->access & (1ULL << 14)) == 0);
+
+    auto bins = landlock::plan_ruleset(
+        parse_policy(R"({"allowed_paths": ["/workspace"], "allowed_bins": ["/usr/bin/python3"]})"), 7);
+    CHECK((grant_for(bins, "/workspace")->access & LANDLOCK_ACCESS_FS_EXECUTE) == 0);
+    CHECK((grant_for(bins, "/usr/bin/python3")->access & LANDLOCK_ACCESS_FS_EXECUTE) != 0);
+    CHECK(bins.grant_interpreters);
+
+    auto only_bins = landlock::plan_ruleset(parse_policy(R"({"allowed_bins": ["/bin/sh"]})"), 7);
+    CHECK(only_bins.handled == LANDLOCK_ACCESS_FS_EXECUTE);
+
+    auto denied_only = landlock::plan_ruleset(parse_policy(R"({"denied_paths": ["/etc/shadow"]})"), 7);
+    REQUIRE(grant_for(denied_only, "/") != nullptr);
+    CHECK(grant_for(denied_only, "/")->access == denied_only.handled); // the covers do the denying
+
+    CHECK(landlock::plan_ruleset(parse_policy(R"({"allowed_hosts": []})"), 7).handled == 0);
+    CHECK(landlock::restrict_flags(7) != 0);
+    CHECK(landlock::restrict_flags(6) == 0);
+}
+
+TEST_CASE("landlock mounts: writable before read-only before hidden, parents first, only what Landlock allows")
+{
+    using Kind = mounts::PathMount::Kind;
+    auto planned = landlock_path_mounts(
+        parse_policy(R"({"allowed_paths": ["/workspace/sub", "/workspace", "/"], "read_only_paths": ["/usr"],
+                         "denied_paths": ["/workspace/.env", "/data/secret"], "allowed_bins": ["/usr/bin/x"]})"),
+        true);
+    std::vector<std::pair<Kind, std::string>> got;
+    for (const auto& m : planned)
+        got.emplace_back(m.kind, m.path);
+    std::vector<std::pair<Kind, std::string>> want = {
+        {Kind::writable, "/workspace"}, {Kind::writable, "/workspace/sub"}, {Kind::read_only, "/usr"},
+        {Kind::read_only, "/proc/sys"}, {Kind::hide, "/data/secret"},   {Kind::hide, "/workspace/.env"}};
+    CHECK(got == want); // "/" writable: nothing to bind; /data/secret is under "/"
+    CHECK(planned[0].no_exec);
+
+    auto narrow = landlock_path_mounts(
+        parse_policy(R"({"allowed_paths": ["/workspace"], "denied_paths": ["/workspace/.env", "/data/secret"]})"),
+        false);
+    CHECK(narrow.size() == 2); // /data/secret is outside every list: Landlock denies it already
+    CHECK(narrow.back().path == "/workspace/.env");
+    CHECK_FALSE(narrow.front().no_exec);
+}
+
+TEST_CASE("landlock seccomp: escalation always, families and io_uring under allowed_hosts in enforce mode")
+{
+    auto names = [](const spec::Seccomp& filter) {
+        std::vector<std::string> all;
+        for (const auto& rule : filter.syscalls)
+            all.insert(all.end(), rule.names.begin(), rule.names.end());
+        return all;
+    };
+    auto has = [&](const spec::Seccomp& filter, const std::string& name) {
+        auto all = names(filter);
+        return std::find(all.begin(), all.end(), name) != all.end();
+    };
+    auto plain = landlock_seccomp(parse_policy(R"({"allowed_paths": ["/w"]})"), true);
+    for (const char* name : {"bpf", "perf_event_open", "finit_module", "kexec_load", "unshare", "clone", "clone3"})
+        CHECK(has(plain, name));
+    CHECK_FALSE(has(plain, "socket"));
+    CHECK_FALSE(has(plain, "memfd_create"));
+
+    auto hosts = landlock_seccomp(parse_policy(R"({"allowed_hosts": [], "allowed_bins": ["/bin/sh"]})"), false);
+    CHECK(has(hosts, "socket"));
+    CHECK(has(hosts, "io_uring_setup"));
+    CHECK(has(hosts, "memfd_create"));
+    CHECK_FALSE(has(landlock_seccomp(parse_policy(R"({"mode": "audit", "allowed_hosts": []})"), true), "socket"));
+    CHECK_NOTHROW(seccomp::compile(hosts)); // libseccomp takes it, on every architecture listed
+}
+
+TEST_CASE("coverage: a rule the backend cannot carry out is refused, naming it and the backend")
+{
+    const Backend& landlock = backend(Enforcement::landlock);
+    CHECK_NOTHROW(check_coverage(landlock, parse_policy(R"({"allowed_paths": ["/w"], "allowed_hosts": []})")));
+    CHECK_NOTHROW(check_coverage(landlock, parse_policy(R"({"mode": "audit", "allowed_hosts": []})")));
+    try {
+        check_coverage(landlock, parse_policy(R"({"mode": "audit", "allowed_paths": ["/w"]})"));
+        FAIL("audit of path rules accepted");
+    } catch (const Error& e) {
+        CHECK(std::string(e.what()).find("policy.allowed_paths: the landlock backend cannot audit") == 0);
+        CHECK(e.errnum() == EOPNOTSUPP);
+    }
+    CHECK_THROWS_AS(check_coverage(landlock, parse_policy(R"({"mode": "audit", "forbidden_caps": ["CAP_CHOWN"]})")),
+                    Error);
+    CHECK_NOTHROW(check_coverage(backend(Enforcement::bpf_lsm),
+                                 parse_policy(R"({"mode": "audit", "allowed_paths": ["/w"]})")));
+    CHECK_THROWS_AS(backend(Enforcement::fmod_ret), Error);
+    for (auto kind : all_rule_kinds) // every backend answers for every rule kind
+        for (auto e : {Enforcement::bpf_lsm, Enforcement::landlock}) {
+            auto table = backend(e).coverage();
+            CHECK(std::any_of(table.begin(), table.end(), [&](const Coverage& row) { return row.kind == kind; }));
+        }
+}
+
+TEST_CASE("enforcement: a minimum in the policy, which --lock-policy may only raise")
+{
+    CHECK(parse_policy(R"({"enforcement": "bpf-lsm"})").enforcement == Enforcement::bpf_lsm);
+    CHECK(parse_policy("{}").enforcement == Enforcement::automatic);
+    CHECK_THROWS_WITH_AS(parse_policy(R"({"enforcement": "selinux"})"), doctest::Contains("policy.enforcement"),
+                         Error);
+    auto base = parse_policy(R"({"enforcement": "fmod-ret"})");
+    CHECK(narrow_policy(base, parse_policy("{}")).enforcement == Enforcement::fmod_ret);
+    CHECK(narrow_policy(base, parse_policy(R"({"enforcement": "bpf-lsm"})")).enforcement == Enforcement::bpf_lsm);
+    CHECK_THROWS_WITH_AS(narrow_policy(base, parse_policy(R"({"enforcement": "landlock"})")),
+                         doctest::Contains("widens the locked default"), Error);
+    CHECK_THROWS_WITH_AS(choose_backend(Enforcement::landlock, base), doctest::Contains("demands at least"), Error);
+}
+
+TEST_CASE("compiled once: the entries are keyed by the cgroup afterwards")
+{
+    auto policy = parse_policy(R"({"allowed_hosts": ["192.0.2.0/24:443", "[2001:db8::1]:443"],
+                                   "allowed_paths": ["/w"]})");
+    auto compiled = compile_policy(policy, 0, 7);
+    assign_cgroup(compiled, 0x1122334455667788ULL);
+    auto direct = compile_policy(policy, 0x1122334455667788ULL, 7);
+    REQUIRE(compiled.net4.size() == direct.net4.size());
+    CHECK(std::memcmp(&compiled.net4[0].key, &direct.net4[0].key, sizeof(cerb_net4_key)) == 0);
+    CHECK(std::memcmp(&compiled.net6[0].key, &direct.net6[0].key, sizeof(cerb_net6_key)) == 0);
+    CHECK(compiled.paths[0].key.cgroup_id == direct.paths[0].key.cgroup_id);
+    CHECK(compiled.cgroup_id == direct.cgroup_id);
+}
