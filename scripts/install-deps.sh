@@ -4,7 +4,7 @@ set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 packages=(
     build-essential cmake pkg-config clang llvm libclang-rt-14-dev libbpf-dev bpftool libelf-dev zlib1g-dev
-    libseccomp-dev libcap-ng-dev nlohmann-json3-dev libspdlog-dev doctest-dev
+    libseccomp-dev libcap-ng-dev nlohmann-json3-dev libspdlog-dev doctest-dev libsystemd-dev
     busybox-static bats jq iproute2 procps psmisc cpio qemu-system-x86 runc crun hyperfine time
 )
 missing=()

@@ -139,7 +139,7 @@ TEST_CASE("host: a pids limit holds; freeze, kill, id, destroy")
         return;
     spec::Resources resources;
     resources.pids_limit = 4;
-    Cgroup cgroup = Cgroup::create({test_cgroup_name("pids"), "", false, &resources, {}},
+    Cgroup cgroup = Cgroup::create({test_cgroup_name("pids"), "", &resources, {}},
                                    host_mounts({"pids", "freezer"}));
     cgroup.release();
     CleanUp clean_up{cgroup};
@@ -228,7 +228,7 @@ TEST_CASE("host: a failed write names the file and removes what create made")
     Mounts mounts = host_mounts({"pids"});
     const std::string name = test_cgroup_name("fail");
     try {
-        Cgroup::create({name, "", false, &resources, {}}, mounts);
+        Cgroup::create({name, "", &resources, {}}, mounts);
         FAIL("create did not fail");
     } catch (const Error& e) {
         CHECK(std::string(e.what()) == "creating cgroup " + name + ": writing \"1\" to " + mounts.unified + name +
@@ -246,7 +246,7 @@ TEST_CASE("host: the device filter program loads, enforces, and is replaced on u
     spec::Resources resources;
     resources.devices = {{false, "a", {}, {}, "rwm"}, {true, "c", 1, 3, "rw"}};
     // No v1 devices hierarchy: the BPF program on cgroup2 does the work.
-    Cgroup cgroup = Cgroup::create({test_cgroup_name("devices"), "", false, &resources, {}}, host_mounts({}));
+    Cgroup cgroup = Cgroup::create({test_cgroup_name("devices"), "", &resources, {}}, host_mounts({}));
     cgroup.release();
     CleanUp clean_up{cgroup};
 
@@ -311,7 +311,7 @@ TEST_CASE("host: the kernel takes the translated values in every hierarchy")
     if (hugetlb)
         resources.hugepage_limits = {{"2MB", 4 << 21}};
     Cgroup cgroup =
-        Cgroup::create({test_cgroup_name("all"), "", false, &resources, default_allowed_devices()}, mounts);
+        Cgroup::create({test_cgroup_name("all"), "", &resources, default_allowed_devices()}, mounts);
     cgroup.release();
     CleanUp clean_up{cgroup};
 
