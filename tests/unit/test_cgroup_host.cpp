@@ -259,6 +259,15 @@ TEST_CASE("host: the device filter program loads, enforces, and is replaced on u
     };
     CHECK(attached_programs() == 1);
 
+    // Another manager's program on the same cgroup (systemd's, for a scope): it allows everything, and stays.
+    auto allow_all = device_filter_program(std::vector<spec::DeviceRule>{{true, "a", {}, {}, "rwm"}});
+    UniqueFd foreign(bpf_prog_load(BPF_PROG_TYPE_CGROUP_DEVICE, "other_dev", "GPL", allow_all.data(), allow_all.size(),
+                                   nullptr));
+    REQUIRE(foreign);
+    UniqueFd dir(::open(cgroup.unified_dir().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    REQUIRE(bpf_prog_attach(foreign.get(), dir.get(), BPF_CGROUP_DEVICE, BPF_F_ALLOW_MULTI) == 0);
+    CHECK(attached_programs() == 2);
+
     Child restricted;
     spawn_in(cgroup, restricted, [] {
         return open_errno("/dev/null", O_RDWR) == 0 && open_errno("/dev/zero", O_RDONLY) == EPERM ? 0 : 1;
@@ -268,7 +277,7 @@ TEST_CASE("host: the device filter program loads, enforces, and is replaced on u
     spec::Resources update;
     update.devices = {{true, "a", {}, {}, "rwm"}};
     cgroup.apply(update);
-    CHECK(attached_programs() == 1);
+    CHECK(attached_programs() == 2); // ours replaced, the other kept
     Child allowed;
     spawn_in(cgroup, allowed, [] { return open_errno("/dev/zero", O_RDONLY); });
     CHECK(exited_with(allowed.wait(), 0));
