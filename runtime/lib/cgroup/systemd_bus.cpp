@@ -239,27 +239,27 @@ Bus Bus::connect()
         throw Error("--systemd-cgroup: systemd is not running on this host (no /run/systemd/system); "
                     "run without --systemd-cgroup to use the cgroupfs driver",
                     ENOENT);
+    if (uid_t euid = ::geteuid(); euid != 0)
+        throw Error("--systemd-cgroup: rootless containers (uid " + std::to_string(euid) +
+                        ") are not supported: cerberus asks systemd's system manager for scopes, as root",
+                    EPERM);
     const Libsystemd& sd = libsystemd();
+    // As systemctl does for root: PID 1 itself on its private socket, without the bus daemon in between.
     sd_bus* bus = nullptr;
-    int direct_error = 0;
-    if (::geteuid() == 0) {
-        // As systemctl does for root: PID 1 itself, without the bus daemon in between.
-        check_sd(sd.sd_bus_new(&bus), "sd-bus: sd_bus_new");
-        int rc = sd.sd_bus_set_address(bus, private_socket);
-        if (rc >= 0)
-            rc = sd.sd_bus_start(bus);
-        if (rc >= 0)
-            return Bus(bus, true);
-        sd.sd_bus_flush_close_unref(bus);
-        bus = nullptr;
-        direct_error = -rc;
-    }
-    int rc = sd.sd_bus_open_system(&bus);
-    if (rc < 0) {
-        std::string tried = direct_error ? std::string("/run/systemd/private: ") + std::strerror(direct_error) + "; "
-                                         : std::string();
-        throw_errno("--systemd-cgroup: cannot connect to systemd (" + tried + "the system bus)", -rc);
-    }
+    check_sd(sd.sd_bus_new(&bus), "sd-bus: sd_bus_new");
+    int rc = sd.sd_bus_set_address(bus, private_socket);
+    if (rc >= 0)
+        rc = sd.sd_bus_start(bus);
+    if (rc >= 0)
+        return Bus(bus, true);
+    sd.sd_bus_flush_close_unref(bus);
+    bus = nullptr;
+    int direct_error = -rc;
+    rc = sd.sd_bus_open_system(&bus);
+    if (rc < 0)
+        throw_errno(std::string("--systemd-cgroup: cannot connect to systemd (/run/systemd/private: ") +
+                        std::strerror(direct_error) + "; the system bus)",
+                    -rc);
     return Bus(bus, false);
 }
 

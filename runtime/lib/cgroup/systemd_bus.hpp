@@ -16,9 +16,10 @@ namespace cerberus::cgroups::systemd {
 
 class Bus {
 public:
-    // Connects as systemctl does: systemd's private socket for root, else the
-    // system bus. Throws, saying why, when systemd is not the init, libsystemd
-    // cannot be loaded, or neither socket answers.
+    // Connects as systemctl does for root: systemd's private socket, else the
+    // system bus. Throws, saying why, when systemd is not the init, the caller
+    // is not root (rootless is not supported), libsystemd cannot be loaded, or
+    // neither socket answers.
     static Bus connect();
 
     Bus(Bus&& other) noexcept;
