@@ -3,7 +3,7 @@ BUILD ?= build
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
 
-.PHONY: all build deps test unit fuzz integration vm conformance bench bench-policy bench-compile demo install uninstall clean
+.PHONY: all build deps test unit fuzz integration vm vm-systemd conformance bench bench-policy bench-compile demo install uninstall clean
 
 all: build
 
@@ -27,6 +27,10 @@ integration: build
 
 vm: build
 	tests/vm/run.sh --build $(BUILD)
+
+# systemd as init with Podman, Docker and containerd on their defaults (the root image is cached).
+vm-systemd: build
+	tests/vm/run.sh --systemd --build $(BUILD)
 
 # The host as it is, then crun and runc with cgroup2 hidden (crun refuses hybrid hosts);
 # both runs update the table in docs/conformance.md.
