@@ -47,8 +47,10 @@ test: deps build
 demo: deps build
 	scripts/demo.sh $(BUILD)
 
+# On this host, then `run` with --systemd-cgroup (and cgroupfs) in one boot of the systemd VM lane.
 bench: build
 	bench/run.sh --build $(BUILD)
+	bench/systemd.sh --build $(BUILD)
 
 # The agent policy's cost, measured in the real-kernel VM lane (BPF LSM).
 bench-policy: build

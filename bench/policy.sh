@@ -40,7 +40,7 @@ done
 
 tmp=$(mktemp -d /tmp/cerberus-pbench.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-bench_lines() { grep -aoE 'BENCH (info )?[a-z0-9._]+ [0-9]+' || true; }
+. "$here/vm_lane.sh"
 status=0
 if [ -n "$from_log" ]; then
     tr -d '\r' <"$from_log" | bench_lines >"$tmp/bench.txt"
@@ -51,26 +51,15 @@ else
         cmake --build "$build" -j"$(nproc)" --target cerberus cerberus-probe >&2
     fi
 
-    lane_args=(--build "$build" --cases "$here/vm/*.sh" --keep)
+    lane_args=(--build "$build" --cases "$here/vm/*.sh")
     if [ ${#overrides[@]} -gt 0 ]; then
         printf '%s\n' "${overrides[@]}" >"$tmp/bench.env"
         lane_args+=(--add "$tmp/bench.env:/vm/bench.env")
     fi
-
-    # The lane prints only verdicts; the BENCH lines are in the console log it keeps with --keep.
-    started=$(date +%s)
     # 1,000 created containers (an init, namespaces and a cgroup each) take about 750 MB.
-    VM_TIMEOUT=${VM_TIMEOUT:-3600} VM_MEMORY=${VM_MEMORY:-2048} "$repo/tests/vm/run.sh" "${lane_args[@]}" >"$tmp/lane.out" 2>&1 || status=$?
-    elapsed=$(($(date +%s) - started))
-    grep -v '^vm: console log and initramfs kept' "$tmp/lane.out" >&2 || true
-    vm_work=$(sed -n 's/^vm: console log and initramfs kept in //p' "$tmp/lane.out")
-    if [ -z "$vm_work" ] || [ ! -f "$vm_work/console.log" ]; then
-        echo "policy.sh: the lane kept no console log" >&2
-        exit 1
-    fi
-    tr -d '\r' <"$vm_work/console.log" | bench_lines >"$tmp/bench.txt"
-    [ -z "$log_copy" ] || cp "$vm_work/console.log" "$log_copy"
-    rm -rf "$vm_work"
+    VM_TIMEOUT=${VM_TIMEOUT:-3600} VM_MEMORY=${VM_MEMORY:-2048} bench_lane "$tmp/bench.txt" "$log_copy" "${lane_args[@]}" ||
+        status=$?
+    elapsed=$bench_elapsed
 fi
 [ -s "$tmp/bench.txt" ] || { echo "policy.sh: no BENCH lines in the console log" >&2; exit 1; }
 
