@@ -11,13 +11,13 @@ vm_has_cerberus || exit 0
 work=/tmp/podman-case
 mkdir -p "$work" /etc/containers/containers.conf.d
 cp /usr/local/share/cerberus/containers.conf.d/cerberus.conf /etc/containers/containers.conf.d/
-image=localhost/cerberus-busybox:test
+image=localhost/busybox:latest
 pm() { podman --runtime cerberus "$@"; }
 run_opts="--rm --network none"
 
 vm_expect_output "Podman's cgroup manager is systemd, its default" systemd podman info --format '{{.Host.CgroupManager}}'
-import_image() { build_images docker.io/library/cerberus-busybox:test && podman import -q "$work/rootfs.tar" "$image"; }
-vm_check "the busybox image is imported" import_image
+import_image() { make_rootfs && podman import -q --change 'CMD ["sh"]' "$work/rootfs.tar" "$image"; }
+vm_check "the busybox image is imported (docs/engines/images.md)" import_image
 vm_expect_output "run prints the container's output" hello-from-podman pm run $run_opts "$image" echo hello-from-podman
 
 vm_check "run -d with --memory" pm run -d --name agent --network none --memory 32m "$image" sleep 300
