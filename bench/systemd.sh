@@ -34,35 +34,21 @@ done
 tmp=$(mktemp -d /tmp/cerberus-sbench.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 . "$here/vm_lane.sh"
-status=0
-if [ -n "$from_log" ]; then
-    tr -d '\r' <"$from_log" | bench_lines >"$tmp/bench.txt"
-    elapsed="?"
-else
-    if [ ! -x "$build/cerberus" ]; then
-        cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Release >&2
-        cmake --build "$build" -j"$(nproc)" --target cerberus cerberus-probe >&2
-    fi
-    lane_args=(--systemd --build "$build" --cases "$here/vm-systemd/*.sh")
-    if [ -n "$reps" ]; then
-        echo "REPS=$reps" >"$tmp/bench.env"
-        lane_args+=(--add "$tmp/bench.env:/vm/bench.env")
-    fi
-    bench_lane "$tmp/bench.txt" "$log_copy" "${lane_args[@]}" || status=$?
-    elapsed=$bench_elapsed
+lane_args=(--systemd --build "$build" --cases "$here/vm-systemd/*.sh")
+if [ -n "$reps" ]; then
+    echo "REPS=$reps" >"$tmp/bench.env"
+    lane_args+=(--add "$tmp/bench.env:/vm/bench.env")
 fi
+status=0
+bench_collect "$tmp/bench.txt" "$log_copy" "$from_log" "$build" "${lane_args[@]}" || status=$?
+elapsed=$bench_elapsed
 [ -s "$tmp/bench.txt" ] || { echo "systemd.sh: no BENCH lines in the console log" >&2; exit 1; }
 
 echo
 echo "run of /bin/true in the systemd VM lane (qemu TCG, Debian 12, systemd $(awk '$2 == "info" && $3 == "systemd" { print $4 }' "$tmp/bench.txt")," \
     "Debian 6.1 kernel), $(date -u +%Y-%m-%d), run took ${elapsed}s."
 echo "Medians (min–max) in ms over the runs; c/crun and c/runc are ratios of medians. TCG inflates absolute times."
-awk '
-function sortn(a, n,    i, j, t) { for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t } }
-function median(m,    a, n, i) { n = count[m]; for (i = 1; i <= n; i++) a[i] = v[m, i]; sortn(a, n)
-    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
-function lo(m,    i, x) { x = v[m, 1]; for (i = 2; i <= count[m]; i++) if (v[m, i] < x) x = v[m, i]; return x }
-function hi(m,    i, x) { x = v[m, 1]; for (i = 2; i <= count[m]; i++) if (v[m, i] > x) x = v[m, i]; return x }
+awk "$bench_awk_stats"'
 function cell(m) { return count[m] ? sprintf("%.1f (%.1f-%.1f)", median(m) / 1000, lo(m) / 1000, hi(m) / 1000) : "n/a" }
 function ratio(a, b) { return count[a] && count[b] ? sprintf("%.2f", median(a) / median(b)) : "n/a" }
 $2 == "info" { next }
