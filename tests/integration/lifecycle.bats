@@ -113,6 +113,8 @@ teardown() { teardown_bundle; }
     [ "$(echo "$output" | jq -r .ociVersionMax)" = 1.1.0 ]
     echo "$output" | jq -e '.potentiallyUnsafeConfigAnnotations | index("io.cerberus.policy")'
     echo "$output" | jq -e '.linux.namespaces | index("user")'
+    # The systemd driver (--systemd-cgroup) as root; a user's systemd manager is not supported.
+    [ "$(echo "$output" | jq -c '.linux.cgroup | [.systemd, .systemdUser]')" = '[true,false]' ]
 }
 
 @test "global flags: --log-format json writes the error as a JSON line to --log" {
