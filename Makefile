@@ -4,7 +4,7 @@ BUILD ?= build
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
 
-.PHONY: all build deps test unit fuzz integration vm conformance bench bench-policy bench-compile demo install uninstall clean
+.PHONY: all build deps test unit fuzz integration vm vm-systemd conformance bench bench-policy bench-compile demo install uninstall clean
 
 all: build
 
@@ -29,6 +29,10 @@ integration: build
 vm: build
 	tests/vm/run.sh --build $(BUILD)
 
+# systemd as init with Podman, Docker and containerd on their defaults (the root image is cached).
+vm-systemd: build
+	tests/vm/run.sh --systemd --build $(BUILD)
+
 # The host as it is, then crun and runc with cgroup2 hidden (crun refuses hybrid hosts);
 # both runs update the table in docs/conformance.md.
 conformance: build
@@ -44,8 +48,10 @@ test: deps build
 demo: deps build
 	scripts/demo.sh $(BUILD)
 
+# On this host, then `run` with --systemd-cgroup (and cgroupfs) in one boot of the systemd VM lane.
 bench: build
 	bench/run.sh --build $(BUILD)
+	bench/systemd.sh --build $(BUILD)
 
 # The agent policy's cost, measured in the real-kernel VM lane (BPF LSM).
 bench-policy: build

@@ -5,8 +5,9 @@ set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 packages=(
     build-essential cmake pkg-config clang llvm libclang-rt-14-dev libbpf-dev bpftool libelf-dev zlib1g-dev
-    libseccomp-dev libcap-ng-dev nlohmann-json3-dev libspdlog-dev doctest-dev
-    busybox-static bats jq iproute2 procps psmisc cpio qemu-system-x86 runc crun hyperfine time
+    libseccomp-dev libcap-ng-dev nlohmann-json3-dev libspdlog-dev doctest-dev libsystemd-dev
+    busybox-static bats jq iproute2 procps psmisc cpio qemu-system-x86 qemu-utils debootstrap e2fsprogs
+    runc crun hyperfine time
 )
 missing=()
 for p in "${packages[@]}"; do

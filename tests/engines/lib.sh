@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Helpers for tests/engines/run.sh: result counting, expectations, the test
-# image, and cleanup of what the run started. Sourced, not run.
+# image, and cleanup of what the run started. Sourced, not run; the systemd VM
+# lane's engine cases source it too (POSIX sh: dash runs them there).
 
 passed=0 failed=0 skipped=0
 policy_outcome="" # how this host answers a policy: "fail-closed" or "enforced"
@@ -44,8 +45,11 @@ expect_failure() {
 # The container under a policy must never run unprotected: either cerberus
 # refuses it with its fail-closed error (a kernel without the BPF LSM), or it
 # runs and the connect the policy denies fails with EPERM. Every engine must
-# see the same outcome.
-policy_container_script='nc -w 1 127.0.0.1 9 </dev/null; echo policy-container-ran'
+# see the same outcome. The address is outside the container's own network
+# namespace (its loopback stays reachable under a policy) and in a
+# documentation range: without a policy the connect fails with "Network is
+# unreachable".
+policy_container_script='nc -w 1 203.0.113.9 9 </dev/null; echo policy-container-ran'
 denying_policy='{"mode":"enforce","allowed_hosts":["192.0.2.1:443"]}'
 
 expect_policy_outcome() {
@@ -68,6 +72,11 @@ expect_policy_outcome() {
 
 bad_policy='{"allowed_hosts":["10.0.0.0/33"]}'
 bad_policy_error='policy.allowed_hosts[0]: bad CIDR "10.0.0.0/33"'
+
+# Podman parses --annotation values as CSV: the JSON is quoted (docs/engines/podman.md).
+csv_quoted() {
+    printf '"%s"' "$(printf '%s' "$1" | sed 's/"/""/g')"
+}
 
 # docs/engines/images.md, step 1: a busybox root file system as
 # $work/rootfs.tar, with the passwd lines HOME comes from.

@@ -4,6 +4,7 @@
 #include "audit/audit.hpp"
 #include "base/error.hpp"
 #include "cgroup/cgroup.hpp"
+#include "cgroup/systemd_bus.hpp"
 #include "policy/policy_setup.hpp"
 #include "process/hooks.hpp"
 
@@ -11,7 +12,6 @@
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
 
 namespace cerberus::container {
 namespace {
@@ -51,6 +51,9 @@ void remove(const RuntimeOptions& rt, const std::string& id, bool force)
         audit::finish_container(st.cgroup_id); // its last events, before the policy entry and lost count go
         policy_setup::remove(st.cgroup_id, c->dir.policy_keys_path());
     }
+    // systemd removes the scope's cgroup as the unit stops; destroy removes what is left.
+    if (!st.systemd_unit.empty())
+        cgroups::systemd::Bus::connect().stop_unit(st.systemd_unit);
     cgroup.destroy();
     hooks::run_all_warning_on_failure(st.hooks.poststop, "poststop", state::oci_state_json(st, state::Status::stopped));
     c->dir.remove();
