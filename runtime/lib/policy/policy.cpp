@@ -201,6 +201,16 @@ bool is_dynamic_loader(const std::string& path)
     return (name.rfind("ld-", 0) == 0 || name.rfind("ld64", 0) == 0) && name.find(".so") != std::string::npos;
 }
 
+namespace {
+
+bool forbidden_cap(const Policy& policy, const std::string& name)
+{
+    auto number = capability_number(name);
+    return number && std::binary_search(policy.forbidden_caps.begin(), policy.forbidden_caps.end(), *number);
+}
+
+} // namespace
+
 void apply_policy_to_spec(const Policy& policy, spec::Spec& spec)
 {
     if (!spec.process)
@@ -208,13 +218,31 @@ void apply_policy_to_spec(const Policy& policy, spec::Spec& spec)
     spec.process->no_new_privileges = true;
     if (!spec.process->capabilities || policy.forbidden_caps.empty())
         return;
-    auto forbidden = [&](const std::string& name) {
-        auto number = capability_number(name);
-        return number && std::binary_search(policy.forbidden_caps.begin(), policy.forbidden_caps.end(), *number);
-    };
     auto& caps = *spec.process->capabilities;
     for (auto* set : {&caps.bounding, &caps.effective, &caps.inheritable, &caps.permitted, &caps.ambient})
-        std::erase_if(*set, forbidden);
+        std::erase_if(*set, [&](const std::string& name) { return forbidden_cap(policy, name); });
+}
+
+void require_policy_applied(const Policy& policy, const spec::Spec& spec)
+{
+    if (!spec.process)
+        return;
+    if (!spec.process->no_new_privileges)
+        throw Error("process.noNewPrivileges: false, and a policy needs it true", EPERM);
+    if (!spec.process->capabilities)
+        return;
+    const auto& caps = *spec.process->capabilities;
+    const std::pair<const char*, const std::vector<std::string>*> sets[] = {
+        {"bounding", &caps.bounding},   {"effective", &caps.effective}, {"inheritable", &caps.inheritable},
+        {"permitted", &caps.permitted}, {"ambient", &caps.ambient}};
+    for (const auto& [set_name, set] : sets) {
+        for (const auto& name : *set) {
+            if (forbidden_cap(policy, name))
+                throw Error(std::string("process.capabilities.") + set_name + ": " + name +
+                                " is in policy.forbidden_caps",
+                            EPERM);
+        }
+    }
 }
 
 } // namespace cerberus::policy

@@ -111,4 +111,8 @@ bool is_dynamic_loader(const std::string& path);
 // forbidden capabilities dropped from all five sets.
 void apply_policy_to_spec(const Policy& policy, spec::Spec& spec);
 
+// For a config the caller cannot change (an OCI hook's): throws, naming the
+// field, unless it already is what apply_policy_to_spec would make it.
+void require_policy_applied(const Policy& policy, const spec::Spec& spec);
+
 } // namespace cerberus::policy
