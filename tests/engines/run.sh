@@ -1,20 +1,22 @@
 #!/usr/bin/env bash
 # Real container engines running containers through cerberus: Podman,
 # containerd (ctr --runc-binary, the named runtime io.containerd.runc.cerberus,
-# the CRI snippet) and Docker; then, per engine, the parity tier (parity.sh):
-# the scenarios of parity-scenarios.txt under runc and under cerberus, which
-# must look the same. Starts every daemon itself, with all state in one
-# temporary directory and its own sockets (dockerd also in a network namespace
-# of its own), installs cerberus there with `make install`, makes the busybox
-# image as docs/engines/images.md says, and removes all of it at the end.
+# the CRI snippet), Kubernetes' CRI (cri.sh: containerd's CRI plugin driven as
+# the kubelet drives it) and Docker; then, per engine, the parity tier
+# (parity.sh): the scenarios of parity-scenarios.txt under runc and under
+# cerberus, which must look the same. Starts every daemon itself, with all
+# state in one temporary directory and its own sockets (dockerd also in a
+# network namespace of its own), installs cerberus there with `make install`,
+# makes the busybox image as docs/engines/images.md says, and removes all of
+# it at the end.
 #
-# usage (as root): tests/engines/run.sh [BUILD_DIR] [podman|containerd|docker ...]
+# usage (as root): tests/engines/run.sh [BUILD_DIR] [podman|containerd|cri|docker ...]
 # Installs the engines with apt-get when they are missing (Debian 12).
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$repo/build}" && pwd) || exit 1
 shift
-engines=${*:-podman containerd docker}
+engines=${*:-podman containerd cri docker}
 started_at=$(date +%s)
 
 [ "$(id -u)" -eq 0 ] || { echo "tests/engines/run.sh: run as root" >&2; exit 1; }
@@ -25,6 +27,7 @@ started_at=$(date +%s)
 . "$repo/tests/engines/containerd.sh"
 . "$repo/tests/engines/docker.sh"
 . "$repo/tests/engines/parity.sh"
+. "$repo/tests/engines/cri.sh"
 
 wants() { case " $engines " in *" $1 "*) return 0 ;; esac; return 1; }
 
@@ -38,6 +41,13 @@ install_packages() {
     ! command -v podman >/dev/null && packages="$packages podman"
     { wants containerd || wants docker; } && ! command -v containerd >/dev/null && packages="$packages containerd"
     wants docker && ! [ -x /usr/bin/docker ] && packages="$packages docker.io"
+    if wants cri; then
+        command -v containerd >/dev/null || packages="$packages containerd"
+        local p
+        for p in python3-grpcio python3-protobuf protobuf-compiler jq containernetworking-plugins; do
+            dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || packages="$packages $p"
+        done
+    fi
     [ -n "$packages" ] || return 0
     echo "installing:$packages"
     if [ ! -e /usr/sbin/policy-rc.d ]; then
@@ -55,7 +65,9 @@ cleanup() {
         [ -S "$work/docker/docker.sock" ] && "$work/docker/docker" rm -f $("$work/docker/docker" ps -aq) >/dev/null 2>&1
         containerd_clean
     fi
+    cri_clean
     stop_started
+    cri_clean_cgroups
     if [ -n "${work:-}" ]; then
         unmount_under "$work"
         rm -rf "$work"
@@ -95,6 +107,10 @@ podman_images
 if wants podman; then
     podman_test
     parity_test podman
+fi
+if wants cri; then
+    echo "== cri (containerd $(containerd --version | awk '{ print $3 }'))"
+    cri_test
 fi
 if wants containerd || wants docker; then
     echo "== containerd $(containerd --version | awk '{ print $3 }')"
