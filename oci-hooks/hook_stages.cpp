@@ -75,7 +75,8 @@ ContainerState parse_state(const std::string& json)
 {
     try {
         auto state = nlohmann::json::parse(json);
-        return ContainerState{state.at("id").get<std::string>(), state.at("pid").get<pid_t>(),
+        // A runtime may leave pid out once the process is gone (poststop).
+        return ContainerState{state.at("id").get<std::string>(), state.value("pid", pid_t{0}),
                               state.at("bundle").get<std::string>()};
     } catch (const nlohmann::json::exception& e) {
         throw Error(std::string("the OCI state on stdin: ") + e.what(), EINVAL);
@@ -85,6 +86,8 @@ ContainerState parse_state(const std::string& json)
 void police(const RuntimeOptions& rt, const ContainerState& state)
 {
     state::validate_id(state.id);
+    if (state.pid <= 0)
+        throw Error("the OCI state on stdin has no pid: is this hook run at createRuntime?", EINVAL);
     std::string config = state.bundle + "/config.json";
     spec::Spec spec = spec::load_bundle(state.bundle);
     spec::Spec as_runtime_would = spec; // prepare applies the policy to it; the container's config stays as it is
