@@ -58,10 +58,12 @@ struct Rollback {
         try {
             if (cgroup_id)
                 policy_setup::remove(cgroup_id, dir + "/policy.keys");
-            std::filesystem::remove_all(dir);
         } catch (const std::exception& e) {
             spdlog::warn("cleaning up after a failed createRuntime hook: {}", e.what());
         }
+        // The record goes even then: no poststop follows a failed create.
+        std::error_code ignored;
+        std::filesystem::remove_all(dir, ignored);
     }
 
     bool armed = true;
