@@ -11,6 +11,7 @@
 #include <cctype>
 #include <memory>
 #include <set>
+#include <tuple>
 
 namespace cerberus::policy {
 
@@ -146,6 +147,32 @@ std::string capability_name(int number)
     return "CAP_" + upper;
 }
 
+void require_policy_applied(const Policy& policy, const spec::Spec& spec)
+{
+    if (!spec.process)
+        return;
+    spec::Spec applied = spec;
+    apply_policy_to_spec(policy, applied);
+    if (!spec.process->no_new_privileges)
+        throw Error("process.noNewPrivileges: false, and a policy needs it true", EPERM);
+    if (!spec.process->capabilities)
+        return;
+    const auto& given = *spec.process->capabilities;
+    const auto& allowed = *applied.process->capabilities;
+    const std::tuple<const char*, const std::vector<std::string>&, const std::vector<std::string>&> sets[] = {
+        {"bounding", given.bounding, allowed.bounding},     {"effective", given.effective, allowed.effective},
+        {"inheritable", given.inheritable, allowed.inheritable}, {"permitted", given.permitted, allowed.permitted},
+        {"ambient", given.ambient, allowed.ambient}};
+    for (const auto& [set_name, in_config, kept] : sets) {
+        for (const auto& name : in_config) {
+            if (std::find(kept.begin(), kept.end(), name) == kept.end())
+                throw Error(std::string("process.capabilities.") + set_name + ": " + name +
+                                " is in policy.forbidden_caps",
+                            EPERM);
+        }
+    }
+}
+
 Policy parse_policy(const std::string& text)
 {
     json document;
@@ -201,16 +228,6 @@ bool is_dynamic_loader(const std::string& path)
     return (name.rfind("ld-", 0) == 0 || name.rfind("ld64", 0) == 0) && name.find(".so") != std::string::npos;
 }
 
-namespace {
-
-bool forbidden_cap(const Policy& policy, const std::string& name)
-{
-    auto number = capability_number(name);
-    return number && std::binary_search(policy.forbidden_caps.begin(), policy.forbidden_caps.end(), *number);
-}
-
-} // namespace
-
 void apply_policy_to_spec(const Policy& policy, spec::Spec& spec)
 {
     if (!spec.process)
@@ -218,31 +235,13 @@ void apply_policy_to_spec(const Policy& policy, spec::Spec& spec)
     spec.process->no_new_privileges = true;
     if (!spec.process->capabilities || policy.forbidden_caps.empty())
         return;
+    auto forbidden = [&](const std::string& name) {
+        auto number = capability_number(name);
+        return number && std::binary_search(policy.forbidden_caps.begin(), policy.forbidden_caps.end(), *number);
+    };
     auto& caps = *spec.process->capabilities;
     for (auto* set : {&caps.bounding, &caps.effective, &caps.inheritable, &caps.permitted, &caps.ambient})
-        std::erase_if(*set, [&](const std::string& name) { return forbidden_cap(policy, name); });
-}
-
-void require_policy_applied(const Policy& policy, const spec::Spec& spec)
-{
-    if (!spec.process)
-        return;
-    if (!spec.process->no_new_privileges)
-        throw Error("process.noNewPrivileges: false, and a policy needs it true", EPERM);
-    if (!spec.process->capabilities)
-        return;
-    const auto& caps = *spec.process->capabilities;
-    const std::pair<const char*, const std::vector<std::string>*> sets[] = {
-        {"bounding", &caps.bounding},   {"effective", &caps.effective}, {"inheritable", &caps.inheritable},
-        {"permitted", &caps.permitted}, {"ambient", &caps.ambient}};
-    for (const auto& [set_name, set] : sets) {
-        for (const auto& name : *set) {
-            if (forbidden_cap(policy, name))
-                throw Error(std::string("process.capabilities.") + set_name + ": " + name +
-                                " is in policy.forbidden_caps",
-                            EPERM);
-        }
-    }
+        std::erase_if(*set, forbidden);
 }
 
 } // namespace cerberus::policy

@@ -77,6 +77,10 @@ bool path_within(const std::string& path, const std::string& prefix);
 std::optional<int> capability_number(const std::string& name);
 std::string capability_name(int number);
 
+// For a config the caller cannot change (an OCI hook's): throws, naming the
+// field, unless it already is what apply_policy_to_spec would make it.
+void require_policy_applied(const Policy& policy, const spec::Spec& spec);
+
 // Returns the addresses (as /32 or /128 networks) a host name stands for.
 using HostResolver = std::function<std::vector<Cidr>(const std::string& host_name)>;
 
@@ -110,9 +114,5 @@ bool is_dynamic_loader(const std::string& path);
 // What a policy changes in the config: noNewPrivileges forced on, and the
 // forbidden capabilities dropped from all five sets.
 void apply_policy_to_spec(const Policy& policy, spec::Spec& spec);
-
-// For a config the caller cannot change (an OCI hook's): throws, naming the
-// field, unless it already is what apply_policy_to_spec would make it.
-void require_policy_applied(const Policy& policy, const spec::Spec& spec);
 
 } // namespace cerberus::policy
