@@ -104,9 +104,11 @@ void police(const RuntimeOptions& rt, const ContainerState& state)
     files::make_dirs(rt.root, 0700);
     Rollback rollback{.dir = record_dir(rt, state.id)};
     if (::mkdir(rollback.dir.c_str(), 0700) < 0) {
+        int err = errno;
         rollback.armed = false; // not ours to remove
-        throw_errno(errno == EEXIST ? "a container " + state.id + " is policed already: " + rollback.dir
-                                    : "mkdir " + rollback.dir);
+        throw_errno(err == EEXIST ? "a container " + state.id + " is policed already: " + rollback.dir
+                                  : "mkdir " + rollback.dir,
+                    err);
     }
     // Written before the entries exist, so that poststop always finds them.
     files::write_file_atomic(rollback.dir + "/cgroup.id", std::to_string(cgroup_id), 0600);
