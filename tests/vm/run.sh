@@ -162,6 +162,10 @@ build_initramfs() {
         # The attacker of the runtime's own binary, and the scenarios it plays (tests/security/).
         [[ ! -x "$build_dir/cerberus-exe-attack" ]] ||
             install_file "$root" "$build_dir/cerberus-exe-attack" /usr/local/bin/cerberus-exe-attack
+        # The OCI hook, and runc to run it (tests/vm/cases/oci_hook_runc.sh).
+        [[ ! -x "$build_dir/cerberus-hook" ]] ||
+            install_file "$root" "$build_dir/cerberus-hook" /usr/local/bin/cerberus-hook
+        ! command -v runc >/dev/null || install_file "$root" "$(command -v runc)" /usr/sbin/runc
         # Dynamically linked, for the loader tests: with its libraries in the VM, not in /rootfs.
         [[ ! -x "$build_dir/cerberus-dynprobe" ]] ||
             install_file "$root" "$build_dir/cerberus-dynprobe" /usr/local/bin/cerberus-dynprobe
