@@ -72,6 +72,10 @@ oci_hook_test() {
         return
     fi
 
+    # What a hook can enforce is not what the runtime can (docs/engines/oci-hook.md): the hook's
+    # outcome must agree under runc and crun, not with the other engines'.
+    local engines_outcome=$policy_outcome
+    policy_outcome=""
     for runtime in runc crun; do
         registry_before=$(registry_entries)
         expect_success "hook ($runtime): an unpoliced container runs untouched" hello-$runtime \
@@ -114,6 +118,8 @@ oci_hook_test() {
         expect_hook_left_nothing "hook ($runtime): nothing of the policy is left after podman rm" \
             "$registry_before" "$cgroup_id"
     done
+    echo "policy through the hook on this host: ${policy_outcome:-not tested}"
+    policy_outcome=$engines_outcome
     hook_podman runc rm -af >/dev/null 2>&1
     hook_podman runc system reset -f >/dev/null 2>&1
 }
