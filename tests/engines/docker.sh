@@ -94,17 +94,17 @@ docker_test() {
 # the field without a word, so an annotated policy never reaches cerberus:
 # the container runs under its runtime entry's default policy only.
 docker_annotation_test() {
-    local dir=$work/docker image=cerberus-busybox:test api id bundle
+    local dir=$work/docker image=$docker_image api id bundle
     api=$("$dir/docker" version --format '{{.Server.APIVersion}}')
     if [ "$(printf '%s\n1.43\n' "$api" | sort -V | awk 'NR == 1')" = 1.43 ]; then
         expect_policy_outcome "docker: --annotation io.cerberus.policy reaches cerberus (API $api)" \
-            "$dir/docker" run --rm --runtime=cerberus-nopolicy --network none \
+            "$dir/docker" run --rm --runtime=cerberus --network none \
             --annotation "io.cerberus.policy=$denying_policy" "$image" sh -c "$policy_container_script"
         return 0
     fi
     id=$(curl -sf --unix-socket "$dir/docker.sock" -H 'Content-Type: application/json' \
         -d "$(jq -cn --arg image "$image" --arg policy "$denying_policy" '{Image: $image, Cmd: ["sleep", "300"],
-            HostConfig: {Runtime: "cerberus-nopolicy", NetworkMode: "none", Annotations: {"io.cerberus.policy": $policy}}}')" \
+            HostConfig: {Runtime: "cerberus", NetworkMode: "none", Annotations: {"io.cerberus.policy": $policy}}}')" \
         "http://localhost/v$api/containers/create" | jq -r .Id)
     bundle=$work/containerd/state/io.containerd.runtime.v2.task/moby/$id
     if [ -n "$id" ] && "$dir/docker" start "$id" >/dev/null 2>&1 && [ -s "$bundle/config.json" ] &&
