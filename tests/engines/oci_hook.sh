@@ -33,19 +33,20 @@ hook_podman_run() {
     return $rc
 }
 
-# Registry entries of the audit collector (audit.hpp), one per policed container.
+# Entries of the audit collector's registry (audit.hpp) for this test's
+# containers: the hook registers their trails under $work/hook/audit.
 registry_entries() {
-    ls /run/cerberus-audit/containers 2>/dev/null | wc -l
+    grep -lsF "\"trail\":\"$work/hook/audit/" /run/cerberus-audit/containers/* | wc -l
 }
 
 # Nothing of a policed container is left: no record under the hook's root, no
-# registry entry more than before ($1), and, where policies are pinned, no map
-# entry for the cgroup recorded while it ran ($2, optional).
+# registry entry, and, where policies are pinned, no map entry for the cgroup
+# recorded while it ran ($2, optional).
 expect_hook_left_nothing() {
-    local name=$1 registry_before=$2 cgroup_id=${3:-}
+    local name=$1 cgroup_id=${2:-}
     if [ -n "$(ls -A "$work/hook/root" 2>/dev/null)" ]; then
         not_ok "$name (left under the hook's root: $(ls "$work/hook/root"))"
-    elif [ "$(registry_entries)" -gt "$registry_before" ]; then
+    elif [ "$(registry_entries)" -gt 0 ]; then
         not_ok "$name (left a registry entry in /run/cerberus-audit/containers)"
     elif [ -n "$cgroup_id" ] && [ -e /sys/fs/bpf/cerberus/cerb_policies ] &&
         bpftool map lookup pinned /sys/fs/bpf/cerberus/cerb_policies key $(printf '%016x' "$cgroup_id" |
@@ -57,12 +58,13 @@ expect_hook_left_nothing() {
 }
 
 oci_hook_test() {
-    local runtime run_opts="--network none --log-driver k8s-file" registry_before cgroup_id policed_run
+    local runtime run_opts="--network none --log-driver k8s-file" cgroup_id policed_run
     mkdir -p "$work/hook/tmp" "$work/hook/hooks.d"
-    # The installed hooks.d files, the hook given this test's root and policy dir.
+    # The installed hooks.d files, the hook given this test's root, policy and audit dirs.
     for f in "$prefix"/share/cerberus/oci-hooks.d/*.json; do
-        jq --arg root "$work/hook/root" --arg policies "$policy_dir" \
-            '.hook.args = [.hook.args[0], "--root", $root, "--policy-dir", $policies] + .hook.args[1:]' \
+        jq --arg root "$work/hook/root" --arg policies "$policy_dir" --arg audit "$work/hook/audit" \
+            '.hook.args = [.hook.args[0], "--root", $root, "--policy-dir", $policies, "--audit-dir", $audit]
+                + .hook.args[1:]' \
             "$f" >"$work/hook/hooks.d/$(basename "$f")"
     done
     expect_success "hook: the hooks.d files name the installed hook" "$prefix/libexec/cerberus/cerberus-hook" \
@@ -77,7 +79,6 @@ oci_hook_test() {
     local engines_outcome=$policy_outcome
     policy_outcome=""
     for runtime in runc crun; do
-        registry_before=$(registry_entries)
         expect_success "hook ($runtime): an unpoliced container runs untouched" hello-$runtime \
             hook_podman_run "$runtime" --rm $run_opts "$hook_image" echo hello-$runtime
         if [ -z "$(ls -A "$work/hook/root" 2>/dev/null)" ]; then
@@ -108,15 +109,14 @@ oci_hook_test() {
         if hook_podman_run "$runtime" -d --name "policed-$runtime" $run_opts --security-opt no-new-privileges \
             --annotation "$(csv_quoted "io.cerberus.policy=$denying_policy")" "$hook_image" sleep 300 >/dev/null 2>&1; then
             cgroup_id=$(cat "$work/hook/root"/*/cgroup.id 2>/dev/null)
-            if [ -n "$cgroup_id" ] && [ "$(registry_entries)" -gt "$registry_before" ]; then
+            if [ -n "$cgroup_id" ] && [ "$(registry_entries)" -gt 0 ]; then
                 ok "hook ($runtime): a running policed container is recorded and registered"
             else
                 not_ok "hook ($runtime): a running policed container is recorded and registered"
             fi
         fi
         hook_podman "$runtime" rm -f "policed-$runtime" >/dev/null 2>&1
-        expect_hook_left_nothing "hook ($runtime): nothing of the policy is left after podman rm" \
-            "$registry_before" "$cgroup_id"
+        expect_hook_left_nothing "hook ($runtime): nothing of the policy is left after podman rm" "$cgroup_id"
     done
     echo "policy through the hook on this host: ${policy_outcome:-not tested}"
     policy_outcome=$engines_outcome
