@@ -33,6 +33,23 @@ runc_run() {
     [ -z "$(ls -A "$HOOK_ROOT" 2>/dev/null)" ]
 }
 
+@test "oci hook: a policy is enforced under runc, or the hook fails closed and runc refuses the container" {
+    runc_run probe connect tcp 203.0.113.9 443
+    [ "$output" = "errno=101 (ENETUNREACH)" ] # the control: no policy, no hook record
+    runc --root "$RUNC_ROOT" delete --force "$ID" >/dev/null 2>&1
+    edit_config '.annotations = {"io.cerberus.policy": "{\"allowed_hosts\": [\"192.0.2.1:443\"]}"}'
+    run runc --root "$RUNC_ROOT" run --bundle "$BUNDLE" "$ID"
+    echo "status=$status output: $output"
+    if [[ "$output" == *"refusing to run the container unprotected"* ]]; then
+        [ "$status" -ne 0 ]
+        [[ "$output" == *"cerberus-hook: "* ]]
+        [[ "$output" != *errno=* ]] # the process never ran
+        [ -z "$(ls -A "$HOOK_ROOT" 2>/dev/null)" ]
+    else
+        [[ "$output" == *"errno=1 (EPERM)"* ]]
+    fi
+}
+
 @test "oci hook: a bad policy makes runc refuse the container, with the field named" {
     edit_config '.annotations = {"io.cerberus.policy": "{\"allowed_hosts\": [\"10.0.0.0/33\"]}"}'
     runc_run echo never
