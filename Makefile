@@ -62,11 +62,13 @@ bench-compile: build
 	$(BUILD)/cerberus-bench-compile 2048 16384 65536
 
 # The runtime, the containerd shim (with the "runc" it puts first on its PATH),
-# the policy profiles, and the engines' config snippets (docs/engines/).
+# the OCI hook and its hooks.d files, the policy profiles, and the engines'
+# config snippets (docs/engines/).
 SYSCONFDIR ?= /etc
 POLICIES = agent build offline
 SNIPPETS = containers.conf.d/cerberus.conf containerd/config.toml docker/daemon.json \
 	kubernetes/runtimeclass.yaml kubernetes/agent-pod.yaml
+HOOKS_D = cerberus-create-runtime.json cerberus-poststop.json
 SHARE = $(DESTDIR)$(PREFIX)/share/cerberus
 
 install: build
@@ -74,15 +76,20 @@ install: build
 	install -D -m 0755 containerd-shim/containerd-shim-runc-cerberus $(DESTDIR)$(PREFIX)/bin/containerd-shim-runc-cerberus
 	install -d $(DESTDIR)$(PREFIX)/libexec/cerberus
 	ln -sfn ../../bin/cerberus $(DESTDIR)$(PREFIX)/libexec/cerberus/runc
+	install -m 0755 $(BUILD)/cerberus-hook $(DESTDIR)$(PREFIX)/libexec/cerberus/cerberus-hook
+	install -d $(SHARE)/oci-hooks.d
+	# The hooks.d files name the hook by its installed path.
+	for h in $(HOOKS_D); do sed 's|/usr/local/|$(PREFIX)/|' oci-hooks/hooks.d/$$h >$(SHARE)/oci-hooks.d/$$h || exit 1; done
 	for p in $(POLICIES); do install -D -m 0644 config/policies/$$p.json $(DESTDIR)$(SYSCONFDIR)/cerberus/policies/$$p.json || exit 1; done
 	for s in $(SNIPPETS); do install -D -m 0644 config/$$s $(SHARE)/$$s || exit 1; done
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/cerberus $(DESTDIR)$(PREFIX)/bin/containerd-shim-runc-cerberus
-	rm -f $(DESTDIR)$(PREFIX)/libexec/cerberus/runc
+	rm -f $(DESTDIR)$(PREFIX)/libexec/cerberus/runc $(DESTDIR)$(PREFIX)/libexec/cerberus/cerberus-hook
+	for h in $(HOOKS_D); do rm -f $(SHARE)/oci-hooks.d/$$h; done
 	for p in $(POLICIES); do rm -f $(DESTDIR)$(SYSCONFDIR)/cerberus/policies/$$p.json; done
 	for s in $(SNIPPETS); do rm -f $(SHARE)/$$s; done
-	rmdir $(DESTDIR)$(PREFIX)/libexec/cerberus $(DESTDIR)$(PREFIX)/libexec $(SHARE)/containers.conf.d $(SHARE)/containerd $(SHARE)/docker \
+	rmdir $(DESTDIR)$(PREFIX)/libexec/cerberus $(DESTDIR)$(PREFIX)/libexec $(SHARE)/oci-hooks.d $(SHARE)/containers.conf.d $(SHARE)/containerd $(SHARE)/docker \
 		$(SHARE)/kubernetes $(SHARE) $(DESTDIR)$(SYSCONFDIR)/cerberus/policies $(DESTDIR)$(SYSCONFDIR)/cerberus 2>/dev/null || true
 
 clean:

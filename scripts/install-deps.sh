@@ -8,6 +8,9 @@ packages=(
     libseccomp-dev libcap-ng-dev nlohmann-json3-dev libspdlog-dev doctest-dev libsystemd-dev
     busybox-static bats jq iproute2 procps psmisc cpio qemu-system-x86 qemu-utils debootstrap e2fsprogs
     runc crun hyperfine time
+    # The engine tier's CRI client (tests/engines/cri_client.py), its pods' CNI network, and curl
+    # for the Docker Engine API (tests/engines/docker.sh).
+    python3-grpcio python3-protobuf protobuf-compiler containernetworking-plugins curl
 )
 missing=()
 for p in "${packages[@]}"; do

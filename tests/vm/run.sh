@@ -14,12 +14,13 @@
 #             their libraries
 #   --keep    keep the work directory (initramfs, console log); it is kept anyway when the lane fails
 #   --console-log  copy the serial console log (carriage returns removed) to FILE
-# Environment: VM_TIMEOUT (whole boot, s, default 600; 1500 with --systemd), VM_MEMORY (guest RAM, MiB,
+# Environment: VM_TIMEOUT (whole boot, s, default 900; 1500 with --systemd), VM_MEMORY (guest RAM, MiB,
 # default 1024; 2048 with --systemd), VM_CASE_TIMEOUT (per case, s, default 120; a case may say
 # `# vm-timeout: N`), VM_MODULES (kernel modules to load, default "overlay veth"; a case may add its own with
-# `# vm-modules: a b`), CERBERUS_CACHE (kernel and root image cache, default /var/cache/cerberus),
-# VM_QEMU_ARGS (more qemu arguments, split on spaces, e.g. a `-drive` for a test disk), VM_APPEND (more
-# kernel command line, e.g. systemd.log_level=debug systemd.log_target=console).
+# `# vm-modules: a b`; `# vm-cri: yes` brings a containerd node and a CRI client, see add_cri_node),
+# CERBERUS_CACHE (kernel and root image cache, default /var/cache/cerberus), VM_QEMU_ARGS (more qemu
+# arguments, split on spaces, e.g. a `-drive` for a test disk), VM_APPEND (more kernel command line, e.g.
+# systemd.log_level=debug systemd.log_target=console).
 # Output: each VMTEST line, timings, then `N passed, N failed`; exit status 1 on any failure.
 set -euo pipefail
 
@@ -47,7 +48,7 @@ done
 [[ -n "$build_dir" || ! -d "$repo/build" ]] || build_dir="$repo/build"
 [[ -z "$build_dir" || -d "$build_dir" ]] || { echo "run.sh: no build directory $build_dir" >&2; exit 2; }
 
-vm_timeout="${VM_TIMEOUT:-$((systemd ? 1500 : 600))}"
+vm_timeout="${VM_TIMEOUT:-$((systemd ? 1500 : 900))}"
 vm_memory="${VM_MEMORY:-$((systemd ? 2048 : 1024))}"
 case_timeout="${VM_CASE_TIMEOUT:-120}"
 modules_wanted="${VM_MODULES:-overlay veth}"
@@ -139,6 +140,48 @@ add_module() {
     echo "/lib/modules/$kver/$path" >>"$root/vm/modules.list"
 }
 
+# The libraries that the shared objects under a host directory (Python's extension modules, copied
+# already) need, to the same paths under the root.
+install_libraries_of() {
+    local root="$1" dir="$2" lib
+    for lib in $(find "$dir" -name '*.so*' -type f -exec ldd {} + 2>/dev/null |
+        awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\// && $i !~ /:$/) print $i }' | sort -u); do
+        [[ -e "$root$lib" ]] && continue
+        mkdir -p "$root$(dirname "$lib")"
+        cp -L "$lib" "$root$lib"
+    done
+}
+
+# For the cases that say `# vm-cri: yes` (tests/vm/cases/cri_pod.sh): a Kubernetes node without a
+# kubelet, as the engine tier's (tests/engines/cri.sh) but where the kernel enforces: containerd, its
+# runc shim and ctr, the shipped containerd snippet, the CRI client (tests/engines/cri_client.py) with
+# Python, gRPC and the CRI API of this containerd compiled by protoc, and the sandbox's pause program.
+# About 150 MB more in the initramfs, so only when such a case is selected.
+add_cri_node() {
+    local root="$1" proto bin
+    for bin in containerd containerd-shim-runc-v2 ctr protoc; do
+        command -v "$bin" >/dev/null || { echo "run.sh: no $bin here; the CRI cases emit nothing" >&2; return 0; }
+    done
+    [[ -x /usr/bin/python3 && -x "$build_dir/cerberus-pause" ]] || return 0
+    proto="$("$repo/tests/engines/cri_api.sh")" || { echo "run.sh: no CRI API proto; the CRI cases emit nothing" >&2; return 0; }
+    mkdir -p "$work/cri-proto" "$root/vm/cri"
+    cp "$proto" "$work/cri-proto/api.proto"
+    protoc --proto_path="$work/cri-proto" --python_out="$root/vm/cri" "$work/cri-proto/api.proto" || return 1
+    install -m 0755 "$repo/tests/engines/cri_client.py" "$root/vm/cri/cri_client.py"
+    install -m 0644 "$repo/config/containerd/config.toml" "$root/vm/cri/snippet.toml"
+    install_file "$root" "$build_dir/cerberus-pause" /usr/local/bin/cerberus-pause
+    for bin in containerd containerd-shim-runc-v2 ctr; do install_file "$root" "$(command -v "$bin")" "/usr/bin/$bin"; done
+    install_file "$root" /usr/bin/python3 "$(readlink -f /usr/bin/python3)"
+    ln -sf "$(basename "$(readlink -f /usr/bin/python3)")" "$root/usr/bin/python3"
+    mkdir -p "$root/usr/lib/python3/dist-packages"
+    tar -C / --exclude='test' --exclude='idlelib' --exclude='tkinter' --exclude='ensurepip' \
+        -cf - "usr/lib/$(basename "$(readlink -f /usr/bin/python3)")" usr/lib/python3/dist-packages/grpc \
+        usr/lib/python3/dist-packages/google | tar -C "$root" -xf -
+    install_libraries_of "$root" "/usr/lib/$(basename "$(readlink -f /usr/bin/python3)")"
+    install_libraries_of "$root" /usr/lib/python3/dist-packages/grpc
+    install_libraries_of "$root" /usr/lib/python3/dist-packages/google
+}
+
 build_initramfs() {
     local bin probe item src dest name
     rm -rf "$root"
@@ -175,6 +218,10 @@ build_initramfs() {
         # The attacker of the runtime's own binary, and the scenarios it plays (tests/security/).
         [[ ! -x "$build_dir/cerberus-exe-attack" ]] ||
             install_file "$root" "$build_dir/cerberus-exe-attack" /usr/local/bin/cerberus-exe-attack
+        # The OCI hook, and runc to run it (tests/vm/cases/oci_hook_runc.sh).
+        [[ ! -x "$build_dir/cerberus-hook" ]] ||
+            install_file "$root" "$build_dir/cerberus-hook" /usr/local/bin/cerberus-hook
+        ! command -v runc >/dev/null || install_file "$root" "$(command -v runc)" /usr/sbin/runc
         # Dynamically linked, for the loader tests: with its libraries in the VM, not in /rootfs.
         [[ ! -x "$build_dir/cerberus-dynprobe" ]] ||
             install_file "$root" "$build_dir/cerberus-dynprobe" /usr/local/bin/cerberus-dynprobe
@@ -192,6 +239,10 @@ build_initramfs() {
         [[ "$item" == *:* ]] || dest="$(realpath "$src")"
         install_file "$root" "$src" "$dest"
     done
+
+    if [[ -n "$build_dir" ]] && grep -qs '^# vm-cri: yes' "${cases[@]}"; then
+        add_cri_node "$root" || die "cannot put the CRI node into the initramfs"
+    fi
 
     install -m 0644 "$here/lib.sh" "$root/vm/lib.sh"
     cp -a "$repo/tests/security" "$root/vm/security"
