@@ -4,7 +4,7 @@ BUILD ?= build
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
 
-.PHONY: all build deps test unit fuzz integration vm conformance bench bench-policy bench-compile demo install uninstall clean
+.PHONY: all build deps test unit fuzz integration vm vm-systemd conformance bench bench-policy bench-compile demo install uninstall clean
 
 all: build
 
@@ -29,6 +29,10 @@ integration: build
 vm: build
 	tests/vm/run.sh --build $(BUILD)
 
+# systemd as init with Podman, Docker and containerd on their defaults (the root image is cached).
+vm-systemd: build
+	tests/vm/run.sh --systemd --build $(BUILD)
+
 # The host as it is, then crun and runc with cgroup2 hidden (crun refuses hybrid hosts);
 # both runs update the table in docs/conformance.md.
 conformance: build
@@ -44,8 +48,10 @@ test: deps build
 demo: deps build
 	scripts/demo.sh $(BUILD)
 
+# On this host, then `run` with --systemd-cgroup (and cgroupfs) in one boot of the systemd VM lane.
 bench: build
 	bench/run.sh --build $(BUILD)
+	bench/systemd.sh --build $(BUILD)
 
 # The agent policy's cost, measured in the real-kernel VM lane (BPF LSM).
 bench-policy: build
@@ -56,11 +62,13 @@ bench-compile: build
 	$(BUILD)/cerberus-bench-compile 2048 16384 65536
 
 # The runtime, the containerd shim (with the "runc" it puts first on its PATH),
-# the policy profiles, and the engines' config snippets (docs/engines/).
+# the OCI hook and its hooks.d files, the policy profiles, and the engines'
+# config snippets (docs/engines/).
 SYSCONFDIR ?= /etc
 POLICIES = agent build offline
 SNIPPETS = containers.conf.d/cerberus.conf containerd/config.toml docker/daemon.json \
 	kubernetes/runtimeclass.yaml kubernetes/agent-pod.yaml
+HOOKS_D = cerberus-create-runtime.json cerberus-poststop.json
 SHARE = $(DESTDIR)$(PREFIX)/share/cerberus
 
 install: build
@@ -68,15 +76,20 @@ install: build
 	install -D -m 0755 containerd-shim/containerd-shim-runc-cerberus $(DESTDIR)$(PREFIX)/bin/containerd-shim-runc-cerberus
 	install -d $(DESTDIR)$(PREFIX)/libexec/cerberus
 	ln -sfn ../../bin/cerberus $(DESTDIR)$(PREFIX)/libexec/cerberus/runc
+	install -m 0755 $(BUILD)/cerberus-hook $(DESTDIR)$(PREFIX)/libexec/cerberus/cerberus-hook
+	install -d $(SHARE)/oci-hooks.d
+	# The hooks.d files name the hook by its installed path.
+	for h in $(HOOKS_D); do sed 's|/usr/local/|$(PREFIX)/|' oci-hooks/hooks.d/$$h >$(SHARE)/oci-hooks.d/$$h || exit 1; done
 	for p in $(POLICIES); do install -D -m 0644 config/policies/$$p.json $(DESTDIR)$(SYSCONFDIR)/cerberus/policies/$$p.json || exit 1; done
 	for s in $(SNIPPETS); do install -D -m 0644 config/$$s $(SHARE)/$$s || exit 1; done
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/cerberus $(DESTDIR)$(PREFIX)/bin/containerd-shim-runc-cerberus
-	rm -f $(DESTDIR)$(PREFIX)/libexec/cerberus/runc
+	rm -f $(DESTDIR)$(PREFIX)/libexec/cerberus/runc $(DESTDIR)$(PREFIX)/libexec/cerberus/cerberus-hook
+	for h in $(HOOKS_D); do rm -f $(SHARE)/oci-hooks.d/$$h; done
 	for p in $(POLICIES); do rm -f $(DESTDIR)$(SYSCONFDIR)/cerberus/policies/$$p.json; done
 	for s in $(SNIPPETS); do rm -f $(SHARE)/$$s; done
-	rmdir $(DESTDIR)$(PREFIX)/libexec/cerberus $(DESTDIR)$(PREFIX)/libexec $(SHARE)/containers.conf.d $(SHARE)/containerd $(SHARE)/docker \
+	rmdir $(DESTDIR)$(PREFIX)/libexec/cerberus $(DESTDIR)$(PREFIX)/libexec $(SHARE)/oci-hooks.d $(SHARE)/containers.conf.d $(SHARE)/containerd $(SHARE)/docker \
 		$(SHARE)/kubernetes $(SHARE) $(DESTDIR)$(SYSCONFDIR)/cerberus/policies $(DESTDIR)$(SYSCONFDIR)/cerberus 2>/dev/null || true
 
 clean:

@@ -41,49 +41,23 @@ done
 
 tmp=$(mktemp -d /tmp/cerberus-pbench.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-bench_lines() { grep -aoE 'BENCH (info )?[a-z0-9._]+ [0-9]+' || true; }
-status=0
-if [ -n "$from_log" ]; then
-    tr -d '\r' <"$from_log" | bench_lines >"$tmp/bench.txt"
-    elapsed="?"
-else
-    if [ ! -x "$build/cerberus" ] || [ ! -x "$build/cerberus-probe" ]; then
-        cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Release >&2
-        cmake --build "$build" -j"$(nproc)" --target cerberus cerberus-probe >&2
-    fi
-
-    lane_args=(--build "$build" --cases "$here/vm/*.sh" --keep)
-    if [ ${#overrides[@]} -gt 0 ]; then
-        printf '%s\n' "${overrides[@]}" >"$tmp/bench.env"
-        lane_args+=(--add "$tmp/bench.env:/vm/bench.env")
-    fi
-
-    # The lane prints only verdicts; the BENCH lines are in the console log it keeps with --keep.
-    started=$(date +%s)
-    # 1,000 created containers (an init, namespaces and a cgroup each) take about 750 MB.
-    VM_TIMEOUT=${VM_TIMEOUT:-3600} VM_MEMORY=${VM_MEMORY:-2048} "$repo/tests/vm/run.sh" "${lane_args[@]}" >"$tmp/lane.out" 2>&1 || status=$?
-    elapsed=$(($(date +%s) - started))
-    grep -v '^vm: console log and initramfs kept' "$tmp/lane.out" >&2 || true
-    vm_work=$(sed -n 's/^vm: console log and initramfs kept in //p' "$tmp/lane.out")
-    if [ -z "$vm_work" ] || [ ! -f "$vm_work/console.log" ]; then
-        echo "policy.sh: the lane kept no console log" >&2
-        exit 1
-    fi
-    tr -d '\r' <"$vm_work/console.log" | bench_lines >"$tmp/bench.txt"
-    [ -z "$log_copy" ] || cp "$vm_work/console.log" "$log_copy"
-    rm -rf "$vm_work"
+. "$here/vm_lane.sh"
+lane_args=(--build "$build" --cases "$here/vm/*.sh")
+if [ ${#overrides[@]} -gt 0 ]; then
+    printf '%s\n' "${overrides[@]}" >"$tmp/bench.env"
+    lane_args+=(--add "$tmp/bench.env:/vm/bench.env")
 fi
+status=0
+# 1,000 created containers (an init, namespaces and a cgroup each) take about 750 MB.
+VM_TIMEOUT=${VM_TIMEOUT:-3600} VM_MEMORY=${VM_MEMORY:-2048} \
+    bench_collect "$tmp/bench.txt" "$log_copy" "$from_log" "$build" "${lane_args[@]}" || status=$?
+elapsed=$bench_elapsed
 [ -s "$tmp/bench.txt" ] || { echo "policy.sh: no BENCH lines in the console log" >&2; exit 1; }
 
 echo
 echo "Policy cost, real-kernel lane (qemu TCG, Debian 6.1 kernel), $(date -u +%Y-%m-%d), run took ${elapsed}s."
 echo "Medians (min–max) over the repetitions; ratios of medians. TCG inflates absolute times: quote the ratios."
-awk '
-function sortn(a, n,    i, j, t) { for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t } }
-function median(m,    a, n, i) { n = count[m]; if (!n) return ""; for (i = 1; i <= n; i++) a[i] = v[m, i]; sortn(a, n)
-    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
-function lo(m,    i, x) { x = v[m, 1]; for (i = 2; i <= count[m]; i++) if (v[m, i] < x) x = v[m, i]; return x }
-function hi(m,    i, x) { x = v[m, 1]; for (i = 2; i <= count[m]; i++) if (v[m, i] > x) x = v[m, i]; return x }
+awk "$bench_awk_stats"'
 function cell(m, unit,    d) { d = unit == "us" ? 1000 : 1000000
     if (!count[m]) return sprintf("%-24s", "n/a")
     if (count[m] == 1) return sprintf("%-24s", sprintf("%.1f", m_(m) / d))

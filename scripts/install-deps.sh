@@ -5,8 +5,12 @@ set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 packages=(
     build-essential cmake pkg-config clang llvm libclang-rt-14-dev libbpf-dev bpftool libelf-dev zlib1g-dev
-    libseccomp-dev libcap-ng-dev nlohmann-json3-dev libspdlog-dev doctest-dev
-    busybox-static bats jq iproute2 procps psmisc cpio qemu-system-x86 runc crun hyperfine time
+    libseccomp-dev libcap-ng-dev nlohmann-json3-dev libspdlog-dev doctest-dev libsystemd-dev
+    busybox-static bats jq iproute2 procps psmisc cpio qemu-system-x86 qemu-utils debootstrap e2fsprogs
+    runc crun hyperfine time
+    # The engine tier's CRI client (tests/engines/cri_client.py), its pods' CNI network, and curl
+    # for the Docker Engine API (tests/engines/docker.sh).
+    python3-grpcio python3-protobuf protobuf-compiler containernetworking-plugins curl
 )
 missing=()
 for p in "${packages[@]}"; do

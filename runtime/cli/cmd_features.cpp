@@ -33,7 +33,7 @@ int cmd_features(const RuntimeOptions&, const Args& args)
         {"linux",
          {{"namespaces", {"cgroup", "ipc", "mount", "network", "pid", "time", "user", "uts"}},
           {"capabilities", caps},
-          {"cgroup", {{"v1", true}, {"v2", true}, {"systemd", false}, {"systemdUser", false}}},
+          {"cgroup", {{"v1", true}, {"v2", true}, {"systemd", true}, {"systemdUser", false}}},
           {"seccomp",
            {{"enabled", true},
             {"actions",

@@ -5,20 +5,27 @@
 
 ctd_namespace=cerberus-engines-test
 
-# Starts containerd configured as docs/engines/containerd.md says (the full
+# Writes DIR/config.toml as docs/engines/containerd.md says (the full
 # `containerd config default`, then the shipped CRI snippet appended), with
-# every host path of it moved under $work, and the installed prefix first on
-# its PATH (where it finds containerd-shim-runc-cerberus). Sets $ctd_socket and $c.
-start_containerd() {
-    local dir=$work/containerd
+# every host path of it moved under DIR and the socket at SOCKET.
+node_config() {
+    local dir=$1 socket=$2
     mkdir -p "$dir/cni"
-    ctd_socket=$dir/containerd.sock
     containerd config default | sed -e "s|^root = .*|root = \"$dir/root\"|" -e "s|^state = .*|state = \"$dir/state\"|" \
-        -e "s|address = \"/run/containerd/containerd.sock\"|address = \"$ctd_socket\"|" \
+        -e "s|address = \"/run/containerd/containerd.sock\"|address = \"$socket\"|" \
         -e "s|conf_dir = \"/etc/cni/net.d\"|conf_dir = \"$dir/cni\"|" \
         -e "s|path = \"/opt/containerd\"|path = \"$dir/opt\"|" \
         -e "s|disable_apparmor = false|disable_apparmor = true|" >"$dir/config.toml"
     sed "s|/usr/local/bin/cerberus|$prefix/bin/cerberus|" "$repo/config/containerd/config.toml" >>"$dir/config.toml"
+}
+
+# Starts containerd with node_config under $work/containerd, and the installed
+# prefix first on its PATH (where it finds containerd-shim-runc-cerberus).
+# Sets $ctd_socket and $c.
+start_containerd() {
+    local dir=$work/containerd
+    ctd_socket=$dir/containerd.sock
+    node_config "$dir" "$ctd_socket"
     PATH="$prefix/bin:$PATH" containerd --config "$dir/config.toml" >"$dir/containerd.log" 2>&1 &
     started_pids="$started_pids $!"
     # One command line for every call, also those made through script(1) and sh -c.

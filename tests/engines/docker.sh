@@ -84,6 +84,36 @@ docker_test() {
     expect_failure "docker: a bad default policy fails with our error" "$bad_policy_error" \
         "$d" run --rm --runtime=cerberus-badpolicy $run_opts "$image" echo never
 
+    docker_annotation_test
+
     "$d" rm -f $("$d" ps -aq) >/dev/null 2>&1
+    return 0
+}
+
+# Per-container annotations came with Engine API 1.43 (Docker 24,
+# HostConfig.Annotations, `docker run --annotation`). An older daemon drops
+# the field without a word, so an annotated policy never reaches cerberus:
+# the container runs under its runtime entry's default policy only.
+docker_annotation_test() {
+    local dir=$work/docker image=$docker_image api id bundle
+    api=$("$dir/docker" version --format '{{.Server.APIVersion}}')
+    if [ "$(printf '%s\n1.43\n' "$api" | sort -V | awk 'NR == 1')" = 1.43 ]; then
+        expect_policy_outcome "docker: --annotation io.cerberus.policy reaches cerberus (API $api)" \
+            "$dir/docker" run --rm --runtime=cerberus --network none \
+            --annotation "io.cerberus.policy=$denying_policy" "$image" sh -c "$policy_container_script"
+        return 0
+    fi
+    id=$(curl -sf --unix-socket "$dir/docker.sock" -H 'Content-Type: application/json' \
+        -d "$(jq -cn --arg image "$image" --arg policy "$denying_policy" '{Image: $image, Cmd: ["sleep", "300"],
+            HostConfig: {Runtime: "cerberus", NetworkMode: "none", Annotations: {"io.cerberus.policy": $policy}}}')" \
+        "http://localhost/v$api/containers/create" | jq -r .Id)
+    bundle=$work/containerd/state/io.containerd.runtime.v2.task/moby/$id
+    if [ -n "$id" ] && "$dir/docker" start "$id" >/dev/null 2>&1 && [ -s "$bundle/config.json" ] &&
+        jq -e '.annotations["io.cerberus.policy"] == null' "$bundle/config.json" >/dev/null; then
+        ok "docker: API $api (before 1.43) drops HostConfig.Annotations: the container runs without the policy"
+    else
+        not_ok "docker: API $api (before 1.43) drops HostConfig.Annotations: the container runs without the policy"
+    fi
+    [ -n "$id" ] && "$dir/docker" rm -f "$id" >/dev/null 2>&1
     return 0
 }

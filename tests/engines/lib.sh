@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Helpers for tests/engines/run.sh: result counting, expectations, the test
-# image, and cleanup of what the run started. Sourced, not run.
+# image, and cleanup of what the run started. Sourced, not run; the systemd VM
+# lane's engine cases source it too (POSIX sh: dash runs them there).
 
 passed=0 failed=0 skipped=0
 policy_outcome="" # how this host answers a policy: "fail-closed" or "enforced"
@@ -23,8 +24,13 @@ skip() {
 }
 
 # Runs a command with a time limit, its output (stdout and stderr) in $work/out.
+# A shell function runs as it is (its commands set their own limits).
 run_captured() {
-    timeout 90 "$@" >"$work/out" 2>&1
+    if declare -F "$1" >/dev/null; then
+        "$@" >"$work/out" 2>&1
+    else
+        timeout 90 "$@" >"$work/out" 2>&1
+    fi
 }
 
 # expect_success NAME TEXT CMD...: exits 0 and prints TEXT.
@@ -44,19 +50,29 @@ expect_failure() {
 # The container under a policy must never run unprotected: either cerberus
 # refuses it with its fail-closed error (a kernel without the BPF LSM), or it
 # runs and the connect the policy denies fails with EPERM. Every engine must
-# see the same outcome.
-policy_container_script='nc -w 1 127.0.0.1 9 </dev/null; echo policy-container-ran'
+# see the same outcome. The address is outside the container's own network
+# namespace (its loopback stays reachable under a policy) and in a
+# documentation range: without a policy the connect fails with "Network is
+# unreachable".
+policy_container_script='nc -w 1 203.0.113.9 9 </dev/null; echo policy-container-ran'
 denying_policy='{"mode":"enforce","allowed_hosts":["192.0.2.1:443"]}'
 
 expect_policy_outcome() {
-    local name=$1 outcome
+    local name=$1 outcome=""
     shift
     if run_captured "$@"; then
         grep -q "Operation not permitted" "$work/out" && grep -q policy-container-ran "$work/out" && outcome=enforced
     else
         grep -qF "refusing to run the container unprotected" "$work/out" && outcome=fail-closed
     fi
-    if [ -z "${outcome:-}" ]; then
+    judge_policy_outcome "$name" "$outcome"
+}
+
+# judge_policy_outcome NAME OUTCOME: OUTCOME ("enforced", "fail-closed" or
+# empty: neither) must be the one every engine before saw.
+judge_policy_outcome() {
+    local name=$1 outcome=$2
+    if [ -z "$outcome" ]; then
         not_ok "$name (neither the fail-closed error nor a denied connect)"
     elif [ -n "$policy_outcome" ] && [ "$outcome" != "$policy_outcome" ]; then
         not_ok "$name ($outcome here, $policy_outcome before)"
@@ -68,6 +84,11 @@ expect_policy_outcome() {
 
 bad_policy='{"allowed_hosts":["10.0.0.0/33"]}'
 bad_policy_error='policy.allowed_hosts[0]: bad CIDR "10.0.0.0/33"'
+
+# Podman parses --annotation values as CSV: the JSON is quoted (docs/engines/podman.md).
+csv_quoted() {
+    printf '"%s"' "$(printf '%s' "$1" | sed 's/"/""/g')"
+}
 
 # docs/engines/images.md, step 1: a busybox root file system as
 # $work/rootfs.tar, with the passwd lines HOME comes from.
@@ -125,7 +146,7 @@ unmount_under() {
 # Host paths the engines create outside their configured roots; removed at
 # the end if this run created them.
 engine_host_paths="/etc/docker/key.json /run/docker /run/containerd /run/libpod /run/containers
-    /var/lib/containers /etc/cni/net.d/cni.lock"
+    /var/lib/containers /etc/cni/net.d/cni.lock /run/netns /var/lib/cni"
 preexisting_paths=""
 
 note_host_paths() {

@@ -90,7 +90,3 @@ podman_test() {
 
     run_captured "$pm" rm -af
 }
-
-csv_quoted() {
-    printf '"%s"' "$(printf '%s' "$1" | sed 's/"/""/g')"
-}

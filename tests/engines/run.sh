@@ -2,20 +2,22 @@
 # SPDX-License-Identifier: Apache-2.0
 # Real container engines running containers through cerberus: Podman,
 # containerd (ctr --runc-binary, the named runtime io.containerd.runc.cerberus,
-# the CRI snippet) and Docker; then, per engine, the parity tier (parity.sh):
-# the scenarios of parity-scenarios.txt under runc and under cerberus, which
-# must look the same. Starts every daemon itself, with all state in one
-# temporary directory and its own sockets (dockerd also in a network namespace
-# of its own), installs cerberus there with `make install`, makes the busybox
-# image as docs/engines/images.md says, and removes all of it at the end.
+# the CRI snippet), Kubernetes' CRI (cri.sh: containerd's CRI plugin driven as
+# the kubelet drives it), the OCI hook under runc and crun (oci_hook.sh) and
+# Docker; then, per engine, the parity tier (parity.sh): the scenarios of
+# parity-scenarios.txt under runc and under cerberus, which must look the
+# same. Starts every daemon itself, with all state in one temporary directory
+# and its own sockets (dockerd also in a network namespace of its own),
+# installs cerberus there with `make install`, makes the busybox image as
+# docs/engines/images.md says, and removes all of it at the end.
 #
-# usage (as root): tests/engines/run.sh [BUILD_DIR] [podman|containerd|docker ...]
+# usage (as root): tests/engines/run.sh [BUILD_DIR] [podman|containerd|cri|hook|docker ...]
 # Installs the engines with apt-get when they are missing (Debian 12).
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$repo/build}" && pwd) || exit 1
 shift
-engines=${*:-podman containerd docker}
+engines=${*:-podman containerd cri hook docker}
 started_at=$(date +%s)
 
 [ "$(id -u)" -eq 0 ] || { echo "tests/engines/run.sh: run as root" >&2; exit 1; }
@@ -26,6 +28,8 @@ started_at=$(date +%s)
 . "$repo/tests/engines/containerd.sh"
 . "$repo/tests/engines/docker.sh"
 . "$repo/tests/engines/parity.sh"
+. "$repo/tests/engines/cri.sh"
+. "$repo/tests/engines/oci_hook.sh"
 
 wants() { case " $engines " in *" $1 "*) return 0 ;; esac; return 1; }
 
@@ -39,6 +43,14 @@ install_packages() {
     ! command -v podman >/dev/null && packages="$packages podman"
     { wants containerd || wants docker; } && ! command -v containerd >/dev/null && packages="$packages containerd"
     wants docker && ! [ -x /usr/bin/docker ] && packages="$packages docker.io"
+    wants hook && ! command -v jq >/dev/null && packages="$packages jq"
+    if wants cri; then
+        command -v containerd >/dev/null || packages="$packages containerd"
+        local p
+        for p in python3-grpcio python3-protobuf protobuf-compiler jq containernetworking-plugins; do
+            dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || packages="$packages $p"
+        done
+    fi
     [ -n "$packages" ] || return 0
     echo "installing:$packages"
     if [ ! -e /usr/sbin/policy-rc.d ]; then
@@ -52,11 +64,14 @@ install_packages() {
 
 cleanup() {
     [ -x "${work:-}/podman/pm" ] && { "$work/podman/pm" rm -af; "$work/podman/pm" pod rm -af; "$work/podman/pm" system reset -f; } >/dev/null 2>&1
+    [ -d "${work:-}/hook/storage" ] && { hook_podman runc rm -af; hook_podman runc system reset -f; } >/dev/null 2>&1
     if [ -n "${ctd_socket:-}" ] && [ -S "$ctd_socket" ]; then
         [ -S "$work/docker/docker.sock" ] && "$work/docker/docker" rm -f $("$work/docker/docker" ps -aq) >/dev/null 2>&1
         containerd_clean
     fi
+    cri_clean
     stop_started
+    cri_clean_cgroups
     if [ -n "${work:-}" ]; then
         unmount_under "$work"
         rm -rf "$work"
@@ -96,6 +111,14 @@ podman_images
 if wants podman; then
     podman_test
     parity_test podman
+fi
+if wants hook; then
+    echo "== OCI hook (podman $(podman --version | awk '{ print $3 }'), $(runc --version | awk "NR == 1"), $(crun --version | awk "NR == 1"))"
+    oci_hook_test
+fi
+if wants cri; then
+    echo "== cri (containerd $(containerd --version | awk '{ print $3 }'))"
+    cri_test
 fi
 if wants containerd || wants docker; then
     echo "== containerd $(containerd --version | awk '{ print $3 }')"

@@ -86,14 +86,14 @@ TEST_CASE("create on a cgroup v2 host: controllers enabled, files written, kept 
 {
     TempRoot root;
     spec::Resources resources = some_resources();
-    Cgroup cgroup = Cgroup::create({"/docker/abc", "abc", false, &resources, {}}, pure_v2(root));
+    Cgroup cgroup = Cgroup::create({"/docker/abc", "abc", &resources, {}}, pure_v2(root));
     cgroup.release();
     CHECK(cgroup.path() == "/docker/abc");
     CHECK(cgroup.unified_dir() == root.path + "/docker/abc");
     // Only the root offers controllers here; the common ones plus misc (from a unified key).
     CHECK(root.get("cgroup.subtree_control") == "+cpu +cpuset +hugetlb +io +memory +pids +misc");
     CHECK(root.get("docker/abc/memory.max") == "1048576");
-    CHECK(root.get("docker/abc/cpu.weight") == "39");
+    CHECK(root.get("docker/abc/cpu.weight") == "100");
     CHECK(root.get("docker/abc/cpu.max") == "50000 100000");
     CHECK(root.get("docker/abc/pids.max") == "64");
     CHECK(root.get("docker/abc/io.max") == "8:0 rbps=1000");
@@ -105,6 +105,35 @@ TEST_CASE("create on a cgroup v2 host: controllers enabled, files written, kept 
     CHECK(root.get("docker/abc/cgroup.procs") == "4242");
 }
 
+TEST_CASE("adopt a systemd scope: only the files systemd leaves, controllers enabled above, nothing removed")
+{
+    TempRoot root;
+    Mounts mounts = pure_v2(root);
+    root.put("system.slice/cgroup.controllers", "cpu io memory pids");
+    root.put("system.slice/cgroup.subtree_control", "cpu io memory pids");
+    root.put("system.slice/x.scope/cgroup.controllers", "cpu io memory pids");
+    spec::Resources files = some_resources();
+    files.memory.reset(); // what systemd::translate_resources leaves to files
+    files.cpu.reset();
+    files.pids_limit.reset();
+    {
+        Cgroup cgroup = Cgroup::adopt("/system.slice/x.scope", files, {}, mounts);
+        CHECK(cgroup.unified_dir() == root.path + "/system.slice/x.scope");
+        CHECK(root.get("system.slice/x.scope/io.max") == "8:0 rbps=1000");
+        CHECK(root.get("system.slice/x.scope/hugetlb.2MB.max") == "0");
+        CHECK(root.get("system.slice/x.scope/misc.max") == "res_a 1");
+        CHECK(!root.has("system.slice/x.scope/memory.max"));
+        // hugetlb and misc are not systemd's: enabled where the parent offers them; io is enabled already.
+        CHECK(root.get("cgroup.subtree_control") == "+io +hugetlb +misc");
+        CHECK(root.get("system.slice/cgroup.subtree_control") == "cpu io memory pids");
+    }
+    CHECK(root.has("system.slice/x.scope")); // systemd's to remove, as the unit stops
+
+    Mounts hybrid_mounts = hybrid(root);
+    CHECK_THROWS_WITH_AS(Cgroup::adopt("/system.slice/x.scope", files, {}, hybrid_mounts),
+                         doctest::Contains("cgroup v2 only"), Error);
+}
+
 TEST_CASE("create on a hybrid host: each kind in its hierarchy")
 {
     TempRoot root;
@@ -112,7 +141,7 @@ TEST_CASE("create on a hybrid host: each kind in its hierarchy")
     resources.unified = {{"hugetlb.1GB.max", "0"}};
     resources.devices = {{false, "a", {}, {}, "rwm"}};
     std::vector<spec::DeviceRule> defaults = {{true, "c", 1, 3, "rwm"}};
-    Cgroup cgroup = Cgroup::create({"", "ctr", false, &resources, defaults}, hybrid(root));
+    Cgroup cgroup = Cgroup::create({"", "ctr", &resources, defaults}, hybrid(root));
     cgroup.release();
     CHECK(cgroup.path() == "/ctr");
     CHECK(root.get("memory/ctr/memory.limit_in_bytes") == "1048576");
@@ -161,7 +190,7 @@ TEST_CASE("a failed create leaves nothing behind")
     Mounts mounts = hybrid(root);
     mounts.v1["pids"] = root.path + "/missing-pids"; // mkdir fails there, after the others
     try {
-        Cgroup::create({"/a/b", "b", false, nullptr, {}}, mounts);
+        Cgroup::create({"/a/b", "b", nullptr, {}}, mounts);
         FAIL("create did not fail");
     } catch (const Error& e) {
         CHECK(std::string(e.what()) == "creating cgroup /a/b: mkdir " + root.path +
@@ -175,19 +204,19 @@ TEST_CASE("a failed create leaves nothing behind")
     // Invalid resources fail before any directory is made.
     spec::Resources bad;
     bad.unified = {{"../escape", "1"}};
-    CHECK_THROWS_WITH_AS(Cgroup::create({"/c", "c", false, &bad, {}}, hybrid(root)),
+    CHECK_THROWS_WITH_AS(Cgroup::create({"/c", "c", &bad, {}}, hybrid(root)),
                          "linux.resources.unified: key \"../escape\" is not a file name", Error);
     CHECK(!root.has("unified/c"));
-    CHECK_THROWS_WITH_AS(Cgroup::create({"/x/../y", "y", false, nullptr, {}}, hybrid(root)),
+    CHECK_THROWS_WITH_AS(Cgroup::create({"/x/../y", "y", nullptr, {}}, hybrid(root)),
                          "cgroupsPath \"/x/../y\": \"..\" components are not allowed", Error);
-    CHECK_THROWS_AS(Cgroup::create({"machine.slice:libpod:abc", "abc", false, nullptr, {}}, hybrid(root)), Error);
+    CHECK_THROWS_AS(Cgroup::create({"machine.slice:libpod:abc", "abc", nullptr, {}}, hybrid(root)), Error);
 }
 
 TEST_CASE("a cgroup not released is removed when dropped")
 {
     TempRoot root;
     {
-        Cgroup cgroup = Cgroup::create({"/p/q", "q", false, nullptr, {}}, hybrid(root));
+        Cgroup cgroup = Cgroup::create({"/p/q", "q", nullptr, {}}, hybrid(root));
         CHECK(root.has("unified/p/q"));
         CHECK(root.has("memory/p/q"));
         Cgroup moved = std::move(cgroup); // ownership of the directories moves along
@@ -252,7 +281,7 @@ TEST_CASE("stats from v2 and v1 files")
 TEST_CASE("destroy removes the cgroup in every hierarchy, sub-cgroups too")
 {
     TempRoot root;
-    Cgroup cgroup = Cgroup::create({"/parent/ctr", "ctr", false, nullptr, {}}, hybrid(root));
+    Cgroup cgroup = Cgroup::create({"/parent/ctr", "ctr", nullptr, {}}, hybrid(root));
     cgroup.release();
     fs::create_directories(root.path + "/unified/parent/ctr/nested");
     Cgroup::open("/parent/ctr", hybrid(root)).destroy();

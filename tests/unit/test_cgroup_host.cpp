@@ -140,7 +140,7 @@ TEST_CASE("host: a pids limit holds; freeze, kill, id, destroy")
         return;
     spec::Resources resources;
     resources.pids_limit = 4;
-    Cgroup cgroup = Cgroup::create({test_cgroup_name("pids"), "", false, &resources, {}},
+    Cgroup cgroup = Cgroup::create({test_cgroup_name("pids"), "", &resources, {}},
                                    host_mounts({"pids", "freezer"}));
     cgroup.release();
     CleanUp clean_up{cgroup};
@@ -229,7 +229,7 @@ TEST_CASE("host: a failed write names the file and removes what create made")
     Mounts mounts = host_mounts({"pids"});
     const std::string name = test_cgroup_name("fail");
     try {
-        Cgroup::create({name, "", false, &resources, {}}, mounts);
+        Cgroup::create({name, "", &resources, {}}, mounts);
         FAIL("create did not fail");
     } catch (const Error& e) {
         CHECK(std::string(e.what()) == "creating cgroup " + name + ": writing \"1\" to " + mounts.unified + name +
@@ -247,7 +247,7 @@ TEST_CASE("host: the device filter program loads, enforces, and is replaced on u
     spec::Resources resources;
     resources.devices = {{false, "a", {}, {}, "rwm"}, {true, "c", 1, 3, "rw"}};
     // No v1 devices hierarchy: the BPF program on cgroup2 does the work.
-    Cgroup cgroup = Cgroup::create({test_cgroup_name("devices"), "", false, &resources, {}}, host_mounts({}));
+    Cgroup cgroup = Cgroup::create({test_cgroup_name("devices"), "", &resources, {}}, host_mounts({}));
     cgroup.release();
     CleanUp clean_up{cgroup};
 
@@ -260,6 +260,15 @@ TEST_CASE("host: the device filter program loads, enforces, and is replaced on u
     };
     CHECK(attached_programs() == 1);
 
+    // Another manager's program on the same cgroup (systemd's, for a scope): it allows everything, and stays.
+    auto allow_all = device_filter_program(std::vector<spec::DeviceRule>{{true, "a", {}, {}, "rwm"}});
+    UniqueFd foreign(bpf_prog_load(BPF_PROG_TYPE_CGROUP_DEVICE, "other_dev", "GPL", allow_all.data(), allow_all.size(),
+                                   nullptr));
+    REQUIRE(foreign);
+    UniqueFd dir(::open(cgroup.unified_dir().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    REQUIRE(bpf_prog_attach(foreign.get(), dir.get(), BPF_CGROUP_DEVICE, BPF_F_ALLOW_MULTI) == 0);
+    CHECK(attached_programs() == 2);
+
     Child restricted;
     spawn_in(cgroup, restricted, [] {
         return open_errno("/dev/null", O_RDWR) == 0 && open_errno("/dev/zero", O_RDONLY) == EPERM ? 0 : 1;
@@ -269,7 +278,7 @@ TEST_CASE("host: the device filter program loads, enforces, and is replaced on u
     spec::Resources update;
     update.devices = {{true, "a", {}, {}, "rwm"}};
     cgroup.apply(update);
-    CHECK(attached_programs() == 1);
+    CHECK(attached_programs() == 2); // ours replaced, the other kept
     Child allowed;
     spawn_in(cgroup, allowed, [] { return open_errno("/dev/zero", O_RDONLY); });
     CHECK(exited_with(allowed.wait(), 0));
@@ -312,7 +321,7 @@ TEST_CASE("host: the kernel takes the translated values in every hierarchy")
     if (hugetlb)
         resources.hugepage_limits = {{"2MB", 4 << 21}};
     Cgroup cgroup =
-        Cgroup::create({test_cgroup_name("all"), "", false, &resources, default_allowed_devices()}, mounts);
+        Cgroup::create({test_cgroup_name("all"), "", &resources, default_allowed_devices()}, mounts);
     cgroup.release();
     CleanUp clean_up{cgroup};
 

@@ -4,6 +4,7 @@
 #include "cgroup/cgroup_mounts.hpp"
 #include "cgroup/cgroup_path.hpp"
 #include "cgroup/cgroup_translate.hpp"
+#include "error_of.hpp"
 
 #include <doctest/doctest.h>
 
@@ -11,6 +12,7 @@
 #include <vector>
 
 using namespace cerberus;
+using cerberus::test::error_of;
 using namespace cerberus::cgroups;
 
 namespace {
@@ -30,16 +32,6 @@ std::string lines(const std::vector<ControlWrite>& writes)
     for (const auto& w : writes)
         out.push_back(w.file + "=" + w.value + (w.only_if_exists ? " (if present)" : ""));
     return join(out);
-}
-
-std::string error_of(auto&& fn)
-{
-    try {
-        fn();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "";
 }
 
 } // namespace
@@ -81,7 +73,7 @@ TEST_CASE("v2: cpu, cpuset, pids")
     r.cpu->mems = "0";
     r.pids_limit = 32;
     CHECK(lines(v2_writes(r, Kind::cpu)) ==
-          join({"cpu.weight=39", "cpu.max=50000 100000", "cpu.max.burst=1000", "cpu.idle=0"}));
+          join({"cpu.weight=100", "cpu.max=50000 100000", "cpu.max.burst=1000", "cpu.idle=0"}));
     CHECK(lines(v2_writes(r, Kind::cpuset)) == join({"cpuset.cpus=0-1", "cpuset.mems=0"}));
     CHECK(lines(v2_writes(r, Kind::pids)) == join({"pids.max=32"}));
 
@@ -100,9 +92,12 @@ TEST_CASE("v2: cpu, cpuset, pids")
 TEST_CASE("v2: cpu.weight and io.weight conversions")
 {
     CHECK(shares_to_weight(2) == 1);
-    CHECK(shares_to_weight(1024) == 39);
+    CHECK(shares_to_weight(512) == 59);
+    CHECK(shares_to_weight(1024) == 100); // the defaults meet
+    CHECK(shares_to_weight(4096) == 303);
     CHECK(shares_to_weight(262144) == 10000);
-    CHECK(shares_to_weight(1) == 1); // clamped
+    CHECK(shares_to_weight(1) == 1);           // clamped
+    CHECK(shares_to_weight(1'000'000) == 10000); // clamped
     CHECK(blkio_to_io_weight(10) == 1);
     CHECK(blkio_to_io_weight(500) == 4950);
     CHECK(blkio_to_io_weight(1000) == 10000);
@@ -221,19 +216,17 @@ TEST_CASE("v1: devices, in order")
 
 TEST_CASE("cgroupsPath forms")
 {
-    CHECK(resolve_cgroups_path("/docker/abc", "abc", false) == "/docker/abc");
-    CHECK(resolve_cgroups_path("/libpod_parent/libpod-abc", "abc", false) == "/libpod_parent/libpod-abc");
-    CHECK(resolve_cgroups_path("default/abc", "abc", false) == "/default/abc");
-    CHECK(resolve_cgroups_path("//a/./b/", "x", false) == "/a/b");
-    CHECK(resolve_cgroups_path("", "abc", false) == "/abc");
+    CHECK(resolve_cgroups_path("/docker/abc", "abc") == "/docker/abc");
+    CHECK(resolve_cgroups_path("/libpod_parent/libpod-abc", "abc") == "/libpod_parent/libpod-abc");
+    CHECK(resolve_cgroups_path("default/abc", "abc") == "/default/abc");
+    CHECK(resolve_cgroups_path("//a/./b/", "x") == "/a/b");
+    CHECK(resolve_cgroups_path("", "abc") == "/abc");
 
-    std::string systemd_form = error_of([] { resolve_cgroups_path("system.slice:docker:abc", "abc", false); });
-    CHECK(systemd_form.find("systemd cgroup driver is not supported") != std::string::npos);
-    std::string systemd_flag = error_of([] { resolve_cgroups_path("/a", "abc", true); });
-    CHECK(systemd_flag.find("systemd cgroup driver is not supported yet") != std::string::npos);
-    CHECK(error_of([] { resolve_cgroups_path("/a/../b", "x", false); }).find("\"..\"") != std::string::npos);
-    CHECK(error_of([] { resolve_cgroups_path("..", "x", false); }).find("\"..\"") != std::string::npos);
-    CHECK(error_of([] { resolve_cgroups_path("/", "x", false); }).find("root cgroup") != std::string::npos);
+    std::string systemd_form = error_of([] { resolve_cgroups_path("system.slice:docker:abc", "abc"); });
+    CHECK(systemd_form.find("needs --systemd-cgroup") != std::string::npos);
+    CHECK(error_of([] { resolve_cgroups_path("/a/../b", "x"); }).find("\"..\"") != std::string::npos);
+    CHECK(error_of([] { resolve_cgroups_path("..", "x"); }).find("\"..\"") != std::string::npos);
+    CHECK(error_of([] { resolve_cgroups_path("/", "x"); }).find("root cgroup") != std::string::npos);
 }
 
 TEST_CASE("mountinfo: hybrid and unified hosts")

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <string>
@@ -26,7 +27,21 @@ const std::map<std::string, int> rank_of_folder = {
     {"base", 0},   {"oci", 1},   {"rootfs", 2}, {"cgroup", 2},    {"seccomp", 2}, {"kernel", 2},
     {"process", 3}, {"policy", 4}, {"audit", 4}, {"container", 5},
 };
-constexpr int cli_rank = 6;
+// The entry points over the library, ranked above it all and beside each other: the
+// command line and the OCI hook (a thin entry point over policy/ and audit/).
+const std::map<std::string, std::string> entry_points = {{"runtime/cli", "cli"}, {"oci-hooks", "oci-hooks"}};
+constexpr int entry_point_rank = 6;
+
+// The rank of a folder an include names first ("policy" of "policy/policy.hpp").
+std::optional<int> rank_of(const std::string& folder)
+{
+    if (auto it = rank_of_folder.find(folder); it != rank_of_folder.end())
+        return it->second;
+    for (const auto& [dir, name] : entry_points)
+        if (name == folder)
+            return entry_point_rank;
+    return std::nullopt;
+}
 
 struct Scan {
     size_t files = 0;
@@ -39,8 +54,8 @@ bool is_source(const fs::path& p)
     return extensions.count(p.extension().string()) != 0;
 }
 
-// Checks one file's includes against the rank of the folder it sits in. The cli's
-// own headers sit beside it; a library header is always named with its folder.
+// Checks one file's includes against the rank of the folder it sits in. An entry
+// point's own headers sit beside it; a library header is always named with its folder.
 void check_includes(const fs::path& file, const std::string& shown, const std::string& folder, int rank,
                     const std::set<std::string>& library_headers, Scan& scan)
 {
@@ -53,19 +68,20 @@ void check_includes(const fs::path& file, const std::string& shown, const std::s
             continue;
         std::string name = m[2];
         size_t slash = name.find('/');
-        auto target = rank_of_folder.find(name.substr(0, slash));
-        if (slash != std::string::npos && target != rank_of_folder.end()) {
-            if (target->first != folder && target->second >= rank)
+        std::string target = name.substr(0, slash);
+        auto target_rank = rank_of(target);
+        if (slash != std::string::npos && target_rank) {
+            if (target != folder && *target_rank >= rank)
                 scan.violations.push_back(shown + " includes \"" + name + "\": " + folder + " may not include " +
-                                          target->first);
+                                          target);
         } else if (m[1] == "\"" && library_headers.count(name) &&
-                   !(folder == "cli" && fs::exists(file.parent_path() / name))) {
+                   !(rank == entry_point_rank && fs::exists(file.parent_path() / name))) {
             scan.violations.push_back(shown + " includes \"" + name + "\": name its folder");
         }
     }
 }
 
-// Scans root/runtime/lib (one folder per concern) and root/runtime/cli (above them all).
+// Scans root/runtime/lib (one folder per concern) and the entry points (above them all).
 Scan scan_layout(const fs::path& root)
 {
     Scan scan;
@@ -85,11 +101,15 @@ Scan scan_layout(const fs::path& root)
         else if (rank_of_folder.count(folder))
             sources.emplace_back(entry.path(), folder);
     }
-    for (const auto& entry : fs::recursive_directory_iterator(root / "runtime/cli"))
-        if (entry.is_regular_file() && is_source(entry.path()))
-            sources.emplace_back(entry.path(), "cli");
+    for (const auto& [dir, name] : entry_points) {
+        if (!fs::exists(root / dir))
+            continue;
+        for (const auto& entry : fs::recursive_directory_iterator(root / dir))
+            if (entry.is_regular_file() && is_source(entry.path()))
+                sources.emplace_back(entry.path(), name);
+    }
     for (const auto& [file, folder] : sources) {
-        int rank = folder == "cli" ? cli_rank : rank_of_folder.at(folder);
+        int rank = *rank_of(folder);
         check_includes(file, fs::relative(file, root).string(), folder, rank, library_headers, scan);
         ++scan.files;
     }
@@ -131,11 +151,13 @@ TEST_CASE("layout: the check names each climbing include, file outside a folder 
     tree.write("runtime/lib/process/init.cpp", "#include \"cgroup/cgroup.hpp\"\n#include \"process/init.hpp\"\n");
     tree.write("runtime/cli/main.cpp", "#include \"policy/policy.hpp\"\n#include \"options.hpp\"\n");
     tree.write("runtime/cli/options.hpp", "#include \"base/error.hpp\"\n");
+    tree.write("oci-hooks/main.cpp", "#include \"policy/policy.hpp\"\n#include \"hook_stages.hpp\"\n");
+    tree.write("oci-hooks/hook_stages.hpp", "#include \"base/error.hpp\"\n");
 
     SUBCASE("includes that follow the order pass")
     {
         Scan scan = scan_layout(tree.root);
-        CHECK(scan.files == 6);
+        CHECK(scan.files == 8);
         CHECK(scan.violations.empty());
     }
     SUBCASE("an include of a higher folder")
@@ -156,11 +178,24 @@ TEST_CASE("layout: the check names each climbing include, file outside a folder 
     {
         tree.write("runtime/cli/run.cpp", "#include \"error.hpp\"\n");
         tree.write("runtime/lib/cgroup/cgroup.cpp", "#include \"cgroup.hpp\"\n");
+        tree.write("oci-hooks/stage.cpp", "#include \"error.hpp\"\n");
         auto violations = scan_layout(tree.root).violations;
         std::sort(violations.begin(), violations.end());
-        CHECK(violations == std::vector<std::string>{"runtime/cli/run.cpp includes \"error.hpp\": name its folder",
+        CHECK(violations == std::vector<std::string>{"oci-hooks/stage.cpp includes \"error.hpp\": name its folder",
+                                                     "runtime/cli/run.cpp includes \"error.hpp\": name its folder",
                                                      "runtime/lib/cgroup/cgroup.cpp includes \"cgroup.hpp\": "
                                                      "name its folder"});
+    }
+    SUBCASE("the library including an entry point")
+    {
+        tree.write("runtime/lib/policy/policy.hpp", "#include \"oci-hooks/hook_stages.hpp\"\n");
+        tree.write("runtime/lib/audit/audit.cpp", "#include \"cli/options.hpp\"\n");
+        auto violations = scan_layout(tree.root).violations;
+        std::sort(violations.begin(), violations.end());
+        CHECK(violations == std::vector<std::string>{"runtime/lib/audit/audit.cpp includes \"cli/options.hpp\": "
+                                                     "audit may not include cli",
+                                                     "runtime/lib/policy/policy.hpp includes "
+                                                     "\"oci-hooks/hook_stages.hpp\": policy may not include oci-hooks"});
     }
     SUBCASE("a file outside a folder, and a folder the order does not place")
     {

@@ -271,3 +271,21 @@ TEST_CASE("policy: what it forces, applied to a process")
     CHECK(caps.permitted == std::vector<std::string>{"CAP_KILL"});
     CHECK(caps.ambient.empty());
 }
+
+TEST_CASE("policy: required of a config the caller cannot change (an OCI hook's), naming the field")
+{
+    spec::Spec spec;
+    spec.process.emplace();
+    spec.process->capabilities = spec::Capabilities{.bounding = {"CAP_KILL", "CAP_NET_RAW"}, .permitted = {"CAP_KILL"}};
+    auto policy = parse_policy(R"({"forbidden_caps": ["CAP_NET_RAW"]})");
+
+    // noNewPrivileges first: a policy always needs it.
+    CHECK_THROWS_WITH(require_policy_applied(policy, spec), "process.noNewPrivileges: false, and a policy needs it true");
+    spec.process->no_new_privileges = true;
+    CHECK_THROWS_WITH(require_policy_applied(policy, spec),
+                      "process.capabilities.bounding: CAP_NET_RAW is in policy.forbidden_caps");
+    // The control: the same config once what the policy forces is applied.
+    forced_on_processes(policy).apply_to(*spec.process);
+    CHECK_NOTHROW(require_policy_applied(policy, spec));
+    CHECK_NOTHROW(require_policy_applied(parse_policy(R"({"allowed_hosts": ["192.0.2.1:443"]})"), spec));
+}

@@ -2,9 +2,58 @@
 # SPDX-License-Identifier: Apache-2.0
 # /init of the test VM (busybox ash, PID 1). Stage 1 runs from the initramfs and moves everything onto a
 # tmpfs, because pivot_root(2) cannot leave the initramfs and container runtimes pivot_root. Stage 2 mounts
-# what a cgroup-v2 host with BPF LSM has, runs the cases listed in /vm/run.list, prints `VMTEST done` and
-# powers off. Verdict lines come from the cases (see /vm/lib.sh).
+# what a cgroup-v2 host with BPF LSM has, runs the cases listed in /vm/run.list (run-cases.sh) and powers
+# off. Verdict lines come from the cases (see /vm/lib.sh).
+# With /vm/systemd-root (run.sh --systemd), stage 1 instead mounts the Debian root on /dev/vda, copies the
+# lane's files into it, adds the unit that runs the cases and powers off, and hands over to systemd.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+
+# Loads the modules run.sh put in the initramfs, dependencies first.
+load_modules() {
+    while read -r module; do
+        insmod "$module" || echo "VMINFO insmod $module failed"
+    done </vm/modules.list
+}
+
+if [ -f /vm/systemd-root ]; then
+    mount -t proc proc /proc
+    mount -t sysfs sysfs /sys
+    mount -t devtmpfs devtmpfs /dev
+    exec </dev/console >/dev/console 2>&1
+    read -r uptime _ </proc/uptime
+    echo "VMINFO boot_to_init $uptime"
+    load_modules
+    mkdir -p /newroot
+    mount -t ext4 /dev/vda /newroot || { echo "VMTEST fail lane: cannot mount the root image /dev/vda"; poweroff -f; }
+    rm -rf /newroot/vm /newroot/rootfs
+    cp -a /vm /rootfs /newroot/
+    cp -a /usr/local/. /newroot/usr/local/
+    [ ! -d /etc/cerberus ] || cp -a /etc/cerberus /newroot/etc/
+    for arg in $(cat /proc/cmdline); do
+        case "$arg" in VM_CASE_TIMEOUT=*) echo "export $arg" >>/newroot/vm/env ;; esac
+    done
+    unit=/newroot/etc/systemd/system/cerberus-vmtest.service
+    cat >"$unit" <<'UNIT'
+[Unit]
+Description=the VM lane's cases
+Wants=dbus.service
+After=basic.target dbus.service
+SuccessAction=poweroff-immediate
+FailureAction=poweroff-immediate
+[Service]
+Type=oneshot
+ExecStart=/vm/run-cases.sh
+StandardOutput=tty
+StandardError=tty
+TTYPath=/dev/ttyS0
+UNIT
+    mkdir -p /newroot/etc/systemd/system/multi-user.target.wants
+    ln -sf ../cerberus-vmtest.service /newroot/etc/systemd/system/multi-user.target.wants/
+    mount --move /proc /newroot/proc
+    mount --move /sys /newroot/sys
+    mount --move /dev /newroot/dev
+    exec switch_root /newroot /lib/systemd/systemd
+fi
 
 if [ "$VM_STAGE" != 2 ]; then
     mount -t proc proc /proc
@@ -37,29 +86,10 @@ hostname cerberus-vm
 ip link set lo up
 echo "VMINFO boot_to_init $VM_BOOT_UPTIME"
 
-while read -r module; do
-    insmod "$module" || echo "VMINFO insmod $module failed"
-done </vm/modules.list
+load_modules
 
 # Like systemd on a real host: every controller is available to child cgroups.
 sed 's/\([^ ]*\)/+\1/g' /sys/fs/cgroup/cgroup.controllers >/sys/fs/cgroup/cgroup.subtree_control
 
-export VM_RESULTS=/run/vm-case-results
-while read -r script; do
-    name="$(basename "$script" .sh | sed 's/^[0-9]*_//')"
-    limit="$(sed -n 's/^# vm-timeout: *\([0-9][0-9]*\).*/\1/p' "$script" | head -n1)"
-    limit="${limit:-${VM_CASE_TIMEOUT:-120}}"
-    : >"$VM_RESULTS"
-    VM_CASE="$name" timeout "$limit" sh "$script" </dev/null
-    status=$?
-    if [ "$status" -eq 143 ] || [ "$status" -eq 137 ]; then
-        echo "VMTEST fail $name: timeout: the case ran longer than ${limit}s"
-    elif [ "$status" -ne 0 ] && ! grep -q '^VMTEST fail' "$VM_RESULTS"; then
-        echo "VMTEST fail $name: exit: the case script exited with status $status"
-    fi
-    kill -9 -1 2>/dev/null # whatever the case left running (PID 1 is spared), so cases stay independent
-done </vm/run.list
-
-echo "VMTEST done"
-sync
+/vm/run-cases.sh
 poweroff -f

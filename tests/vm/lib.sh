@@ -90,6 +90,18 @@ vm_expect_contains() {
     esac
 }
 
+# ok when the command fails and its stdout or stderr contains the text (an error that reaches the user).
+vm_expect_failure() {
+    local check="$1" needle="$2"
+    shift 2
+    vm_run "$@"
+    case "$VM_STATUS:$VM_STDOUT$VM_STDERR" in
+    0:*) vm_fail "$check" "expected a failure saying '$needle'; $(vm__said)" ;;
+    *"$needle"*) vm_ok "$check" ;;
+    *) vm_fail "$check" "expected output containing '$needle'; $(vm__said)" ;;
+    esac
+}
+
 # glibc's strerror text for an errno name; empty for names not listed.
 vm_errno_text() {
     case "$1" in
@@ -171,6 +183,15 @@ vm_cgroup_remove() {
     rmdir /sys/fs/cgroup/vmtest 2>/dev/null
     return 0
 }
+
+# ok-able tests on a systemd host: the unit is not loaded and not listed (`vm_check "..." vm_unit_gone U`).
+vm_unit_gone() {
+    [ "$(systemctl show -P LoadState "$1")" = not-found ] && ! systemctl list-units --all --no-legend "$1" | grep -q .
+}
+
+# An awk program that grows a string by doubling to 64 MiB (about three times that at the peak) and then
+# prints "survived": what a memory limit of a few MiB OOM-kills. Run as: awk "$vm_memory_hog"
+vm_memory_hog='BEGIN { s = "x"; while (length(s) < 64 * 1024 * 1024) s = s s; print "survived" }'
 
 # Reads one key from a flat keyed cgroup file (memory.events, pids.events): vm_cgroup_stat FILE KEY
 vm_cgroup_stat() { awk -v k="$2" '$1 == k { print $2 }' "$1"; }
@@ -274,13 +295,16 @@ make_bundle() {
 
 # Runs the bundle in the foreground under a fresh container id, deletes the container, and returns the
 # container's exit status; its output is the container's. Usage: vm_run_bundle DIR [cerberus run options...]
+# Global options for both calls (e.g. --systemd-cgroup) come from $VM_CERBERUS_FLAGS.
 vm_run_bundle() {
     local dir="$1" id status
     shift
     id="vmtest-$(cut -c1-8 /proc/sys/kernel/random/uuid)"
-    cerberus run "$@" --bundle "$dir" "$id"
+    # shellcheck disable=SC2086 # a list of words
+    cerberus ${VM_CERBERUS_FLAGS:-} run "$@" --bundle "$dir" "$id"
     status=$?
-    cerberus delete --force "$id" >/dev/null 2>&1
+    # shellcheck disable=SC2086
+    cerberus ${VM_CERBERUS_FLAGS:-} delete --force "$id" >/dev/null 2>&1
     return "$status"
 }
 

@@ -4,19 +4,23 @@
 # cerberus, cerberus-probe and the case scripts, runs tests/vm/cases/*.sh there with BPF LSM and pure
 # cgroup v2, and reports the verdicts the cases print on the serial console.
 #
-# Usage: tests/vm/run.sh [--build BUILD_DIR] [--cases DIR_OR_GLOB] [--add SRC[:DEST]]... [--keep]
+# Usage: tests/vm/run.sh [--systemd] [--build BUILD_DIR] [--cases DIR_OR_GLOB] [--add SRC[:DEST]]... [--keep]
 #                        [--console-log FILE]
+#   --systemd boot the cached Debian root of systemd-root.sh (systemd as init, the engines installed) through
+#             a throw-away overlay, and run the cases from a unit of it (default cases: tests/vm/systemd-cases)
 #   --build   where cerberus and cerberus-probe were built (default: <repo>/build); optional
 #   --cases   a directory of case scripts or a glob of them (default: tests/vm/cases)
 #   --add     extra file or directory to put in the VM at DEST (default: same path); ELF programs bring
 #             their libraries
 #   --keep    keep the work directory (initramfs, console log); it is kept anyway when the lane fails
 #   --console-log  copy the serial console log (carriage returns removed) to FILE
-# Environment: VM_TIMEOUT (whole boot, s, default 600), VM_MEMORY (guest RAM, MiB, default 1024),
-# VM_CASE_TIMEOUT (per case, s, default 120; a case may say `# vm-timeout: N`), VM_MODULES (kernel modules
-# to load, default "overlay veth"; a case may add its own with `# vm-modules: a b`), CERBERUS_CACHE (kernel
-# cache, default /var/cache/cerberus), VM_QEMU_ARGS (more qemu arguments, split on spaces, e.g. a `-drive`
-# for a test disk).
+# Environment: VM_TIMEOUT (whole boot, s, default 900; 1500 with --systemd), VM_MEMORY (guest RAM, MiB,
+# default 1024; 2048 with --systemd), VM_CASE_TIMEOUT (per case, s, default 120; a case may say
+# `# vm-timeout: N`), VM_MODULES (kernel modules to load, default "overlay veth"; a case may add its own with
+# `# vm-modules: a b`; `# vm-cri: yes` brings a containerd node and a CRI client, see add_cri_node),
+# CERBERUS_CACHE (kernel and root image cache, default /var/cache/cerberus), VM_QEMU_ARGS (more qemu
+# arguments, split on spaces, e.g. a `-drive` for a test disk), VM_APPEND (more kernel command line, e.g.
+# systemd.log_level=debug systemd.log_target=console).
 # Output: each VMTEST line, timings, then `N passed, N failed`; exit status 1 on any failure.
 set -euo pipefail
 
@@ -24,12 +28,14 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 
 build_dir=""
-cases_arg="$here/cases"
+cases_arg=""
+systemd=0
 keep=0
 extra=()
 console_copy=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
+    --systemd) systemd=1; shift ;;
     --build) build_dir="$2"; shift 2 ;;
     --cases) cases_arg="$2"; shift 2 ;;
     --add) extra+=("$2"); shift 2 ;;
@@ -42,10 +48,16 @@ done
 [[ -n "$build_dir" || ! -d "$repo/build" ]] || build_dir="$repo/build"
 [[ -z "$build_dir" || -d "$build_dir" ]] || { echo "run.sh: no build directory $build_dir" >&2; exit 2; }
 
-vm_timeout="${VM_TIMEOUT:-600}"
-vm_memory="${VM_MEMORY:-1024}"
+vm_timeout="${VM_TIMEOUT:-$((systemd ? 1500 : 900))}"
+vm_memory="${VM_MEMORY:-$((systemd ? 2048 : 1024))}"
 case_timeout="${VM_CASE_TIMEOUT:-120}"
 modules_wanted="${VM_MODULES:-overlay veth}"
+if [[ $systemd -eq 1 ]]; then
+    cases_arg="${cases_arg:-$here/systemd-cases}"
+    modules_wanted+=" virtio_pci virtio_blk crc32c_generic ext4" # the root disk
+else
+    cases_arg="${cases_arg:-$here/cases}"
+fi
 
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
@@ -62,6 +74,7 @@ ensure_tools() {
     command -v cpio >/dev/null || need+=(cpio)
     command -v jq >/dev/null || need+=(jq)
     is_static_busybox || need+=(busybox-static)
+    [[ $systemd -eq 0 ]] || command -v qemu-img >/dev/null || need+=(qemu-utils)
     [[ ${#need[@]} -eq 0 ]] && return
     [[ $(id -u) -eq 0 ]] || die "missing ${need[*]}; install them or run as root"
     echo "run.sh: installing ${need[*]}" >&2
@@ -127,6 +140,48 @@ add_module() {
     echo "/lib/modules/$kver/$path" >>"$root/vm/modules.list"
 }
 
+# The libraries that the shared objects under a host directory (Python's extension modules, copied
+# already) need, to the same paths under the root.
+install_libraries_of() {
+    local root="$1" dir="$2" lib
+    for lib in $(find "$dir" -name '*.so*' -type f -exec ldd {} + 2>/dev/null |
+        awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\// && $i !~ /:$/) print $i }' | sort -u); do
+        [[ -e "$root$lib" ]] && continue
+        mkdir -p "$root$(dirname "$lib")"
+        cp -L "$lib" "$root$lib"
+    done
+}
+
+# For the cases that say `# vm-cri: yes` (tests/vm/cases/cri_pod.sh): a Kubernetes node without a
+# kubelet, as the engine tier's (tests/engines/cri.sh) but where the kernel enforces: containerd, its
+# runc shim and ctr, the shipped containerd snippet, the CRI client (tests/engines/cri_client.py) with
+# Python, gRPC and the CRI API of this containerd compiled by protoc, and the sandbox's pause program.
+# About 150 MB more in the initramfs, so only when such a case is selected.
+add_cri_node() {
+    local root="$1" proto bin
+    for bin in containerd containerd-shim-runc-v2 ctr protoc; do
+        command -v "$bin" >/dev/null || { echo "run.sh: no $bin here; the CRI cases emit nothing" >&2; return 0; }
+    done
+    [[ -x /usr/bin/python3 && -x "$build_dir/cerberus-pause" ]] || return 0
+    proto="$("$repo/tests/engines/cri_api.sh")" || { echo "run.sh: no CRI API proto; the CRI cases emit nothing" >&2; return 0; }
+    mkdir -p "$work/cri-proto" "$root/vm/cri"
+    cp "$proto" "$work/cri-proto/api.proto"
+    protoc --proto_path="$work/cri-proto" --python_out="$root/vm/cri" "$work/cri-proto/api.proto" || return 1
+    install -m 0755 "$repo/tests/engines/cri_client.py" "$root/vm/cri/cri_client.py"
+    install -m 0644 "$repo/config/containerd/config.toml" "$root/vm/cri/snippet.toml"
+    install_file "$root" "$build_dir/cerberus-pause" /usr/local/bin/cerberus-pause
+    for bin in containerd containerd-shim-runc-v2 ctr; do install_file "$root" "$(command -v "$bin")" "/usr/bin/$bin"; done
+    install_file "$root" /usr/bin/python3 "$(readlink -f /usr/bin/python3)"
+    ln -sf "$(basename "$(readlink -f /usr/bin/python3)")" "$root/usr/bin/python3"
+    mkdir -p "$root/usr/lib/python3/dist-packages"
+    tar -C / --exclude='test' --exclude='idlelib' --exclude='tkinter' --exclude='ensurepip' \
+        -cf - "usr/lib/$(basename "$(readlink -f /usr/bin/python3)")" usr/lib/python3/dist-packages/grpc \
+        usr/lib/python3/dist-packages/google | tar -C "$root" -xf -
+    install_libraries_of "$root" "/usr/lib/$(basename "$(readlink -f /usr/bin/python3)")"
+    install_libraries_of "$root" /usr/lib/python3/dist-packages/grpc
+    install_libraries_of "$root" /usr/lib/python3/dist-packages/google
+}
+
 build_initramfs() {
     local bin probe item src dest name
     rm -rf "$root"
@@ -163,9 +218,20 @@ build_initramfs() {
         # The attacker of the runtime's own binary, and the scenarios it plays (tests/security/).
         [[ ! -x "$build_dir/cerberus-exe-attack" ]] ||
             install_file "$root" "$build_dir/cerberus-exe-attack" /usr/local/bin/cerberus-exe-attack
+        # The OCI hook, and runc to run it (tests/vm/cases/oci_hook_runc.sh).
+        [[ ! -x "$build_dir/cerberus-hook" ]] ||
+            install_file "$root" "$build_dir/cerberus-hook" /usr/local/bin/cerberus-hook
+        ! command -v runc >/dev/null || install_file "$root" "$(command -v runc)" /usr/sbin/runc
         # Dynamically linked, for the loader tests: with its libraries in the VM, not in /rootfs.
         [[ ! -x "$build_dir/cerberus-dynprobe" ]] ||
             install_file "$root" "$build_dir/cerberus-dynprobe" /usr/local/bin/cerberus-dynprobe
+    fi
+    if [[ $systemd -eq 1 && -x "$build_dir/cerberus" ]]; then
+        # As on a host after `make install`: the shim, the policies and the engines' snippets
+        # (docs/engines/*.md), copied into the root by /init; the engine cases share the engine tier's helpers.
+        make -s -C "$repo" -o build install BUILD="$build_dir" PREFIX=/usr/local DESTDIR="$root" >&2 ||
+            die "make install into the VM failed"
+        install -m 0644 "$repo/tests/engines/lib.sh" "$root/vm/engines-lib.sh"
     fi
     for item in "${extra[@]}"; do
         src="${item%%:*}"
@@ -174,9 +240,15 @@ build_initramfs() {
         install_file "$root" "$src" "$dest"
     done
 
+    if [[ -n "$build_dir" ]] && grep -qs '^# vm-cri: yes' "${cases[@]}"; then
+        add_cri_node "$root" || die "cannot put the CRI node into the initramfs"
+    fi
+
     install -m 0644 "$here/lib.sh" "$root/vm/lib.sh"
     cp -a "$repo/tests/security" "$root/vm/security"
     install -m 0755 "$here/init.sh" "$root/init"
+    install -m 0755 "$here/run-cases.sh" "$root/vm/run-cases.sh"
+    [[ $systemd -eq 0 ]] || : >"$root/vm/systemd-root"
     # The whole directory of the selected cases goes in, so cases can ship fixtures beside them.
     for name in "${cases[@]}"; do
         cp -a "$(dirname "$name")"/. "$root/vm/cases/"
@@ -204,6 +276,12 @@ moddir="$(sed -n 2p <<<"$kernel_paths")"
 kver="$(basename "$moddir")"
 t_fetched="$(now)"
 
+qemu_disk=()
+if [[ $systemd -eq 1 ]]; then
+    image="$("$here/systemd-root.sh")" || die "cannot build the systemd root image"
+fi
+t_image="$(now)"
+
 work="$(mktemp -d /tmp/cerberus-vm.XXXXXX)"
 root="$work/root"
 log="$work/console.log"
@@ -211,14 +289,23 @@ remove_work() { [[ $keep -eq 1 ]] || rm -rf "$work"; }
 trap remove_work EXIT
 
 build_initramfs
+extra_append=""
+if [[ $systemd -eq 1 ]]; then
+    # Every boot starts from the cached image: writes go to an overlay that is removed with the work dir.
+    qemu-img create -q -f qcow2 -b "$image" -F raw "$work/root.qcow2"
+    qemu_disk=(-drive "file=$work/root.qcow2,if=virtio,format=qcow2")
+    # norandmaps: the emulator translates guest code per virtual address; with the engines' large binaries
+    # mapped at random addresses each new process is translated anew, which a real CPU does not pay.
+    extra_append="loglevel=1 systemd.show_status=0 norandmaps"
+fi
 t_built="$(now)"
 
 status=0
 # shellcheck disable=SC2086 # VM_QEMU_ARGS is a list of words
 timeout -k 10 "$vm_timeout" qemu-system-x86_64 \
     -accel tcg,thread=multi -cpu max -m "$vm_memory" -smp 2 -nographic -no-reboot \
-    -kernel "$vmlinuz" -initrd "$work/initramfs.gz" ${VM_QEMU_ARGS:-} \
-    -append "console=ttyS0 quiet lsm=landlock,lockdown,yama,integrity,apparmor,bpf panic=-1 VM_CASE_TIMEOUT=$case_timeout" \
+    -kernel "$vmlinuz" -initrd "$work/initramfs.gz" "${qemu_disk[@]}" ${VM_QEMU_ARGS:-} \
+    -append "console=ttyS0 quiet lsm=landlock,lockdown,yama,integrity,apparmor,bpf panic=-1 $extra_append ${VM_APPEND:-} VM_CASE_TIMEOUT=$case_timeout" \
     </dev/null >"$log" 2>&1 || status=$?
 t_done="$(now)"
 [[ -z "$console_copy" ]] || tr -d '\r' <"$log" >"$console_copy"
@@ -229,6 +316,8 @@ passed="$(grep -c '^VMTEST ok ' <<<"$verdicts" || true)"
 failed="$(grep -c '^VMTEST fail ' <<<"$verdicts" || true)"
 skipped="$(grep -c '^VMTEST skip ' <<<"$verdicts" || true)"
 boot="$(tr -d '\r' <"$log" | sed -n 's/.*VMINFO boot_to_init \([0-9.]*\).*/\1/p' | head -n1)"
+systemd_ready="$(tr -d '\r' <"$log" | sed -n 's/.*VMINFO systemd_ready \([0-9.]*\).*/\1/p' | head -n1)"
+case_times="$(tr -d '\r' <"$log" | sed -n 's/.*VMINFO case \([^ ]*\) \([0-9.]*\).*/\1 \2s/p' | paste -sd, - | sed 's/,/, /g')"
 
 problem=""
 if [[ $status -eq 124 || $status -eq 137 ]]; then
@@ -247,9 +336,11 @@ if [[ -n "$problem" || $failed -gt 0 ]]; then
     [[ -z "$problem" ]] || failed=$((failed + 1))
 fi
 echo "vm: kernel $kver; fetch $(elapsed "$t_start" "$t_fetched")s," \
-    "initramfs $(elapsed "$t_fetched" "$t_built")s ($(du -k "$work/initramfs.gz" | cut -f1) KiB)," \
-    "boot to /init ${boot:-?}s (guest clock), qemu $(elapsed "$t_built" "$t_done")s," \
-    "total $(elapsed "$t_start" "$t_done")s"
+    "${image:+root image $(elapsed "$t_fetched" "$t_image")s, }" \
+    "initramfs $(elapsed "$t_image" "$t_built")s ($(du -k "$work/initramfs.gz" | cut -f1) KiB)," \
+    "boot to /init ${boot:-?}s${systemd_ready:+, to the cases unit ${systemd_ready}s} (guest clock)," \
+    "qemu $(elapsed "$t_built" "$t_done")s, total $(elapsed "$t_start" "$t_done")s"
+[[ -z "$case_times" ]] || echo "vm: cases: $case_times"
 [[ $keep -eq 0 ]] || echo "vm: console log and initramfs kept in $work"
 summary="$passed passed, $failed failed"
 [[ $skipped -eq 0 ]] || summary+=", $skipped skipped"

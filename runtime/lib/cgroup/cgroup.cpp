@@ -110,12 +110,34 @@ std::string Cgroup::v1_dir(const std::string& controller) const
 
 Cgroup Cgroup::open(const std::string& saved_path, const Mounts& mounts)
 {
-    return Cgroup(mounts, resolve_cgroups_path(saved_path, "", false));
+    return Cgroup(mounts, resolve_cgroups_path(saved_path, ""));
+}
+
+Cgroup Cgroup::adopt(const std::string& path, const spec::Resources& resources,
+                     std::span<const spec::DeviceRule> default_devices, const Mounts& mounts)
+{
+    if (mounts.layout != Layout::unified)
+        throw Error("the systemd cgroup driver needs a host with cgroup v2 only (" + mounts.unified +
+                        " is beside cgroup v1 hierarchies)",
+                    ENOTSUP);
+    Cgroup cgroup(mounts, resolve_cgroups_path(path, ""));
+    Plan plan = cgroup.make_plan(resources, default_devices, UINT64_MAX);
+    // systemd enables the controllers of its own settings; the files may need others (hugetlb).
+    std::vector<std::string> enable;
+    for (const auto& [dir, write] : plan.writes)
+        if (std::string controller = controller_of_key(write.file); !controller.empty() && !contains(enable, controller))
+            enable.push_back(controller);
+    with_context("setting up cgroup " + cgroup.path_, [&] {
+        if (!enable.empty())
+            cgroup.make_dirs(mounts.unified, enable, false); // every level exists: nothing is made
+        cgroup.execute(plan);
+    });
+    return cgroup;
 }
 
 Cgroup Cgroup::create(const CreateRequest& request, const Mounts& mounts)
 {
-    Cgroup cgroup(mounts, resolve_cgroups_path(request.cgroups_path, request.container_id, request.systemd));
+    Cgroup cgroup(mounts, resolve_cgroups_path(request.cgroups_path, request.container_id));
     static const spec::Resources no_resources;
     const spec::Resources& resources = request.resources ? *request.resources : no_resources;
     // A new cgroup has no memory limit yet.

@@ -21,7 +21,6 @@ namespace cerberus::cgroups {
 struct CreateRequest {
     std::string cgroups_path; // linux.cgroupsPath as written
     std::string container_id; // names the cgroup when cgroups_path is empty
-    bool systemd = false;     // --systemd-cgroup: not supported, create throws
     const spec::Resources* resources = nullptr;
     // Allowed after the spec's device rules; usually default_allowed_devices().
     std::vector<spec::DeviceRule> default_devices;
@@ -34,6 +33,13 @@ public:
     // anything fails, the directories made are removed again. Until release(),
     // destruction removes them too.
     static Cgroup create(const CreateRequest& request, const Mounts& mounts = Mounts::detect());
+
+    // The cgroup systemd made for a container's scope (systemd_scope.hpp), at
+    // path on a pure cgroup v2 host: enables the controllers that the resources
+    // left for cgroup files need, and writes those files. Never removes the
+    // directory: stopping the unit does.
+    static Cgroup adopt(const std::string& path, const spec::Resources& resources,
+                        std::span<const spec::DeviceRule> default_devices, const Mounts& mounts = Mounts::detect());
 
     // The cgroup of a container created earlier; saved_path is path().
     static Cgroup open(const std::string& saved_path, const Mounts& mounts = Mounts::detect());

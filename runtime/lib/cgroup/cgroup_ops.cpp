@@ -129,7 +129,9 @@ bool Cgroup::frozen() const
 std::vector<pid_t> Cgroup::pids() const
 {
     std::vector<pid_t> out;
-    collect_pids(unified_dir_, out);
+    // systemd removes a scope's cgroup once its last process has exited.
+    if (control_exists(unified_dir_))
+        collect_pids(unified_dir_, out);
     return out;
 }
 

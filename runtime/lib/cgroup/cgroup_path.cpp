@@ -8,15 +8,12 @@
 
 namespace cerberus::cgroups {
 
-std::string resolve_cgroups_path(const std::string& cgroups_path, const std::string& container_id, bool systemd)
+std::string resolve_cgroups_path(const std::string& cgroups_path, const std::string& container_id)
 {
     const std::string quoted = "cgroupsPath \"" + cgroups_path + "\"";
-    if (systemd)
-        throw Error("the systemd cgroup driver is not supported yet (" + quoted + "): run without --systemd-cgroup", EINVAL);
     if (!cgroups_path.empty() && cgroups_path.front() != '/' &&
         std::count(cgroups_path.begin(), cgroups_path.end(), ':') == 2)
-        throw Error(quoted + " has the systemd form slice:prefix:name, but the systemd cgroup driver is not supported",
-                    EINVAL);
+        throw Error(quoted + " has the systemd form slice:prefix:name, which needs --systemd-cgroup", EINVAL);
 
     const std::string& raw = cgroups_path.empty() ? container_id : cgroups_path;
     std::string clean;

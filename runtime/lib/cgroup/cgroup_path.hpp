@@ -10,7 +10,7 @@ namespace cerberus::cgroups {
 // Absolute paths are taken from the hierarchy roots, and so are relative ones
 // (not from the runtime's own cgroup); an empty path becomes "/<container_id>".
 // Throws for ".." components, the root itself, and the systemd form
-// "slice:prefix:name" or systemd = true (the systemd driver is not supported).
-std::string resolve_cgroups_path(const std::string& cgroups_path, const std::string& container_id, bool systemd);
+// "slice:prefix:name" (which needs --systemd-cgroup: systemd_path.hpp).
+std::string resolve_cgroups_path(const std::string& cgroups_path, const std::string& container_id);
 
 } // namespace cerberus::cgroups

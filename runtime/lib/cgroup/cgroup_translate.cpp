@@ -5,6 +5,7 @@
 #include "cgroup/device_filter.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace cerberus::cgroups {
 
@@ -25,26 +26,6 @@ std::string device_numbers(int64_t major, int64_t minor)
 Error invalid(const std::string& message)
 {
     return Error("linux.resources." + message, EINVAL);
-}
-
-// The spec's swap is memory+swap; cgroup v2 limits swap alone. 0 means unset.
-std::optional<int64_t> v2_swap_limit(int64_t swap, int64_t limit)
-{
-    if (limit == -1 && swap == 0)
-        return -1;
-    if (swap == 0)
-        return std::nullopt;
-    if (swap == -1)
-        return -1;
-    if (swap < 0)
-        throw invalid("memory.swap " + std::to_string(swap) + " is negative");
-    if (limit <= 0)
-        throw invalid("memory.swap " + std::to_string(swap) +
-                      " needs a memory.limit: cgroup v2 takes the swap limit as swap - limit");
-    if (swap < limit)
-        throw invalid("memory.swap " + std::to_string(swap) + " (memory+swap) is below memory.limit " +
-                      std::to_string(limit));
-    return swap - limit;
 }
 
 void memory_v2(const spec::MemoryResources& memory, Writes& out)
@@ -227,6 +208,25 @@ void devices_v1(std::span<const spec::DeviceRule> rules, Writes& out)
 
 } // namespace
 
+std::optional<int64_t> v2_swap_limit(int64_t swap, int64_t limit)
+{
+    if (limit == -1 && swap == 0)
+        return -1;
+    if (swap == 0)
+        return std::nullopt;
+    if (swap == -1)
+        return -1;
+    if (swap < 0)
+        throw invalid("memory.swap " + std::to_string(swap) + " is negative");
+    if (limit <= 0)
+        throw invalid("memory.swap " + std::to_string(swap) +
+                      " needs a memory.limit: cgroup v2 takes the swap limit as swap - limit");
+    if (swap < limit)
+        throw invalid("memory.swap " + std::to_string(swap) + " (memory+swap) is below memory.limit " +
+                      std::to_string(limit));
+    return swap - limit;
+}
+
 const char* v1_controller(Kind kind)
 {
     switch (kind) {
@@ -244,8 +244,13 @@ const char* v1_controller(Kind kind)
 
 uint64_t shares_to_weight(uint64_t shares)
 {
-    shares = std::clamp<uint64_t>(shares, 2, 262144);
-    return 1 + ((shares - 2) * 9999) / 262142;
+    if (shares <= 2)
+        return 1;
+    if (shares >= 262144)
+        return 10000;
+    // A quadratic in log2(shares) through (2, 1), (1024, 100) and (262144, 10000).
+    double l = std::log2(static_cast<double>(shares));
+    return static_cast<uint64_t>(std::ceil(std::pow(10.0, (l * l + 125 * l) / 612.0 - 7.0 / 34.0)));
 }
 
 uint64_t blkio_to_io_weight(uint64_t weight)

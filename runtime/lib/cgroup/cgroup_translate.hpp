@@ -6,6 +6,7 @@
 #include "oci/spec.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -43,8 +44,14 @@ std::vector<ControlWrite> v1_writes(const spec::Resources& resources, Kind kind,
 // "" for core files ("cgroup.freeze").
 std::string controller_of_key(const std::string& key);
 
-// cpu.shares [2, 262144] to cpu.weight [1, 10000].
+// cpu.shares [2, 262144] to cpu.weight [1, 10000], as runc and crun convert
+// them: the default 1024 becomes the default 100.
 uint64_t shares_to_weight(uint64_t shares);
+
+// The spec's memory.swap is memory+swap; cgroup v2 limits swap alone: the
+// swap.max value (-1 for no limit), or nothing to set. Throws EINVAL, naming
+// linux.resources.memory.swap, when the pair makes no sense.
+std::optional<int64_t> v2_swap_limit(int64_t swap, int64_t limit);
 
 // blkio.weight [10, 1000] to io.weight [1, 10000].
 uint64_t blkio_to_io_weight(uint64_t weight);

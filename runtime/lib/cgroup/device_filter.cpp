@@ -54,6 +54,9 @@ constexpr bpf_insn exit_insn()
     return make_insn(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
 }
 
+// The name the kernel shows for our programs (bpftool prog): what an update replaces.
+constexpr const char* program_name = "cerberus_dev";
+
 uint32_t device_type_bits(const std::string& type)
 {
     return type == "c" ? BPF_DEVCG_DEV_CHAR : BPF_DEVCG_DEV_BLOCK;
@@ -173,7 +176,7 @@ void attach_device_filter(int cgroup_dir_fd, const std::vector<bpf_insn>& progra
     opts.sz = sizeof opts;
     opts.log_buf = log;
     opts.log_size = sizeof log;
-    UniqueFd prog(bpf_prog_load(BPF_PROG_TYPE_CGROUP_DEVICE, "cerberus_dev", "GPL", program.data(), program.size(),
+    UniqueFd prog(bpf_prog_load(BPF_PROG_TYPE_CGROUP_DEVICE, program_name, "GPL", program.data(), program.size(),
                                 &opts));
     if (!prog) {
         int err = errno;
@@ -194,6 +197,12 @@ void attach_device_filter(int cgroup_dir_fd, const std::vector<bpf_insn>& progra
     for (uint32_t id : old_ids) {
         UniqueFd old(bpf_prog_get_fd_by_id(id));
         if (!old && errno == ENOENT)
+            continue;
+        // Only our own: systemd's program (DevicePolicy=strict) stays, and both must allow.
+        bpf_prog_info info{};
+        uint32_t info_size = sizeof info;
+        if (old && bpf_obj_get_info_by_fd(old.get(), &info, &info_size) == 0 &&
+            std::strncmp(info.name, program_name, sizeof info.name) != 0)
             continue;
         if (!old || (bpf_prog_detach2(old.get(), cgroup_dir_fd, BPF_CGROUP_DEVICE) < 0 && errno != ENOENT))
             throw_errno("detaching the previous device filter BPF program " + std::to_string(id));

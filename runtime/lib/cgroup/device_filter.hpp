@@ -31,8 +31,9 @@ std::vector<spec::DeviceRule> default_allowed_devices();
 std::vector<bpf_insn> device_filter_program(std::span<const spec::DeviceRule> rules);
 
 // Loads program and attaches it to the cgroup (BPF_F_ALLOW_MULTI), then
-// detaches the device programs attached there before, so that an update
-// replaces the filter without a moment of no filter.
+// detaches the device programs cerberus attached there before, so that an
+// update replaces the filter without a moment of no filter. Others' programs
+// (systemd's, for a scope with DevicePolicy=strict) stay: every one must allow.
 void attach_device_filter(int cgroup_dir_fd, const std::vector<bpf_insn>& program);
 
 } // namespace cerberus::cgroups

@@ -5,6 +5,7 @@
 #include "base/files.hpp"
 #include "cgroup/cgroup.hpp"
 #include "cgroup/device_filter.hpp"
+#include "cgroup/systemd_scope.hpp"
 #include "container/container_policy.hpp"
 #include "kernel/pinned_maps.hpp"
 #include "oci/spec_parse.hpp"
@@ -66,7 +67,7 @@ public:
     state::ContainerDir* dir = nullptr;
 };
 
-ClonedChild clone_init(uint64_t flags, const cgroups::Cgroup& cgroup, const InitPlan& plan, SyncChannel& parent_end,
+ClonedChild clone_init(uint64_t flags, const cgroups::Cgroup* cgroup, const InitPlan& plan, SyncChannel& parent_end,
                        SyncChannel& child_end, int lock_fd)
 {
     ClonedChild init = clone_into_cgroup(flags, cgroup);
@@ -129,27 +130,54 @@ pid_t create(const RuntimeOptions& rt, const CreateOptions& opts)
     const spec::Namespace* mount_ns = spec.find_namespace("mount");
     plan.new_mount_namespace = mount_ns && mount_ns->path.empty();
 
+    const spec::Resources* resources = spec.linux->resources ? &*spec.linux->resources : nullptr;
+    const std::vector<spec::DeviceRule> default_devices = cgroups::default_allowed_devices();
+    // --systemd-cgroup: the scope is planned, and systemd must answer, before anything is made.
+    std::optional<cgroups::systemd::ScopePlan> scope_plan;
+    std::optional<cgroups::systemd::Bus> bus;
+    cgroups::Mounts mounts = cgroups::Mounts::detect();
+    if (rt.systemd_cgroup) {
+        bus.emplace(cgroups::systemd::Bus::connect());
+        if (mounts.layout != cgroups::Layout::unified)
+            throw Error("--systemd-cgroup needs a host with cgroup v2 only; this one has cgroup v1 hierarchies "
+                        "beside " + mounts.unified + ": run without --systemd-cgroup",
+                        ENOTSUP);
+        scope_plan = with_context(config, [&] {
+            std::vector<spec::DeviceRule> rules = resources ? resources->devices : std::vector<spec::DeviceRule>{};
+            rules.insert(rules.end(), default_devices.begin(), default_devices.end());
+            return cgroups::systemd::plan_scope(spec.linux->cgroups_path, opts.id, resources, rules);
+        });
+    }
+
     state::Store store(rt.root);
     state::ContainerDir dir = store.create(opts.id);
     std::optional<cgroups::Cgroup> cgroup;
+    std::optional<cgroups::systemd::UnitGuard> unit; // stops the scope after the rollback has killed the init
     CreateRollback rollback; // declared after what it cleans up, so it runs first
     rollback.dir = &dir;
 
     UniqueFd fifo = dir.make_exec_fifo();
     plan.fifo_fd = fifo.get();
 
-    cgroups::CreateRequest cgroup_request;
-    cgroup_request.cgroups_path = spec.linux->cgroups_path;
-    cgroup_request.container_id = opts.id;
-    cgroup_request.systemd = rt.systemd_cgroup;
-    cgroup_request.resources = spec.linux->resources ? &*spec.linux->resources : nullptr;
-    cgroup_request.default_devices = cgroups::default_allowed_devices();
-    cgroup.emplace(with_context(config, [&] { return cgroups::Cgroup::create(cgroup_request); }));
-    rollback.cgroup = &*cgroup;
-    for (const auto& hierarchy : cgroup->v1_hierarchies())
-        plan.cgroup_v1.push_back({hierarchy.mount_point.substr(hierarchy.mount_point.rfind('/') + 1), hierarchy.dir});
-    if (policy.active())
+    // The policy keys on the container's cgroup id and is in the maps before the init goes on.
+    auto install_policy = [&] {
+        if (!policy.active())
+            return;
         rollback.policy.emplace(PolicyGuard::install(rt, opts.id, policy, *cgroup, dir));
+    };
+    if (!scope_plan) {
+        cgroups::CreateRequest cgroup_request;
+        cgroup_request.cgroups_path = spec.linux->cgroups_path;
+        cgroup_request.container_id = opts.id;
+        cgroup_request.resources = resources;
+        cgroup_request.default_devices = default_devices;
+        cgroup.emplace(with_context(config, [&] { return cgroups::Cgroup::create(cgroup_request, mounts); }));
+        rollback.cgroup = &*cgroup;
+        for (const auto& hierarchy : cgroup->v1_hierarchies())
+            plan.cgroup_v1.push_back(
+                {hierarchy.mount_point.substr(hierarchy.mount_point.rfind('/') + 1), hierarchy.dir});
+        install_policy();
+    }
 
     UniqueFd console;
     if (process.terminal && opts.console_fd >= 0) {
@@ -166,9 +194,10 @@ pid_t create(const RuntimeOptions& rt, const CreateOptions& opts)
     st.oci_version = spec.oci_version;
     st.created = state::rfc3339_now();
     st.annotations = spec.annotations;
-    st.cgroup_path = cgroup->path();
+    st.cgroup_path = scope_plan ? scope_plan->path.cgroup : cgroup->path();
+    st.systemd_unit = scope_plan ? scope_plan->path.unit : "";
     st.has_policy = policy.active();
-    st.cgroup_id = policy.active() ? cgroup->id() : 0;
+    st.cgroup_id = policy.active() && cgroup ? cgroup->id() : 0;
     st.hooks = spec.hooks.value_or(spec::Hooks{});
     st.forced = policy.forced;
     st.enforcement = policy.active() ? policy::enforcement_name(policy.backend->kind()) : "";
@@ -187,10 +216,22 @@ pid_t create(const RuntimeOptions& rt, const CreateOptions& opts)
         namespaces::ForChildren child_namespaces(for_children);
         // The init unshares its cgroup namespace itself, once it is in its cgroup in every hierarchy.
         int flags = namespaces::new_namespace_flags(*spec.linux) & ~CLONE_NEWCGROUP;
-        init = clone_init(static_cast<uint32_t>(flags), *cgroup, plan, parent_end, child_end, dir.lock_fd());
+        init = clone_init(static_cast<uint32_t>(flags), cgroup ? &*cgroup : nullptr, plan, parent_end, child_end,
+                          dir.lock_fd());
     }
     pid_t pid = init.pid;
     rollback.init_pid = pid;
+    if (scope_plan) {
+        // systemd makes the scope's cgroup and moves the init (which waits for parent_ready) into it.
+        unit.emplace(cgroups::systemd::start_scope(*bus, *scope_plan, pid));
+        init.placed = cgroups::Cgroup::Placed::in_unified;
+        cgroup.emplace(with_context(config, [&] {
+            return cgroups::Cgroup::adopt(scope_plan->path.cgroup, scope_plan->files, default_devices, mounts);
+        }));
+        install_policy();
+        st.cgroup_id = policy.active() ? cgroup->id() : 0;
+        dir.save(st);
+    }
     if (plan.new_user_namespace)
         namespaces::write_id_maps(pid, *spec.linux);
     cgroup->add_process(pid, init.placed);
@@ -230,6 +271,8 @@ pid_t create(const RuntimeOptions& rt, const CreateOptions& opts)
     cgroup->release();
     if (rollback.policy)
         rollback.policy->keep();
+    if (unit)
+        unit->release();
     rollback.armed = false;
     return pid;
 }

@@ -3,6 +3,7 @@
 
 #include "base/error.hpp"
 #include "cgroup/cgroup.hpp"
+#include "cgroup/systemd_bus.hpp"
 #include "container/container_policy.hpp"
 #include "process/hooks.hpp"
 
@@ -10,7 +11,6 @@
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
 
 namespace cerberus::container {
 namespace {
@@ -48,6 +48,9 @@ void remove(const RuntimeOptions& rt, const std::string& id, bool force)
         kill_and_wait(st, cgroup);
     if (st.has_policy)
         PolicyGuard::adopt(st, cgroup, c->dir).retire();
+    // systemd removes the scope's cgroup as the unit stops; destroy removes what is left.
+    if (!st.systemd_unit.empty())
+        cgroups::systemd::Bus::connect().stop_unit(st.systemd_unit);
     cgroup.destroy();
     hooks::run_all_warning_on_failure(st.hooks.poststop, "poststop", state::oci_state_json(st, state::Status::stopped));
     c->dir.remove();

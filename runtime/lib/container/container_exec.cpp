@@ -217,7 +217,7 @@ pid_t exec(const RuntimeOptions& rt, const ExecOptions& opts)
     ClonedChild cloned{};
     {
         namespaces::ForChildren pid_namespace(for_children);
-        cloned = clone_into_cgroup(0, cgroup);
+        cloned = clone_into_cgroup(0, &cgroup);
         child.pid = cloned.pid;
     }
     if (child.pid == 0) {

@@ -11,7 +11,6 @@
 #include <utility>
 
 namespace cerberus::container {
-namespace {
 
 audit::TrailStart trail_start(const policy::Backend& backend, const policy::Policy& policy)
 {
@@ -25,8 +24,6 @@ audit::TrailStart trail_start(const policy::Backend& backend, const policy::Poli
             start.partly_enforced.push_back(policy::rule_kind_name(row.kind));
     return start;
 }
-
-} // namespace
 
 PolicyGuard::PolicyGuard(const policy::Backend& backend, uint64_t cgroup_id, UniqueFd cgroup_dir,
                          std::string keys_file, std::string pin_dir)

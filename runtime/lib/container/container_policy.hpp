@@ -6,6 +6,7 @@
 // removes only what it installed.
 #pragma once
 
+#include "audit/audit.hpp"
 #include "base/runtime_options.hpp"
 #include "cgroup/cgroup.hpp"
 #include "container/state.hpp"
@@ -15,6 +16,10 @@
 #include <string>
 
 namespace cerberus::container {
+
+// The trail's first line for a policy under that backend: the backend, and
+// the rule kinds it cannot report or enforces only in part.
+audit::TrailStart trail_start(const policy::Backend& backend, const policy::Policy& policy);
 
 // The backend a container's policy runs under, as its state records it.
 const policy::Backend& recorded_backend(const state::ContainerState& st);

@@ -137,6 +137,7 @@ ContainerState ContainerDir::load() const
         s.created = j.at("created");
         s.annotations = j.at("annotations").get<std::map<std::string, std::string>>();
         s.cgroup_path = j.at("cgroupPath");
+        s.systemd_unit = j.value("systemdUnit", "");
         s.creating = j.at("creating");
         s.has_policy = j.at("hasPolicy");
         s.cgroup_id = j.at("cgroupId");
@@ -164,6 +165,7 @@ void ContainerDir::save(const ContainerState& s) const
         {"created", s.created},
         {"annotations", s.annotations},
         {"cgroupPath", s.cgroup_path},
+        {"systemdUnit", s.systemd_unit},
         {"creating", s.creating},
         {"hasPolicy", s.has_policy},
         {"cgroupId", s.cgroup_id},

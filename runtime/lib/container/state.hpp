@@ -70,6 +70,7 @@ struct ContainerState {
     std::string created;                   // RFC 3339
     std::map<std::string, std::string> annotations;
     std::string cgroup_path;
+    std::string systemd_unit; // the scope of --systemd-cgroup, "" for the cgroupfs driver
     bool creating = true; // cleared once create has finished
     bool has_policy = false;
     uint64_t cgroup_id = 0;

@@ -12,6 +12,7 @@
 #include <cctype>
 #include <memory>
 #include <set>
+#include <tuple>
 
 namespace cerberus::policy {
 
@@ -133,6 +134,32 @@ std::optional<int> capability_number(const std::string& name)
     std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return std::toupper(c); });
     auto number = capabilities::capability_number(upper);
     return number ? std::optional<int>(*number) : std::nullopt;
+}
+
+void require_policy_applied(const Policy& policy, const spec::Spec& spec)
+{
+    if (!spec.process)
+        return;
+    spec::Process applied = *spec.process;
+    forced_on_processes(policy).apply_to(applied);
+    if (!spec.process->no_new_privileges)
+        throw Error("process.noNewPrivileges: false, and a policy needs it true", EPERM);
+    if (!spec.process->capabilities)
+        return;
+    const auto& given = *spec.process->capabilities;
+    const auto& allowed = *applied.capabilities;
+    const std::tuple<const char*, const std::vector<std::string>&, const std::vector<std::string>&> sets[] = {
+        {"bounding", given.bounding, allowed.bounding},     {"effective", given.effective, allowed.effective},
+        {"inheritable", given.inheritable, allowed.inheritable}, {"permitted", given.permitted, allowed.permitted},
+        {"ambient", given.ambient, allowed.ambient}};
+    for (const auto& [set_name, in_config, kept] : sets) {
+        for (const auto& name : in_config) {
+            if (std::find(kept.begin(), kept.end(), name) == kept.end())
+                throw Error(std::string("process.capabilities.") + set_name + ": " + name +
+                                " is in policy.forbidden_caps",
+                            EPERM);
+        }
+    }
 }
 
 Policy parse_policy(const std::string& text)

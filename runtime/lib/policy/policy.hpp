@@ -86,6 +86,10 @@ bool path_within(const std::string& path, const std::string& prefix);
 // Capability number for "CAP_SYS_ADMIN" in any case (process/capabilities' table).
 std::optional<int> capability_number(const std::string& name);
 
+// For a config the caller cannot change (an OCI hook's): throws, naming the
+// field, unless it already is what forced_on_processes would make it.
+void require_policy_applied(const Policy& policy, const spec::Spec& spec);
+
 // Returns the addresses (as /32 or /128 networks) a host name stands for.
 using HostResolver = std::function<std::vector<Cidr>(const std::string& host_name)>;
 

@@ -16,16 +16,19 @@ policy::Enforcement requested_enforcement(const RuntimeOptions& rt)
     return *kind;
 }
 
-Prepared prepare(const RuntimeOptions& rt, spec::Spec& spec, const std::string& rootfs)
+std::optional<policy::Policy> resolve(const RuntimeOptions& rt, const spec::Spec& spec)
 {
     policy::PolicySources sources;
     sources.policy_dir = rt.policy_dir;
     sources.default_policy_file = rt.default_policy;
     sources.lock = rt.lock_policy;
+    return policy::resolve_policy(spec.annotations, sources);
+}
+
+Prepared prepare(const RuntimeOptions& rt, policy::Policy policy, spec::Spec& spec, const std::string& rootfs)
+{
     Prepared prepared;
-    prepared.policy = policy::resolve_policy(spec.annotations, sources);
-    if (!prepared.policy)
-        return prepared;
+    prepared.policy = std::move(policy);
     // Fail closed before anything is set up: never run the agent unprotected.
     prepared.backend = &policy::choose_backend(requested_enforcement(rt), *prepared.policy);
     prepared.compiled = policy::compile_policy(*prepared.policy, 0, prepared.backend->path_seed());
@@ -34,6 +37,12 @@ Prepared prepare(const RuntimeOptions& rt, spec::Spec& spec, const std::string& 
         prepared.forced.apply_to(*spec.process);
     prepared.backend->adapt_spec(*prepared.policy, spec, rootfs);
     return prepared;
+}
+
+Prepared prepare(const RuntimeOptions& rt, spec::Spec& spec, const std::string& rootfs)
+{
+    auto policy = resolve(rt, spec);
+    return policy ? prepare(rt, std::move(*policy), spec, rootfs) : Prepared{};
 }
 
 policy::Policy load_saved(const std::string& file)

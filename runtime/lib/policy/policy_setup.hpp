@@ -28,6 +28,13 @@ struct Prepared {
 // rt.enforcement as a backend kind; throws naming the flag for an unknown one.
 policy::Enforcement requested_enforcement(const RuntimeOptions& rt);
 
+// The bundle's policy (annotation, policy dir, default, --lock-policy), or nullopt.
+std::optional<policy::Policy> resolve(const RuntimeOptions& rt, const spec::Spec& spec);
+
+// Chooses and checks the backend for a resolved policy, compiles it and
+// applies it to the spec.
+Prepared prepare(const RuntimeOptions& rt, policy::Policy policy, spec::Spec& spec, const std::string& rootfs);
+
 // Resolves the bundle's policy; when there is one, chooses and checks the
 // backend, compiles the policy and applies it to the spec (what it forces on
 // the spec's process among it).

@@ -19,9 +19,10 @@ struct ClonedChild {
     cgroups::Cgroup::Placed placed;
 };
 
-// flags: CLONE_NEW* namespace flags. On kernels without CLONE_INTO_CGROUP
-// the child is cloned where the caller is (placed = nowhere). Throws when
-// neither clone works.
-ClonedChild clone_into_cgroup(uint64_t flags, const cgroups::Cgroup& cgroup);
+// flags: CLONE_NEW* namespace flags. On kernels without CLONE_INTO_CGROUP,
+// and without a cgroup (systemd puts the child in its scope afterwards), the
+// child is cloned where the caller is (placed = nowhere). Throws when neither
+// clone works.
+ClonedChild clone_into_cgroup(uint64_t flags, const cgroups::Cgroup* cgroup);
 
 } // namespace cerberus

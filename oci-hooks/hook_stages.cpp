@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "hook_stages.hpp"
+
+#include "audit/audit.hpp"
+#include "base/error.hpp"
+#include "base/files.hpp"
+#include "cgroup/cgroup.hpp"
+#include "container/container_policy.hpp"
+#include "container/state.hpp"
+#include "policy/backend_bpf_lsm.hpp"
+#include "oci/spec_parse.hpp"
+#include "policy/policy_setup.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <sstream>
+
+namespace cerberus::hook {
+namespace {
+
+std::string record_dir(const RuntimeOptions& rt, const std::string& id)
+{
+    return rt.root + "/" + id;
+}
+
+// The cgroup2 directory of a process ("/machine/ctr"), from /proc/PID/cgroup.
+std::string cgroup2_path(pid_t pid)
+{
+    std::string file = "/proc/" + std::to_string(pid) + "/cgroup";
+    std::istringstream lines(files::read_file(file));
+    for (std::string line; std::getline(lines, line);) {
+        if (line.rfind("0::", 0) == 0)
+            return line.substr(3);
+    }
+    throw Error(file + ": the process is in no cgroup2 directory", ENOENT);
+}
+
+// The id of the container's own cgroup2 directory. The root or the hook's
+// own directory would key the policy to processes outside the container.
+uint64_t container_cgroup_id(pid_t pid)
+{
+    std::string path = cgroup2_path(pid);
+    if (path == "/" || path == cgroup2_path(::getpid()))
+        throw Error("container process " + std::to_string(pid) + " has no cgroup2 directory of its own (it is in " +
+                        path + "), so no policy can be keyed to it",
+                    EPERM);
+    return cgroups::Cgroup::open(path).id();
+}
+
+// Undoes a half-done police, newest step first.
+struct Rollback {
+    ~Rollback()
+    {
+        if (!armed)
+            return;
+        try {
+            if (cgroup_id)
+                policy::bpf_lsm_backend().remove({cgroup_id, -1}, dir + "/policy.keys");
+        } catch (const std::exception& e) {
+            spdlog::warn("cleaning up after a failed createRuntime hook: {}", e.what());
+        }
+        // The record goes even then: no poststop follows a failed create.
+        std::error_code ignored;
+        std::filesystem::remove_all(dir, ignored);
+    }
+
+    bool armed = true;
+    std::string dir;
+    uint64_t cgroup_id = 0;
+};
+
+} // namespace
+
+ContainerState parse_state(const std::string& json)
+{
+    try {
+        auto state = nlohmann::json::parse(json);
+        // A runtime may leave pid out once the process is gone (poststop).
+        return ContainerState{state.at("id").get<std::string>(), state.value("pid", pid_t{0}),
+                              state.at("bundle").get<std::string>()};
+    } catch (const nlohmann::json::exception& e) {
+        throw Error(std::string("the OCI state on stdin: ") + e.what(), EINVAL);
+    }
+}
+
+void police(const RuntimeOptions& rt, const ContainerState& state)
+{
+    state::validate_id(state.id);
+    if (state.pid <= 0)
+        throw Error("the OCI state on stdin has no pid: is this hook run at createRuntime?", EINVAL);
+    std::string config = state.bundle + "/config.json";
+    spec::Spec spec = spec::load_bundle(state.bundle);
+    auto policy = with_context(config, [&] { return policy_setup::resolve(rt, spec); });
+    if (!policy)
+        return;
+    with_context(config + ": a hook cannot change the container's config", [&] {
+        policy::require_policy_applied(*policy, spec);
+    });
+    // Only the BPF LSM binds a container another runtime starts: the other
+    // backends need the container's own processes to apply their part.
+    RuntimeOptions under_bpf_lsm = rt;
+    under_bpf_lsm.enforcement = policy::enforcement_name(policy::Enforcement::bpf_lsm);
+    spec::Spec as_runtime_would = spec; // prepare applies the policy to it; the container's config stays as it is
+    auto prepared = with_context(config, [&] {
+        return policy_setup::prepare(under_bpf_lsm, std::move(*policy), as_runtime_would,
+                                     state.bundle + "/" + spec.root.path);
+    });
+    uint64_t cgroup_id = container_cgroup_id(state.pid);
+
+    files::make_dirs(rt.root, 0700);
+    Rollback rollback{.dir = record_dir(rt, state.id)};
+    if (::mkdir(rollback.dir.c_str(), 0700) < 0) {
+        int err = errno;
+        rollback.armed = false; // not ours to remove
+        throw_errno(err == EEXIST ? "a container " + state.id + " is policed already: " + rollback.dir
+                                  : "mkdir " + rollback.dir,
+                    err);
+    }
+    // Written before the entries exist, so that poststop always finds them.
+    files::write_file_atomic(rollback.dir + "/cgroup.id", std::to_string(cgroup_id), 0600);
+    rollback.cgroup_id = cgroup_id;
+    policy::assign_cgroup(prepared.compiled, cgroup_id);
+    prepared.backend->install(prepared.compiled, {cgroup_id, -1}, rollback.dir + "/policy.keys");
+    audit::register_container(rt, state.id, cgroup_id, container::trail_start(*prepared.backend, *prepared.policy));
+    rollback.armed = false;
+}
+
+void release(const RuntimeOptions& rt, const ContainerState& state)
+{
+    state::validate_id(state.id);
+    std::string dir = record_dir(rt, state.id);
+    if (auto recorded = files::read_file_if_exists(dir + "/cgroup.id")) {
+        uint64_t cgroup_id = with_context(dir + "/cgroup.id", [&] {
+            try {
+                return std::stoull(*recorded);
+            } catch (const std::exception&) {
+                throw Error("not a cgroup id: \"" + *recorded + "\"", EINVAL);
+            }
+        });
+        audit::finish_container(cgroup_id, CERB_PIN_DIR); // its last events, before the policy entry and lost count go
+        policy::bpf_lsm_backend().remove({cgroup_id, -1}, dir + "/policy.keys");
+    }
+    std::filesystem::remove_all(dir);
+}
+
+} // namespace cerberus::hook
