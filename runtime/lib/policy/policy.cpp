@@ -140,21 +140,19 @@ void require_policy_applied(const Policy& policy, const spec::Spec& spec)
 {
     if (!spec.process)
         return;
-    spec::Process applied = *spec.process;
-    forced_on_processes(policy).apply_to(applied);
-    if (!spec.process->no_new_privileges)
+    const launch::ProcessConstraints forced = forced_on_processes(policy);
+    if (forced.no_new_privileges && !spec.process->no_new_privileges)
         throw Error("process.noNewPrivileges: false, and a policy needs it true", EPERM);
     if (!spec.process->capabilities)
         return;
     const auto& given = *spec.process->capabilities;
-    const auto& allowed = *applied.capabilities;
-    const std::tuple<const char*, const std::vector<std::string>&, const std::vector<std::string>&> sets[] = {
-        {"bounding", given.bounding, allowed.bounding},     {"effective", given.effective, allowed.effective},
-        {"inheritable", given.inheritable, allowed.inheritable}, {"permitted", given.permitted, allowed.permitted},
-        {"ambient", given.ambient, allowed.ambient}};
-    for (const auto& [set_name, in_config, kept] : sets) {
-        for (const auto& name : in_config) {
-            if (std::find(kept.begin(), kept.end(), name) == kept.end())
+    const std::pair<const char*, const std::vector<std::string>&> sets[] = {
+        {"bounding", given.bounding},       {"effective", given.effective}, {"inheritable", given.inheritable},
+        {"permitted", given.permitted},     {"ambient", given.ambient}};
+    for (const auto& [set_name, names] : sets) {
+        for (const auto& name : names) {
+            std::optional<int> cap = capability_number(name);
+            if (cap && *cap < 64 && (forced.forbidden_capabilities >> *cap & 1))
                 throw Error(std::string("process.capabilities.") + set_name + ": " + name +
                                 " is in policy.forbidden_caps",
                             EPERM);
