@@ -28,7 +28,7 @@ const std::array<std::string, 64>& names()
     static const std::array<std::string, 64> table = [] {
         std::array<std::string, 64> spelled;
         for (unsigned cap = 0; cap < spelled.size(); ++cap) {
-            const char* name = capng_capability_to_name(static_cast<unsigned>(cap));
+            const char* name = capng_capability_to_name(cap);
             // For a number it does not know, libcap-ng answers with the number itself.
             if (!name || std::isdigit(static_cast<unsigned char>(name[0])))
                 continue;
