@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* The agent policy, enforced by BPF LSM programs. Loaded once per host and
- * pinned; every hook first finds the policy of the current task's cgroup (or
- * of an ancestor, so nested cgroups stay policed) and returns at once for
- * tasks outside any policed container. Rules come from the maps that
- * policy_compile fills; layouts are in cerberus_policy.h. */
+/* The agent policy, enforced by BPF LSM programs or, built with CERB_FMOD_RET,
+ * by the same programs as fmod_ret on the kernel's security_ functions (see
+ * CERB_HOOK). Loaded once per host and pinned; every hook first finds the
+ * policy of the current task's cgroup (or of an ancestor, so nested cgroups
+ * stay policed) and returns at once for tasks outside any policed container.
+ * Rules come from the maps that policy_compile fills; layouts are in
+ * cerberus_policy.h. Every hook is listed with the security_ function that
+ * calls it, and the rules it serves, in runtime/lib/policy/bpf_hooks.cpp. */
 
 #include "policy_common.bpf.h"
 #include "policy_net.bpf.h"
@@ -11,7 +14,7 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-SEC("lsm/file_open")
+CERB_HOOK(file_open, security_file_open)
 int BPF_PROG(cerb_file_open, struct file *file, int ret)
 {
     __u64 cgroup_id;
@@ -34,7 +37,7 @@ int BPF_PROG(cerb_file_open, struct file *file, int ret)
 
 /* allowed_bins: only the listed files may be exec'd, by the path the kernel
  * resolved (so memfds, copies and links elsewhere do not match). */
-SEC("lsm/bprm_check_security")
+CERB_HOOK(bprm_check_security, security_bprm_check)
 int BPF_PROG(cerb_bprm_check, struct linux_binprm *bprm, int ret)
 {
     __u64 cgroup_id;
@@ -45,7 +48,7 @@ int BPF_PROG(cerb_bprm_check, struct linux_binprm *bprm, int ret)
     if (!s)
         return ret;
     struct path_walk w;
-    long size = bpf_d_path(&bprm->file->f_path, s->path, sizeof(s->path));
+    long size = exec_file_path(s, bprm->file);
     if (walk_path(&w, cgroup_id, size) < 0)
         return refuse_path(policy, cgroup_id, CERB_OP_EXEC, CERB_RULE_PATH_UNRESOLVED, EACCES, 0, 0);
     if (w.exact_kinds & CERB_PATH_BIN)
@@ -56,7 +59,7 @@ int BPF_PROG(cerb_bprm_check, struct linux_binprm *bprm, int ret)
 /* Arms the policy once an exec in the container has succeeded, and ends the
  * exemption of a runtime's set-up task that exec'd: from the new program's
  * first instruction on, every rule applies to it. */
-SEC("lsm/bprm_committed_creds")
+CERB_VOID_HOOK(bprm_committed_creds, security_bprm_committed_creds)
 int BPF_PROG(cerb_bprm_committed_creds, struct linux_binprm *bprm)
 {
     __u64 cgroup_id;
@@ -73,7 +76,7 @@ int BPF_PROG(cerb_bprm_committed_creds, struct linux_binprm *bprm)
  * memory or files reached through ptrace's checks (/proc/<pid>/mem,
  * process_vm_writev, pidfd_getfd), from a policed container: what it may do
  * must not become the agent's. */
-SEC("lsm/ptrace_access_check")
+CERB_HOOK(ptrace_access_check, security_ptrace_access_check)
 int BPF_PROG(cerb_ptrace_access_check, struct task_struct *child, unsigned int mode, int ret)
 {
     __u64 cgroup_id;
@@ -88,10 +91,8 @@ int BPF_PROG(cerb_ptrace_access_check, struct task_struct *child, unsigned int m
 
 /* With allowed_bins, executable file mappings must come from an allowed
  * binary or from under read_only_paths: this stops the dynamic loader run
- * directly on an unlisted file. */
-SEC("lsm/mmap_file")
-int BPF_PROG(cerb_mmap_file, struct file *file, unsigned long reqprot, unsigned long prot, unsigned long flags,
-             int ret)
+ * directly on an unlisted file. prot is the protection the kernel applies. */
+static __always_inline int check_exec_mapping(struct file *file, unsigned long prot, int ret)
 {
     __u64 cgroup_id;
     if (ret || !file || !(prot & PROT_EXEC))
@@ -103,7 +104,7 @@ int BPF_PROG(cerb_mmap_file, struct file *file, unsigned long reqprot, unsigned 
     if (!s)
         return 0;
     struct path_walk w;
-    long size = bpf_d_path(&file->f_path, s->path, sizeof(s->path));
+    long size = exec_file_path(s, file);
     if (walk_path(&w, cgroup_id, size) < 0)
         return refuse_path(policy, cgroup_id, CERB_OP_MMAP_EXEC, CERB_RULE_PATH_UNRESOLVED, EACCES, 0, 0);
     if ((w.exact_kinds & CERB_PATH_BIN) || w.allow_kinds == CERB_PATH_READ_ONLY)
@@ -111,7 +112,37 @@ int BPF_PROG(cerb_mmap_file, struct file *file, unsigned long reqprot, unsigned 
     return refuse_path(policy, cgroup_id, CERB_OP_MMAP_EXEC, CERB_RULE_EXEC_MAPPING, EACCES, 0, 0);
 }
 
-SEC("lsm/socket_connect")
+#ifdef CERB_FMOD_RET
+/* security_mmap_file is given the protection the caller asked for; the LSM
+ * hook gets it widened as mmap_prot() does: with READ_IMPLIES_EXEC, a readable
+ * mapping is executable unless the file is on a noexec mount. */
+static __always_inline unsigned long applied_prot(struct file *file, unsigned long prot)
+{
+    struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+    if ((prot & (PROT_READ | PROT_EXEC)) != PROT_READ || !(BPF_CORE_READ(task, personality) & READ_IMPLIES_EXEC))
+        return prot;
+    if (!file)
+        return prot | PROT_EXEC;
+    struct vfsmount *mnt = BPF_CORE_READ(file, f_path.mnt);
+    bool noexec = (BPF_CORE_READ(mnt, mnt_flags) & MNT_NOEXEC) || (BPF_CORE_READ(mnt, mnt_sb, s_iflags) & SB_I_NOEXEC);
+    return noexec ? prot : prot | PROT_EXEC;
+}
+
+CERB_HOOK(mmap_file, security_mmap_file)
+int BPF_PROG(cerb_mmap_file, struct file *file, unsigned long reqprot, unsigned long flags, int ret)
+{
+    return check_exec_mapping(file, applied_prot(file, reqprot), ret);
+}
+#else
+CERB_HOOK(mmap_file, security_mmap_file)
+int BPF_PROG(cerb_mmap_file, struct file *file, unsigned long reqprot, unsigned long prot, unsigned long flags,
+             int ret)
+{
+    return check_exec_mapping(file, prot, ret);
+}
+#endif
+
+CERB_HOOK(socket_connect, security_socket_connect)
 int BPF_PROG(cerb_socket_connect, struct socket *sock, struct sockaddr *address, int addrlen, int ret)
 {
     __u64 cgroup_id;
@@ -121,21 +152,21 @@ int BPF_PROG(cerb_socket_connect, struct socket *sock, struct sockaddr *address,
     return check_destination(policy, cgroup_id, sock, address, addrlen, CERB_OP_CONNECT);
 }
 
-SEC("lsm/unix_stream_connect")
+CERB_HOOK(unix_stream_connect, security_unix_stream_connect)
 int BPF_PROG(cerb_unix_stream_connect, struct sock *sock, struct sock *other, struct sock *newsk, int ret)
 {
     return check_unix_peer(other, ret);
 }
 
 /* Datagram connects and every datagram send, to a connected peer or not. */
-SEC("lsm/unix_may_send")
+CERB_HOOK(unix_may_send, security_unix_may_send)
 int BPF_PROG(cerb_unix_may_send, struct socket *sock, struct socket *other, int ret)
 {
     return check_unix_peer(other ? BPF_CORE_READ(other, sk) : NULL, ret);
 }
 
 /* Unconnected sends (sendto/sendmsg with an address) name their destination here. */
-SEC("lsm/socket_sendmsg")
+CERB_HOOK(socket_sendmsg, security_socket_sendmsg)
 int BPF_PROG(cerb_socket_sendmsg, struct socket *sock, struct msghdr *msg, int size, int ret)
 {
     __u64 cgroup_id;
@@ -148,7 +179,7 @@ int BPF_PROG(cerb_socket_sendmsg, struct socket *sock, struct msghdr *msg, int s
     return check_destination(policy, cgroup_id, sock, name, BPF_CORE_READ(msg, msg_namelen), CERB_OP_SENDMSG);
 }
 
-SEC("lsm/socket_create")
+CERB_HOOK(socket_create, security_socket_create)
 int BPF_PROG(cerb_socket_create, int family, int type, int protocol, int kern, int ret)
 {
     __u64 cgroup_id;
@@ -170,7 +201,7 @@ int BPF_PROG(cerb_socket_create, int family, int type, int protocol, int kern, i
     return verdict(policy, EPERM);
 }
 
-SEC("lsm/capable")
+CERB_HOOK(capable, security_capable)
 int BPF_PROG(cerb_capable, const struct cred *cred, struct user_namespace *ns, int cap, unsigned int opts, int ret)
 {
     __u64 cgroup_id;
@@ -184,7 +215,7 @@ int BPF_PROG(cerb_capable, const struct cred *cred, struct user_namespace *ns, i
     return refuse(policy, cgroup_id, CERB_OP_CAPABILITY, CERB_RULE_FORBIDDEN_CAP, EPERM, CERB_TARGET_CAPABILITY, cap);
 }
 
-SEC("lsm/bpf")
+CERB_HOOK(bpf, security_bpf)
 int BPF_PROG(cerb_bpf, int cmd, union bpf_attr *attr, unsigned int size, int ret)
 {
     __u64 cgroup_id;
@@ -194,7 +225,7 @@ int BPF_PROG(cerb_bpf, int cmd, union bpf_attr *attr, unsigned int size, int ret
     return refuse(policy, cgroup_id, CERB_OP_BPF, CERB_RULE_ESCALATION, EPERM, CERB_TARGET_NUMBER, cmd);
 }
 
-SEC("lsm/perf_event_open")
+CERB_HOOK(perf_event_open, security_perf_event_open)
 int BPF_PROG(cerb_perf_event_open, struct perf_event_attr *attr, int type, int ret)
 {
     __u64 cgroup_id;
@@ -204,7 +235,7 @@ int BPF_PROG(cerb_perf_event_open, struct perf_event_attr *attr, int type, int r
     return refuse(policy, cgroup_id, CERB_OP_PERF_EVENT, CERB_RULE_ESCALATION, EPERM, CERB_TARGET_NUMBER, type);
 }
 
-SEC("lsm/kernel_module_request")
+CERB_HOOK(kernel_module_request, security_kernel_module_request)
 int BPF_PROG(cerb_kernel_module_request, char *kmod_name, int ret)
 {
     __u64 cgroup_id;
@@ -232,7 +263,7 @@ static __always_inline int refuse_kernel_code(__u16 op, __u32 id)
     return refuse(policy, cgroup_id, op, CERB_RULE_ESCALATION, EPERM, CERB_TARGET_NUMBER, id);
 }
 
-SEC("lsm/kernel_read_file")
+CERB_HOOK(kernel_read_file, security_kernel_read_file)
 int BPF_PROG(cerb_kernel_read_file, struct file *file, enum kernel_read_file_id id, bool contents, int ret)
 {
     if (ret || (id != READING_MODULE && id != READING_KEXEC_IMAGE && id != READING_KEXEC_INITRAMFS))
@@ -240,7 +271,7 @@ int BPF_PROG(cerb_kernel_read_file, struct file *file, enum kernel_read_file_id 
     return refuse_kernel_code(id == READING_MODULE ? CERB_OP_MODULE : CERB_OP_KEXEC, id);
 }
 
-SEC("lsm/kernel_load_data")
+CERB_HOOK(kernel_load_data, security_kernel_load_data)
 int BPF_PROG(cerb_kernel_load_data, enum kernel_load_data_id id, bool contents, int ret)
 {
     if (ret || (id != LOADING_MODULE && id != LOADING_KEXEC_IMAGE))
@@ -248,7 +279,7 @@ int BPF_PROG(cerb_kernel_load_data, enum kernel_load_data_id id, bool contents, 
     return refuse_kernel_code(id == LOADING_MODULE ? CERB_OP_MODULE : CERB_OP_KEXEC, id);
 }
 
-SEC("lsm/userns_create")
+CERB_HOOK(userns_create, security_create_user_ns)
 int BPF_PROG(cerb_userns_create, const struct cred *cred, int ret)
 {
     __u64 cgroup_id;
@@ -268,20 +299,20 @@ static __always_inline int refuse_mount(int ret)
     return refuse(policy, cgroup_id, CERB_OP_MOUNT, CERB_RULE_ESCALATION, EPERM, CERB_TARGET_NONE, 0);
 }
 
-SEC("lsm/sb_mount")
+CERB_HOOK(sb_mount, security_sb_mount)
 int BPF_PROG(cerb_sb_mount, const char *dev_name, const struct path *path, const char *type, unsigned long flags,
              void *data, int ret)
 {
     return refuse_mount(ret);
 }
 
-SEC("lsm/move_mount")
+CERB_HOOK(move_mount, security_move_mount)
 int BPF_PROG(cerb_move_mount, const struct path *from_path, const struct path *to_path, int ret)
 {
     return refuse_mount(ret);
 }
 
-SEC("lsm/path_rename")
+CERB_HOOK(path_rename, security_path_rename)
 int BPF_PROG(cerb_path_rename, const struct path *old_dir, struct dentry *old_dentry, const struct path *new_dir,
              struct dentry *new_dentry, unsigned int flags, int ret)
 {
@@ -291,7 +322,7 @@ int BPF_PROG(cerb_path_rename, const struct path *old_dir, struct dentry *old_de
 
 /* A hard link is a rename that keeps the old name: both names are written.
  * Both are in the same mount, so the old one is found through new_dir's. */
-SEC("lsm/path_link")
+CERB_HOOK(path_link, security_path_link)
 int BPF_PROG(cerb_path_link, struct dentry *old_dentry, const struct path *new_dir, struct dentry *new_dentry,
              int ret)
 {
@@ -300,50 +331,50 @@ int BPF_PROG(cerb_path_link, struct dentry *old_dentry, const struct path *new_d
                            CERB_OP_LINK, ret);
 }
 
-SEC("lsm/path_unlink")
+CERB_HOOK(path_unlink, security_path_unlink)
 int BPF_PROG(cerb_path_unlink, const struct path *dir, struct dentry *dentry, int ret)
 {
     return check_change(dir, dentry, CERB_OP_UNLINK, ret);
 }
 
-SEC("lsm/path_rmdir")
+CERB_HOOK(path_rmdir, security_path_rmdir)
 int BPF_PROG(cerb_path_rmdir, const struct path *dir, struct dentry *dentry, int ret)
 {
     return check_change(dir, dentry, CERB_OP_UNLINK, ret);
 }
 
-SEC("lsm/path_mkdir")
+CERB_HOOK(path_mkdir, security_path_mkdir)
 int BPF_PROG(cerb_path_mkdir, const struct path *dir, struct dentry *dentry, umode_t mode, int ret)
 {
     return check_change(dir, dentry, CERB_OP_CREATE, ret);
 }
 
-SEC("lsm/path_mknod")
+CERB_HOOK(path_mknod, security_path_mknod)
 int BPF_PROG(cerb_path_mknod, const struct path *dir, struct dentry *dentry, umode_t mode, unsigned int dev,
              int ret)
 {
     return check_change(dir, dentry, CERB_OP_CREATE, ret);
 }
 
-SEC("lsm/path_symlink")
+CERB_HOOK(path_symlink, security_path_symlink)
 int BPF_PROG(cerb_path_symlink, const struct path *dir, struct dentry *dentry, const char *old_name, int ret)
 {
     return check_change(dir, dentry, CERB_OP_CREATE, ret);
 }
 
-SEC("lsm/path_truncate")
+CERB_HOOK(path_truncate, security_path_truncate)
 int BPF_PROG(cerb_path_truncate, const struct path *path, int ret)
 {
     return check_change(path, NULL, CERB_OP_SETATTR, ret);
 }
 
-SEC("lsm/path_chmod")
+CERB_HOOK(path_chmod, security_path_chmod)
 int BPF_PROG(cerb_path_chmod, const struct path *path, umode_t mode, int ret)
 {
     return check_change(path, NULL, CERB_OP_SETATTR, ret);
 }
 
-SEC("lsm/path_chown")
+CERB_HOOK(path_chown, security_path_chown)
 int BPF_PROG(cerb_path_chown, const struct path *path, __u32 uid, __u32 gid, int ret) /* kuid_t, kgid_t */
 {
     return check_change(path, NULL, CERB_OP_SETATTR, ret);

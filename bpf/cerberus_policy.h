@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR Apache-2.0 */
-/* The contract between the BPF programs (the LSM programs in
- * cerberus_policy.bpf.c, the cgroup socket programs in cerberus_sock.bpf.c)
- * and the runtime: the pinned maps' names, keys and values, and the
+/* The contract between the BPF programs (the policy programs in
+ * cerberus_policy.bpf.c, built as BPF LSM and as fmod_ret programs, and the
+ * cgroup socket programs in cerberus_sock.bpf.c) and the runtime: the pinned
+ * maps' names, keys and values, and the
  * ring-buffer event. Fixed-width fields with explicit padding only; the
  * runtime static_asserts every size in one place (kernel/pinned_maps.hpp) and
  * opens every pinned map there, refusing one whose key or value size differs
@@ -57,6 +58,14 @@
  * program is exec'd. Before that only the runtime's own init runs in the
  * cgroup, setting the container up, and only its exec is checked. */
 #define CERB_ARMED (1u << 5)
+/* Which backend enforces the entry (set by the runtime at install): the BPF
+ * LSM programs, the fmod_ret ones and the landlock backend's socket programs
+ * can be attached on one host at once, sharing these maps, and the policy
+ * programs leave every other backend's containers alone. */
+#define CERB_BACKEND_MASK (3u << 6)
+#define CERB_BACKEND_BPF_LSM (0u << 6)
+#define CERB_BACKEND_FMOD_RET (1u << 6)
+#define CERB_BACKEND_LANDLOCK (2u << 6)
 
 /* CERB_MAP_SETUP_TASKS: task storage, written by the runtime through a pidfd.
  * A task marked there is the runtime's own, entering a container to exec a

@@ -13,6 +13,24 @@
 
 #include "cerberus_policy.h"
 
+/* Where the hooks attach. cmake/bpf.cmake builds this source twice: as BPF LSM
+ * programs (lsm/<hook>), and with CERB_FMOD_RET as fmod_ret programs on the
+ * security_ function that calls the LSM hook (fmod_ret/security_<...>), for
+ * kernels that have BPF trampolines but not the BPF LSM in their active list.
+ * fmod_ret runs before the function's body: a non-zero return skips it, and
+ * every LSM with it; 0 lets it run, so an allow must return 0, as here. A hook
+ * with no return value attaches as fentry there (it never denies). The bodies
+ * are the same in both; where the plumbing differs the source says so. */
+#ifdef CERB_FMOD_RET
+#define CERB_HOOK(hook, function) SEC("fmod_ret/" #function)
+#define CERB_VOID_HOOK(hook, function) SEC("fentry/" #function)
+#define CERB_THIS_BACKEND CERB_BACKEND_FMOD_RET
+#else
+#define CERB_HOOK(hook, function) SEC("lsm/" #hook)
+#define CERB_VOID_HOOK(hook, function) SEC("lsm/" #hook)
+#define CERB_THIS_BACKEND CERB_BACKEND_BPF_LSM
+#endif
+
 #define EPERM 1
 #define EACCES 13
 #define AF_UNSPEC 0
@@ -27,12 +45,16 @@
 #define FMODE_WRITE 0x2
 #define FMODE_EXEC 0x20 /* also __FMODE_EXEC in f_flags, the flag open_exec passes */
 #define O_TRUNC 01000
+#define PROT_READ 0x1
 #define PROT_EXEC 0x4
 #define CAP_OPT_NOAUDIT 0x2
 #define UNIX_PATH_MAX 108
 #define MAX_CGROUP_NESTING 8 /* cgroup levels below a container that stay policed */
 #define MAX_DEPTH 32 /* path components build_path follows; a power of two */
 #define NAME_BUF 256 /* NAME_MAX + 1 */
+#define DELETED_SUFFIX " (deleted)" /* what d_path appends to an unlinked file */
+#define MNT_NOEXEC 0x04
+#define SB_I_NOEXEC 0x02
 #define FNV_OFFSET 0xcbf29ce484222325ULL
 #define FNV_PRIME 0x100000001b3ULL
 
@@ -125,7 +147,8 @@ static __always_inline struct cerb_policy *find_policy(__u64 *cgroup_id)
             break;
         __u64 id = bpf_get_current_ancestor_cgroup_id(level - i);
         struct cerb_policy *policy = bpf_map_lookup_elem(&cerb_policies, &id);
-        if (policy) {
+        /* Another backend's container: its own programs enforce it. */
+        if (policy && (policy->flags & CERB_BACKEND_MASK) == CERB_THIS_BACKEND) {
             *cgroup_id = id;
             return policy;
         }

@@ -220,6 +220,29 @@ static __always_inline long build_path(struct scratch *s, struct dentry *dentry,
     return pos + 1;
 }
 
+/* The path of a file about to run, or to be mapped executable, into the
+ * scratch buffer; the size with the NUL, or < 0. bpf_d_path is allowed in those
+ * LSM hooks, but on security_ functions only in security_file_open among ours
+ * (the kernel's allow-list), so fmod_ret walks the dentries instead and marks
+ * an unlinked file as d_path does, so that it never matches an exact rule. */
+static __always_inline long exec_file_path(struct scratch *s, struct file *file)
+{
+#ifdef CERB_FMOD_RET
+    struct dentry *dentry = BPF_CORE_READ(file, f_path.dentry);
+    long size = build_path(s, dentry, BPF_CORE_READ(file, f_path.mnt), NULL);
+    bool unlinked = !BPF_CORE_READ(dentry, d_hash.pprev) && BPF_CORE_READ(dentry, d_parent) != dentry;
+    if (size <= 0 || !unlinked)
+        return size;
+    long pos = size - 1;
+    if (pos < 0 || pos > CERB_PATH_MAX - sizeof(DELETED_SUFFIX))
+        return -1;
+    __builtin_memcpy(&s->path[pos], DELETED_SUFFIX, sizeof(DELETED_SUFFIX));
+    return pos + sizeof(DELETED_SUFFIX);
+#else
+    return bpf_d_path(&file->f_path, s->path, sizeof(s->path));
+#endif
+}
+
 /* The path rules for a change to the name parent/last in mount mnt (or to
  * parent itself when last is NULL): a write, allowed only under allowed_paths
  * and never under denied_paths. */
