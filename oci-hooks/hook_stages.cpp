@@ -7,7 +7,7 @@
 #include "cgroup/cgroup.hpp"
 #include "container/container_policy.hpp"
 #include "container/state.hpp"
-#include "policy/backend_bpf_lsm.hpp"
+#include "policy/backend_bpf.hpp"
 #include "oci/spec_parse.hpp"
 #include "policy/policy_setup.hpp"
 

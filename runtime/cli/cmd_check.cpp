@@ -8,7 +8,7 @@
 #include "cgroup/cgroup_mounts.hpp"
 #include "commands.hpp"
 #include "options.hpp"
-#include "policy/backend_bpf_lsm.hpp"
+#include "policy/backend_bpf.hpp"
 #include "policy/enforcement.hpp"
 #include "policy/landlock.hpp"
 #include "policy/policy_setup.hpp"
@@ -22,7 +22,7 @@ namespace {
 
 using policy::Enforcement;
 
-constexpr Enforcement built_backends[] = {Enforcement::bpf_lsm, Enforcement::landlock};
+constexpr Enforcement built_backends[] = {Enforcement::bpf_lsm, Enforcement::fmod_ret, Enforcement::landlock};
 
 std::string cgroup2_text()
 {
@@ -67,7 +67,6 @@ int cmd_check(const RuntimeOptions& rt, const Args& args)
         std::printf("  %-9s %s: %s\n", policy::enforcement_name(kind), probe.usable ? "usable" : "unusable",
                     probe.why.c_str());
     }
-    std::printf("  %-9s not in this build\n", policy::enforcement_name(Enforcement::fmod_ret));
     std::string pick;
     try {
         pick = policy::enforcement_name(

@@ -133,7 +133,7 @@ public:
     void install(const CompiledPolicy& compiled, const ContainerCgroup& cgroup,
                  const std::string& keys_file) const override
     {
-        bpf::install_entries(compiled, keys_file);
+        bpf::install_entries(compiled, keys_file, CERB_BACKEND_LANDLOCK);
         try {
             socket_programs::attach(cgroup.dir_fd, cgroup.id);
         } catch (const Error&) {

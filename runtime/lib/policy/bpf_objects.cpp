@@ -329,7 +329,7 @@ void PolicyMaps::remove_by_scan(uint64_t cgroup_id)
     });
 }
 
-void install_entries(const policy::CompiledPolicy& compiled, const std::string& keys_file)
+void install_entries(const policy::CompiledPolicy& compiled, const std::string& keys_file, uint32_t backend_flag)
 {
     auto maps = PolicyMaps::open_pinned();
     if (!maps)
@@ -338,7 +338,9 @@ void install_entries(const policy::CompiledPolicy& compiled, const std::string& 
                     ENOENT);
     // Written before the entries exist, so no entry is ever without its record.
     files::write_file_atomic(keys_file, policy::encode_keys(policy::keys_of(compiled)), 0600);
-    maps->install(compiled);
+    policy::CompiledPolicy marked = compiled;
+    marked.policy.flags = (marked.policy.flags & ~CERB_BACKEND_MASK) | backend_flag;
+    maps->install(marked);
 }
 
 void remove_entries(uint64_t cgroup_id, const std::string& keys_file, const std::string& pin_dir)

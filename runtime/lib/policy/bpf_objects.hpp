@@ -89,14 +89,15 @@ private:
 };
 
 // A container's entries, with their keys recorded in keys_file first (so no
-// entry is ever without its record), and their removal: the recorded keys,
-// or, when the record is missing or damaged (a create that died midway),
-// every entry of the cgroup. pin_dir is the one the container's state
-// records: when a build of another layout pinned it and its maps do not fit
-// this build's, only the container's policy entry (keyed by the cgroup id in
-// every layout) goes, which stops its rules; the rest stays until that pin dir
-// is removed.
-void install_entries(const policy::CompiledPolicy& compiled, const std::string& keys_file);
+// entry is ever without its record), its policy entry marked with the backend
+// whose programs enforce it (CERB_BACKEND_*: the others leave it alone), and
+// their removal: the recorded keys, or, when the record is missing or damaged
+// (a create that died midway), every entry of the cgroup. pin_dir is the one
+// the container's state records: when a build of another layout pinned it and
+// its maps do not fit this build's, only the container's policy entry (keyed
+// by the cgroup id in every layout) goes, which stops its rules; the rest
+// stays until that pin dir is removed.
+void install_entries(const policy::CompiledPolicy& compiled, const std::string& keys_file, uint32_t backend_flag);
 void remove_entries(uint64_t cgroup_id, const std::string& keys_file, const std::string& pin_dir = CERB_PIN_DIR);
 
 } // namespace cerberus::bpf

@@ -2,7 +2,7 @@
 #include "policy/enforcement.hpp"
 
 #include "base/error.hpp"
-#include "policy/backend_bpf_lsm.hpp"
+#include "policy/backend_bpf.hpp"
 #include "policy/backend_landlock.hpp"
 
 #include <algorithm>
@@ -77,8 +77,7 @@ const Backend& backend(Enforcement kind)
     switch (kind) {
     case Enforcement::bpf_lsm: return bpf_lsm_backend();
     case Enforcement::landlock: return landlock_backend();
-    case Enforcement::fmod_ret:
-        throw Error("enforcement \"fmod-ret\": this build has no fmod_ret backend", EOPNOTSUPP);
+    case Enforcement::fmod_ret: return fmod_ret_backend();
     case Enforcement::automatic: break;
     }
     throw Error("enforcement \"auto\" names no backend", EINVAL);
@@ -100,7 +99,7 @@ const Backend& choose_backend(Enforcement requested, const Policy& policy)
                         EOPNOTSUPP);
     } else {
         std::string missing;
-        for (auto kind : {Enforcement::bpf_lsm, Enforcement::landlock}) { // strongest first
+        for (auto kind : {Enforcement::bpf_lsm, Enforcement::fmod_ret, Enforcement::landlock}) { // strongest first
             if (kind < policy.enforcement)
                 continue;
             Probe probe = backend(kind).probe();

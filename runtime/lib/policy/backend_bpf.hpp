@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// The BPF LSM backend: every rule checked by LSM programs
-// (bpf/cerberus_policy.bpf.c) attached once per host and pinned, so that
+// The BPF program backends: every rule checked by the policy programs
+// (bpf/cerberus_policy.bpf.c), attached once per host and pinned, so that
 // enforcement never depends on a runtime process; a container's part is its
-// map entries.
+// map entries. The same programs attach as BPF LSM programs where the kernel
+// has the BPF LSM active, or as fmod_ret programs on the kernel's security_
+// functions where it does not (policy/bpf_hooks).
 #pragma once
 
 #include "policy/enforcement.hpp"
@@ -12,6 +14,7 @@
 namespace cerberus::policy {
 
 const Backend& bpf_lsm_backend();
+const Backend& fmod_ret_backend();
 
 // The kernel's active LSM list (securityfs is mounted there when it is not),
 // "" when it cannot be read.

@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "policy/backend_bpf.hpp"
+
+#include "base/error.hpp"
+#include "base/files.hpp"
+#include "cerberus_policy.skel.h"
+#include "cerberus_policy_fmod_ret.skel.h"
+#include "policy/bpf_hooks.hpp"
+#include "policy/bpf_objects.hpp"
+
+#include <dirent.h>
+#include <linux/magic.h>
+#include <spdlog/spdlog.h>
+#include <sys/mount.h>
+#include <sys/statfs.h>
+
+#include <cstring>
+#include <map>
+#include <set>
+#include <memory>
+#include <vector>
+
+namespace cerberus::policy {
+namespace {
+
+using bpf::ProgramSet;
+
+struct ObjectDeleter {
+    void operator()(bpf_object* object) const { bpf_object__close(object); }
+};
+struct LinkDeleter {
+    void operator()(bpf_link* link) const { bpf_link__destroy(link); }
+};
+
+std::string boot_id()
+{
+    std::string id = files::read_file_if_exists("/proc/sys/kernel/random/boot_id").value_or("");
+    return id.substr(0, id.find('\n'));
+}
+
+// What differs between the two sets of programs.
+struct SetTraits {
+    ProgramSet set;
+    Enforcement kind;
+    const char* group;          // <pin dir>/<group>_<program>: the attached programs' links
+    const char* refusal_record; // a refused load, remembered for the boot: auto does not retry it on every create
+    const char* programs;       // for messages
+    uint32_t backend_flag;      // CERB_BACKEND_*: the entries these programs enforce
+    const void* (*elf_bytes)(size_t*);
+};
+
+const SetTraits lsm_traits{ProgramSet::bpf_lsm,
+                           Enforcement::bpf_lsm,
+                           "lsm",
+                           "/run/cerberus-enforcement/bpf-lsm.refused",
+                           "LSM programs",
+                           CERB_BACKEND_BPF_LSM,
+                           cerberus_policy__elf_bytes};
+const SetTraits fmod_ret_traits{ProgramSet::fmod_ret,
+                                Enforcement::fmod_ret,
+                                "fmod_ret",
+                                "/run/cerberus-enforcement/fmod-ret.refused",
+                                "fmod_ret programs",
+                                CERB_BACKEND_FMOD_RET,
+                                cerberus_policy_fmod_ret__elf_bytes};
+
+// The programs of a group pinned here: <group>_<program> for each.
+std::set<std::string> pinned_programs(const std::string& group, const std::string& pin_dir = CERB_PIN_DIR)
+{
+    std::set<std::string> programs;
+    std::unique_ptr<DIR, int (*)(DIR*)> dir(opendir(pin_dir.c_str()), [](DIR* d) { return closedir(d); });
+    if (!dir)
+        return programs;
+    std::string prefix = group + std::string("_");
+    while (auto* entry = readdir(dir.get())) {
+        std::string name = entry->d_name;
+        if (name.rfind(prefix, 0) == 0 && bpf::find_hook(name.substr(prefix.size())))
+            programs.insert(name.substr(prefix.size()));
+    }
+    return programs;
+}
+
+// Loads the set's programs (creating or reusing the shared maps) and pins a
+// link for each attached one. A program whose kernel function is missing or
+// reshaped (BTF), or whose trampoline already holds the most programs the
+// kernel allows (E2BIG: 38 on x86-64, shared with every other tool), is left
+// out; coverage() then refuses the rules that need it. Throws, saying what
+// the kernel refused.
+void load_and_pin(const SetTraits& traits)
+{
+    bpf::forward_libbpf_messages();
+    auto kernel_btf = bpf::load_kernel_btf();
+    auto opts = bpf::shared_map_options();
+    size_t size = 0;
+    const void* bytes = traits.elf_bytes(&size);
+    std::unique_ptr<bpf_object, ObjectDeleter> object(bpf_object__open_mem(bytes, size, &opts));
+    if (!object)
+        throw_errno(std::string("opening the ") + traits.programs);
+    bpf_program* program = nullptr;
+    bpf_object__for_each_program(program, object.get())
+    {
+        const bpf::Hook* hook = bpf::find_hook(bpf_program__name(program));
+        if (!hook)
+            throw Error(std::string("BPF program ") + bpf_program__name(program) + " is not in policy_hooks", EPROTO);
+        if (auto why = bpf::hook_unavailable(kernel_btf.get(), *hook, traits.set)) {
+            spdlog::info("{}: leaving out {}: {}", enforcement_name(traits.kind), hook->program, *why);
+            check(bpf_program__set_autoload(program, false), std::string("leaving out ") + hook->program);
+        }
+    }
+    if (int err = bpf_object__load(object.get()))
+        throw Error(std::string("the kernel refused to load the ") + traits.programs + ": " + errno_text(-err), -err);
+    bpf::initialize_config();
+    // Pinned links outlive these handles, but the handles must outlive pin_group,
+    // which pins the marker (one link's fd) again once every link is pinned.
+    std::vector<std::unique_ptr<bpf_link, LinkDeleter>> links;
+    bpf::pin_group(traits.group, [&](const std::string& prefix) {
+        int marker = -1;
+        bpf_object__for_each_program(program, object.get())
+        {
+            if (!bpf_program__autoload(program))
+                continue;
+            std::string name = bpf_program__name(program);
+            links.emplace_back(bpf_program__attach(program));
+            if (!links.back() && errno == E2BIG) {
+                spdlog::info("{}: leaving out {}: its kernel function has the most programs the kernel allows",
+                             enforcement_name(traits.kind), name);
+                links.pop_back();
+                continue;
+            }
+            if (!links.back())
+                throw Error("attaching " + name + ": " + errno_text(errno), errno);
+            check(bpf_link__pin(links.back().get(), (prefix + name).c_str()), "pinning link " + name);
+            marker = bpf_link__fd(links.back().get());
+        }
+        if (marker < 0)
+            throw Error(std::string("no ") + traits.programs + " could be attached", ENOENT);
+        return marker;
+    });
+}
+
+class BpfPrograms final : public Backend {
+public:
+    explicit BpfPrograms(const SetTraits& traits) : traits_(traits) {}
+
+    Enforcement kind() const override { return traits_.kind; }
+
+    Probe probe() const override
+    {
+        std::string attached = std::string(traits_.programs) + " attached";
+        if (bpf::group_pinned(traits_.group))
+            return {true, attached};
+        if (traits_.set == ProgramSet::bpf_lsm) {
+            // Without "bpf" in the list the kernel loads and attaches LSM programs, and never calls them.
+            std::string lsms = active_lsms();
+            if (("," + lsms + ",").find(",bpf,") == std::string::npos)
+                return {false, "\"bpf\" is not in the active LSM list (\"" + lsms + "\"; boot with lsm=" + lsms + ",bpf)"};
+        }
+        if (auto refused = files::read_file_if_exists(traits_.refusal_record)) {
+            auto newline = refused->find('\n');
+            if (newline != std::string::npos && refused->substr(0, newline) == boot_id())
+                return {false, refused->substr(newline + 1)};
+        }
+        try {
+            bpf::PinDirLock lock;
+            if (!bpf::group_pinned(traits_.group)) // another create may have loaded them while we waited
+                load_and_pin(traits_);
+            return {true, attached};
+        } catch (const Error& e) {
+            std::string why = traits_.set == ProgramSet::bpf_lsm ? std::string("\"bpf\" is an active LSM but ") + e.what()
+                                                                 : std::string(e.what());
+            try {
+                files::make_dirs("/run/cerberus-enforcement", 0700);
+                files::write_file_atomic(traits_.refusal_record, boot_id() + "\n" + why, 0600);
+            } catch (const Error&) {
+            }
+            return {false, why};
+        }
+    }
+
+    // Every kind whose hooks are all attached (or, before loading, all in
+    // the kernel's BTF); the others cannot be enforced, naming the functions
+    // they lack.
+    std::vector<Coverage> coverage() const override
+    {
+        bool loaded = bpf::group_pinned(traits_.group);
+        std::set<std::string> attached = loaded ? pinned_programs(traits_.group) : std::set<std::string>{};
+        bpf::KernelBtf kernel_btf;
+        std::string no_btf;
+        if (!loaded) {
+            try {
+                kernel_btf = bpf::load_kernel_btf();
+            } catch (const Error& e) {
+                no_btf = e.what();
+            }
+        }
+        std::set<std::string> usable;
+        std::map<std::string, std::string> missing; // program -> why it is not there
+        for (const auto& hook : bpf::policy_hooks()) {
+            std::optional<std::string> why;
+            if (loaded && !attached.count(hook.program))
+                why = bpf::attach_function(hook, traits_.set) +
+                      " was left out when the programs were loaded here (missing, or its trampoline full)";
+            else if (!loaded)
+                why = kernel_btf ? bpf::hook_unavailable(kernel_btf.get(), hook, traits_.set) : no_btf;
+            if (why)
+                missing[hook.program] = *why;
+            else
+                usable.insert(hook.program);
+        }
+        bpf::RuleKinds covered = bpf::covered_kinds(usable);
+        std::vector<Coverage> rows;
+        for (RuleKind kind : all_rule_kinds) {
+            if (covered & bpf::kind_bit(kind)) {
+                rows.push_back({kind, Level::full, true, true, ""});
+                continue;
+            }
+            std::string note;
+            for (const auto& hook : bpf::policy_hooks())
+                if ((hook.kinds & bpf::kind_bit(kind)) && missing.count(hook.program) &&
+                    note.find(missing[hook.program]) == std::string::npos)
+                    note += (note.empty() ? "" : "; ") + missing[hook.program];
+            rows.push_back({kind, Level::none, false, false, note});
+        }
+        return rows;
+    }
+
+    void adapt_spec(const Policy&, spec::Spec&, const std::string&) const override {}
+
+    void install(const CompiledPolicy& compiled, const ContainerCgroup&, const std::string& keys_file) const override
+    {
+        bpf::install_entries(compiled, keys_file, traits_.backend_flag);
+    }
+
+    void remove(const ContainerCgroup& cgroup, const std::string& keys_file) const override
+    {
+        bpf::remove_entries(cgroup.id, keys_file, cgroup.pin_dir);
+    }
+
+    uint64_t path_seed() const override
+    {
+        auto maps = bpf::PolicyMaps::open_pinned();
+        if (!maps)
+            throw Error(std::string("the policy maps are not pinned under ") + CERB_PIN_DIR, ENOENT);
+        return maps->path_seed();
+    }
+
+    ProcessRestrictions restrictions(const Policy&, const spec::Spec&) const override { return {}; }
+    void fill_restrictions(const Policy&, ProcessRestrictions&, int) const override {}
+
+    void exempt_until_exec(pid_t pid, const ContainerCgroup& cgroup) const override
+    {
+        auto maps = bpf::PolicyMaps::open_pinned(cgroup.pin_dir);
+        if (!maps)
+            throw Error("the policy of cgroup " + std::to_string(cgroup.id) + " is not loaded: " + cgroup.pin_dir +
+                            " holds no maps",
+                        ENOENT);
+        maps->mark_setup_task(pid, cgroup.id);
+    }
+
+private:
+    const SetTraits& traits_;
+};
+
+} // namespace
+
+std::string active_lsms(const std::string& securityfs)
+{
+    struct statfs fs {};
+    if (statfs(securityfs.c_str(), &fs) != 0 || static_cast<long>(fs.f_type) != SECURITYFS_MAGIC)
+        mount("securityfs", securityfs.c_str(), "securityfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr);
+    std::string list = files::read_file_if_exists(securityfs + "/lsm").value_or("");
+    return list.substr(0, list.find('\n'));
+}
+
+const Backend& bpf_lsm_backend()
+{
+    static const BpfPrograms instance(lsm_traits);
+    return instance;
+}
+
+const Backend& fmod_ret_backend()
+{
+    static const BpfPrograms instance(fmod_ret_traits);
+    return instance;
+}
+
+} // namespace cerberus::policy

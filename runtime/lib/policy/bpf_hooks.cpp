@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "policy/bpf_hooks.hpp"
+
+#include "base/error.hpp"
+
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+namespace cerberus::bpf {
+
+namespace {
+
+using policy::RuleKind;
+
+constexpr RuleKinds hosts = kind_bit(RuleKind::allowed_hosts) | kind_bit(RuleKind::raw_sockets);
+constexpr RuleKinds paths = kind_bit(RuleKind::paths) | kind_bit(RuleKind::path_changes) |
+                            kind_bit(RuleKind::denied_paths) | kind_bit(RuleKind::unix_sockets);
+constexpr RuleKinds bins = kind_bit(RuleKind::allowed_bins) | kind_bit(RuleKind::exec_mappings);
+constexpr RuleKinds caps = kind_bit(RuleKind::forbidden_caps);
+constexpr RuleKinds escalation = kind_bit(RuleKind::escalation);
+constexpr RuleKinds every_kind = hosts | paths | bins | caps | escalation;
+
+// In the order of bpf/cerberus_policy.bpf.c. Parameter counts are those of
+// the kernel's prototypes the programs were written against (Linux 6.1):
+// security_mmap_file has no reqprot (the program works the applied
+// protection out itself), every other function takes the hook's parameters.
+const std::vector<Hook> hooks = {
+    {"cerb_file_open", "file_open", "security_file_open", 1, 1, true, paths},
+    {"cerb_bprm_check", "bprm_check_security", "security_bprm_check", 1, 1, true, bins},
+    // Arms the policy at the container's first exec: nothing is enforced without it.
+    {"cerb_bprm_committed_creds", "bprm_committed_creds", "security_bprm_committed_creds", 1, 1, false, every_kind},
+    // Keeps a runtime's set-up task (cerberus exec) from being traced by the container.
+    {"cerb_ptrace_access_check", "ptrace_access_check", "security_ptrace_access_check", 2, 2, true, escalation},
+    {"cerb_mmap_file", "mmap_file", "security_mmap_file", 4, 3, true, bins},
+    {"cerb_socket_connect", "socket_connect", "security_socket_connect", 3, 3, true, hosts | paths},
+    {"cerb_unix_stream_connect", "unix_stream_connect", "security_unix_stream_connect", 3, 3, true, paths},
+    {"cerb_unix_may_send", "unix_may_send", "security_unix_may_send", 2, 2, true, paths},
+    {"cerb_socket_sendmsg", "socket_sendmsg", "security_socket_sendmsg", 3, 3, true, hosts | paths},
+    {"cerb_socket_create", "socket_create", "security_socket_create", 4, 4, true, hosts},
+    {"cerb_capable", "capable", "security_capable", 4, 4, true, caps},
+    {"cerb_bpf", "bpf", "security_bpf", 3, 3, true, escalation},
+    {"cerb_perf_event_open", "perf_event_open", "security_perf_event_open", 2, 2, true, escalation},
+    {"cerb_kernel_module_request", "kernel_module_request", "security_kernel_module_request", 1, 1, true,
+     escalation},
+    {"cerb_kernel_read_file", "kernel_read_file", "security_kernel_read_file", 3, 3, true, escalation},
+    {"cerb_kernel_load_data", "kernel_load_data", "security_kernel_load_data", 2, 2, true, escalation},
+    {"cerb_userns_create", "userns_create", "security_create_user_ns", 1, 1, true, escalation},
+    {"cerb_sb_mount", "sb_mount", "security_sb_mount", 5, 5, true, paths | bins},
+    {"cerb_move_mount", "move_mount", "security_move_mount", 2, 2, true, paths | bins},
+    {"cerb_path_rename", "path_rename", "security_path_rename", 5, 5, true, paths},
+    {"cerb_path_link", "path_link", "security_path_link", 3, 3, true, paths},
+    {"cerb_path_unlink", "path_unlink", "security_path_unlink", 2, 2, true, paths},
+    {"cerb_path_rmdir", "path_rmdir", "security_path_rmdir", 2, 2, true, paths},
+    {"cerb_path_mkdir", "path_mkdir", "security_path_mkdir", 3, 3, true, paths},
+    {"cerb_path_mknod", "path_mknod", "security_path_mknod", 4, 4, true, paths},
+    {"cerb_path_symlink", "path_symlink", "security_path_symlink", 3, 3, true, paths},
+    {"cerb_path_truncate", "path_truncate", "security_path_truncate", 1, 1, true, paths},
+    {"cerb_path_chmod", "path_chmod", "security_path_chmod", 2, 2, true, paths},
+    {"cerb_path_chown", "path_chown", "security_path_chown", 3, 3, true, paths},
+};
+
+} // namespace
+
+const std::vector<Hook>& policy_hooks()
+{
+    return hooks;
+}
+
+const Hook* find_hook(const std::string& program)
+{
+    for (const auto& hook : hooks) {
+        if (program == hook.program)
+            return &hook;
+    }
+    return nullptr;
+}
+
+std::string attach_function(const Hook& hook, ProgramSet set)
+{
+    return set == ProgramSet::bpf_lsm ? std::string("bpf_lsm_") + hook.lsm_hook : hook.function;
+}
+
+void BtfDeleter::operator()(struct btf* btf) const
+{
+    btf__free(btf);
+}
+
+KernelBtf load_kernel_btf()
+{
+    KernelBtf kernel_btf(btf__load_vmlinux_btf());
+    if (!kernel_btf)
+        throw_errno("the kernel has no BTF to attach to (/sys/kernel/btf/vmlinux, CONFIG_DEBUG_INFO_BTF)");
+    return kernel_btf;
+}
+
+std::optional<std::string> hook_unavailable(const struct btf* kernel_btf, const Hook& hook, ProgramSet set)
+{
+    std::string function = attach_function(hook, set);
+    int id = btf__find_by_name_kind(kernel_btf, function.c_str(), BTF_KIND_FUNC);
+    if (id < 0)
+        return function + " is not in the kernel's BTF (not built, or inlined into its callers)";
+    const btf_type* proto = btf__type_by_id(kernel_btf, btf__type_by_id(kernel_btf, id)->type);
+    if (!proto || !btf_is_func_proto(proto))
+        return function + " has no prototype in the kernel's BTF";
+    unsigned expected = set == ProgramSet::bpf_lsm ? hook.lsm_params : hook.function_params;
+    if (btf_vlen(proto) != expected)
+        return function + " takes " + std::to_string(btf_vlen(proto)) + " parameters in this kernel, the program " +
+               std::to_string(expected);
+    // fmod_ret replaces the return value: a function returning nothing cannot be denied that way.
+    if (set == ProgramSet::fmod_ret && hook.denies && proto->type == 0)
+        return function + " returns nothing in this kernel";
+    return std::nullopt;
+}
+
+RuleKinds covered_kinds(const std::set<std::string>& programs)
+{
+    RuleKinds covered = every_kind;
+    for (const auto& hook : hooks) {
+        if (!programs.count(hook.program))
+            covered &= ~hook.kinds;
+    }
+    return covered;
+}
+
+} // namespace cerberus::bpf

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: Apache-2.0
+// The hooks of the policy programs (bpf/cerberus_policy.bpf.c), as the kernel
+// must offer them to each set of programs, and the rule kinds each serves.
+// The same programs attach as BPF LSM programs (lsm/<hook>) or as fmod_ret
+// programs on the security_ function that calls the hook; a kernel may lack
+// that function, or have it with other parameters, so each is checked in the
+// kernel's BTF before loading, and the rules of a hook that is missing known.
+#pragma once
+
+#include "policy/enforcement.hpp"
+
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+struct btf;
+
+namespace cerberus::bpf {
+
+// The two sets of programs built from one source (cmake/bpf.cmake).
+enum class ProgramSet { bpf_lsm, fmod_ret };
+
+// A set of rule kinds.
+using RuleKinds = unsigned;
+constexpr RuleKinds kind_bit(policy::RuleKind kind)
+{
+    return 1u << static_cast<unsigned>(kind);
+}
+
+struct Hook {
+    const char* program;      // name in the BPF object
+    const char* lsm_hook;     // lsm/<lsm_hook>, checked as bpf_lsm_<lsm_hook>
+    const char* function;     // the security_ function calling the hook: fmod_ret/<function>
+    unsigned lsm_params;      // parameters the program reads, without the return value
+    unsigned function_params;
+    bool denies;              // false: it never refuses (attached as fentry/<function> in the fmod_ret set)
+    RuleKinds kinds;          // what needs it
+};
+
+// Every program of the object, in its order.
+const std::vector<Hook>& policy_hooks();
+
+// The hook of a program, or nullptr.
+const Hook* find_hook(const std::string& program);
+
+// The kernel function a set's program attaches to: bpf_lsm_<hook> or security_<...>.
+std::string attach_function(const Hook& hook, ProgramSet set);
+
+struct BtfDeleter {
+    void operator()(struct btf* btf) const;
+};
+using KernelBtf = std::unique_ptr<struct btf, BtfDeleter>;
+
+// The running kernel's BTF (/sys/kernel/btf/vmlinux), which every program
+// attaches by; throws saying it is missing.
+KernelBtf load_kernel_btf();
+
+// Why the kernel whose BTF is given cannot run the hook in this set (the
+// function is missing, inlined away, or has other parameters or no return
+// value), or nullopt when it can.
+std::optional<std::string> hook_unavailable(const struct btf* kernel_btf, const Hook& hook, ProgramSet set);
+
+// The rule kinds that have every hook they need among these programs.
+RuleKinds covered_kinds(const std::set<std::string>& programs);
+
+} // namespace cerberus::bpf
