@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # /init of the test VM (busybox ash, PID 1). Stage 1 runs from the initramfs and moves everything onto a
 # tmpfs, because pivot_root(2) cannot leave the initramfs and container runtimes pivot_root. Stage 2 mounts
-# what a cgroup-v2 host with BPF LSM has, runs the cases listed in /vm/run.list (run-cases.sh) and powers
+# what a cgroup-v2 host with BPF LSM has, runs the cases listed in /vm/run.$VM_BOOT.list (run-cases.sh;
+# VM_BOOT, from the kernel command line, names the boot: bpf-lsm or no-bpf-lsm, see run.sh) and powers
 # off. Verdict lines come from the cases (see /vm/lib.sh).
 # With /vm/systemd-root (run.sh --systemd), stage 1 instead mounts the Debian root on /dev/vda, copies the
 # lane's files into it, adds the unit that runs the cases and powers off, and hands over to systemd.
@@ -30,7 +31,7 @@ if [ -f /vm/systemd-root ]; then
     cp -a /usr/local/. /newroot/usr/local/
     [ ! -d /etc/cerberus ] || cp -a /etc/cerberus /newroot/etc/
     for arg in $(cat /proc/cmdline); do
-        case "$arg" in VM_CASE_TIMEOUT=*) echo "export $arg" >>/newroot/vm/env ;; esac
+        case "$arg" in VM_CASE_TIMEOUT=* | VM_BOOT=*) echo "export $arg" >>/newroot/vm/env ;; esac
     done
     unit=/newroot/etc/systemd/system/cerberus-vmtest.service
     cat >"$unit" <<'UNIT'
@@ -84,6 +85,7 @@ mount -t tmpfs -o mode=1777 tmpfs /tmp
 echo 1 >/proc/sys/kernel/printk # only emergencies on the console, so kernel text does not split verdicts
 hostname cerberus-vm
 ip link set lo up
+echo "VMINFO boot $VM_BOOT"
 echo "VMINFO boot_to_init $VM_BOOT_UPTIME"
 
 load_modules

@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# Runs the cases listed in /vm/run.list, each with its time limit, then prints `VMTEST done`. Called by
+# Runs the cases listed in /vm/run.$VM_BOOT.list (VM_BOOT, from the kernel command line, names the boot:
+# bpf-lsm or no-bpf-lsm, see run.sh), each with its time limit, then prints `VMTEST done`. Called by
 # /init on the busybox boot and by the cerberus-vmtest unit on the systemd boot (init.sh installs it).
 # Verdict lines come from the cases (see /vm/lib.sh); this adds a `fail` line for a case that timed out or
 # exited non-zero without one, and a `VMINFO case NAME SECONDS` line per case.
@@ -13,17 +14,20 @@ if [ -d /run/systemd/system ]; then
 fi
 
 while read -r script; do
-    name="$(basename "$script" .sh | sed 's/^[0-9]*_//')"
+    case_name="$(basename "$script" .sh | sed 's/^[0-9]*_//')"
+    # The first boot's verdicts keep the case's name; another boot's say which boot they come from.
+    name="$case_name"
+    [ "$VM_BOOT" = bpf-lsm ] || name="$name [$VM_BOOT]"
     limit="$(sed -n 's/^# vm-timeout: *\([0-9][0-9]*\).*/\1/p' "$script" | head -n1)"
     limit="${limit:-${VM_CASE_TIMEOUT:-120}}"
     : >"$VM_RESULTS"
     read -r started _ </proc/uptime
     if [ -d /run/systemd/system ]; then
         # In a scope of its own: what the case leaves running is stopped with it, and nothing else is.
-        VM_CASE="$name" systemd-run --quiet --scope --unit="vmtest-$name" --collect \
+        VM_CASE="$name" systemd-run --quiet --scope --unit="vmtest-$case_name" --collect \
             timeout "$limit" sh "$script" </dev/null
         status=$?
-        systemctl stop "vmtest-$name.scope" 2>/dev/null
+        systemctl stop "vmtest-$case_name.scope" 2>/dev/null
     else
         VM_CASE="$name" timeout "$limit" sh "$script" </dev/null
         status=$?
@@ -36,7 +40,7 @@ while read -r script; do
     elif [ "$status" -ne 0 ] && ! grep -q '^VMTEST fail' "$VM_RESULTS"; then
         echo "VMTEST fail $name: exit: the case script exited with status $status"
     fi
-done </vm/run.list
+done <"/vm/run.$VM_BOOT.list"
 
 echo "VMTEST done"
 sync

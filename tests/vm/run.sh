@@ -4,24 +4,30 @@
 # cerberus, cerberus-probe and the case scripts, runs tests/vm/cases/*.sh there with BPF LSM and pure
 # cgroup v2, and reports the verdicts the cases print on the serial console.
 #
-# Usage: tests/vm/run.sh [--systemd] [--build BUILD_DIR] [--cases DIR_OR_GLOB] [--add SRC[:DEST]]... [--keep]
-#                        [--console-log FILE]
+# Two boots share the initramfs: `bpf-lsm` (bpf in lsm=) runs every selected case; `no-bpf-lsm` (lsm=
+# without bpf, as Ubuntu ships its kernels: BPF trampolines but no BPF LSM) runs again the selected cases
+# that say `# vm-boots: ... no-bpf-lsm`, their verdicts named `<case> [no-bpf-lsm]`. A boot with no case
+# to run is not started.
+#
+# Usage: tests/vm/run.sh [--systemd] [--build BUILD_DIR] [--cases DIR_OR_GLOB] [--boots LIST]
+#                        [--add SRC[:DEST]]... [--keep] [--console-log FILE]
 #   --systemd boot the cached Debian root of systemd-root.sh (systemd as init, the engines installed) through
 #             a throw-away overlay, and run the cases from a unit of it (default cases: tests/vm/systemd-cases)
 #   --build   where cerberus and cerberus-probe were built (default: <repo>/build); optional
 #   --cases   a directory of case scripts or a glob of them (default: tests/vm/cases)
+#   --boots   which boots to run, comma-separated (default: bpf-lsm,no-bpf-lsm)
 #   --add     extra file or directory to put in the VM at DEST (default: same path); ELF programs bring
 #             their libraries
-#   --keep    keep the work directory (initramfs, console log); it is kept anyway when the lane fails
-#   --console-log  copy the serial console log (carriage returns removed) to FILE
-# Environment: VM_TIMEOUT (whole boot, s, default 900; 1500 with --systemd), VM_MEMORY (guest RAM, MiB,
+#   --keep    keep the work directory (initramfs, console logs); it is kept anyway when the lane fails
+#   --console-log  copy the serial console logs of every boot, in order (carriage returns removed), to FILE
+# Environment: VM_TIMEOUT (each boot, s, default 900; 1500 with --systemd), VM_MEMORY (guest RAM, MiB,
 # default 1024; 2048 with --systemd), VM_CASE_TIMEOUT (per case, s, default 120; a case may say
 # `# vm-timeout: N`), VM_MODULES (kernel modules to load, default "overlay veth"; a case may add its own with
 # `# vm-modules: a b`; `# vm-cri: yes` brings a containerd node and a CRI client, see add_cri_node),
 # CERBERUS_CACHE (kernel and root image cache, default /var/cache/cerberus), VM_QEMU_ARGS (more qemu
 # arguments, split on spaces, e.g. a `-drive` for a test disk), VM_APPEND (more kernel command line, e.g.
 # systemd.log_level=debug systemd.log_target=console).
-# Output: each VMTEST line, timings, then `N passed, N failed`; exit status 1 on any failure.
+# Output: each VMTEST line, timings per boot, then `N passed, N failed`; exit status 1 on any failure.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -31,6 +37,7 @@ build_dir=""
 cases_arg=""
 systemd=0
 keep=0
+boots_arg="bpf-lsm,no-bpf-lsm"
 extra=()
 console_copy=""
 while [[ $# -gt 0 ]]; do
@@ -38,6 +45,7 @@ while [[ $# -gt 0 ]]; do
     --systemd) systemd=1; shift ;;
     --build) build_dir="$2"; shift 2 ;;
     --cases) cases_arg="$2"; shift 2 ;;
+    --boots) boots_arg="$2"; shift 2 ;;
     --add) extra+=("$2"); shift 2 ;;
     --keep) keep=1; shift ;;
     --console-log) console_copy="$2"; shift 2 ;;
@@ -58,6 +66,19 @@ if [[ $systemd -eq 1 ]]; then
 else
     cases_arg="${cases_arg:-$here/cases}"
 fi
+
+# The kernel's active LSMs in each boot: Debian's default list, with and without bpf.
+lsm_of_boot() {
+    case "$1" in
+    bpf-lsm) echo "landlock,lockdown,yama,integrity,apparmor,bpf" ;;
+    no-bpf-lsm) echo "landlock,lockdown,yama,integrity,apparmor" ;;
+    *) return 1 ;;
+    esac
+}
+IFS=, read -r -a boots <<<"$boots_arg"
+for boot in "${boots[@]}"; do
+    lsm_of_boot "$boot" >/dev/null || { echo "run.sh: unknown boot $boot (expected bpf-lsm or no-bpf-lsm)" >&2; exit 2; }
+done
 
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
@@ -182,6 +203,12 @@ add_cri_node() {
     install_libraries_of "$root" /usr/lib/python3/dist-packages/google
 }
 
+# Whether a case runs in a boot: every case in bpf-lsm, those that list the boot in `# vm-boots:` in others.
+runs_in_boot() {
+    local name="$1" boot="$2"
+    [[ "$boot" == bpf-lsm ]] || sed -n 's/^# vm-boots://p' "$name" | tr ' ' '\n' | grep -qx "$boot"
+}
+
 build_initramfs() {
     local bin probe item src dest name
     rm -rf "$root"
@@ -222,6 +249,9 @@ build_initramfs() {
         [[ ! -x "$build_dir/cerberus-hook" ]] ||
             install_file "$root" "$build_dir/cerberus-hook" /usr/local/bin/cerberus-hook
         ! command -v runc >/dev/null || install_file "$root" "$(command -v runc)" /usr/sbin/runc
+        # Fills a kernel function's BPF trampoline, as other tools could (tests/vm/cases/trampoline_full.sh).
+        [[ ! -x "$build_dir/cerberus-fill-trampoline" ]] ||
+            install_file "$root" "$build_dir/cerberus-fill-trampoline" /usr/local/bin/cerberus-fill-trampoline
         # Dynamically linked, for the loader tests: with its libraries in the VM, not in /rootfs.
         [[ ! -x "$build_dir/cerberus-dynprobe" ]] ||
             install_file "$root" "$build_dir/cerberus-dynprobe" /usr/local/bin/cerberus-dynprobe
@@ -253,10 +283,14 @@ build_initramfs() {
     for name in "${cases[@]}"; do
         cp -a "$(dirname "$name")"/. "$root/vm/cases/"
     done
-    : >"$root/vm/run.list"
     : >"$root/vm/modules.list"
+    for boot in "${boots[@]}"; do
+        : >"$root/vm/run.$boot.list"
+    done
     for name in "${cases[@]}"; do
-        echo "/vm/cases/$(basename "$name")" >>"$root/vm/run.list"
+        for boot in "${boots[@]}"; do
+            ! runs_in_boot "$name" "$boot" || echo "/vm/cases/$(basename "$name")" >>"$root/vm/run.$boot.list"
+        done
         modules_wanted+=" $(sed -n 's/^# vm-modules://p' "$name")"
     done
     rm -f "$work/modules.seen"
@@ -284,63 +318,84 @@ t_image="$(now)"
 
 work="$(mktemp -d /tmp/cerberus-vm.XXXXXX)"
 root="$work/root"
-log="$work/console.log"
 remove_work() { [[ $keep -eq 1 ]] || rm -rf "$work"; }
 trap remove_work EXIT
 
 build_initramfs
 extra_append=""
 if [[ $systemd -eq 1 ]]; then
-    # Every boot starts from the cached image: writes go to an overlay that is removed with the work dir.
-    qemu-img create -q -f qcow2 -b "$image" -F raw "$work/root.qcow2"
-    qemu_disk=(-drive "file=$work/root.qcow2,if=virtio,format=qcow2")
     # norandmaps: the emulator translates guest code per virtual address; with the engines' large binaries
     # mapped at random addresses each new process is translated anew, which a real CPU does not pay.
     extra_append="loglevel=1 systemd.show_status=0 norandmaps"
 fi
 t_built="$(now)"
 
-status=0
-# shellcheck disable=SC2086 # VM_QEMU_ARGS is a list of words
-timeout -k 10 "$vm_timeout" qemu-system-x86_64 \
-    -accel tcg,thread=multi -cpu max -m "$vm_memory" -smp 2 -nographic -no-reboot \
-    -kernel "$vmlinuz" -initrd "$work/initramfs.gz" "${qemu_disk[@]}" ${VM_QEMU_ARGS:-} \
-    -append "console=ttyS0 quiet lsm=landlock,lockdown,yama,integrity,apparmor,bpf panic=-1 $extra_append ${VM_APPEND:-} VM_CASE_TIMEOUT=$case_timeout" \
-    </dev/null >"$log" 2>&1 || status=$?
+# run_boot NAME: runs the VM once with that boot's LSMs and run list; its console goes to console.NAME.log.
+# Keeps the boot's timing lines; counts its verdicts into passed/failed/skipped.
+passed=0 failed=0 skipped=0 timings=()
+run_boot() {
+    local name="$1" log="$work/console.$1.log" status=0 t_boot t_done verdicts n_pass n_fail n_skip boot_s
+    local systemd_ready case_times problem=""
+    [[ -s "$root/vm/run.$name.list" ]] || return 0
+    if [[ $systemd -eq 1 ]]; then
+        # Every boot starts from the cached image: writes go to an overlay that is removed with the work dir.
+        rm -f "$work/root.qcow2"
+        qemu-img create -q -f qcow2 -b "$image" -F raw "$work/root.qcow2"
+        qemu_disk=(-drive "file=$work/root.qcow2,if=virtio,format=qcow2")
+    fi
+    t_boot="$(now)"
+    # shellcheck disable=SC2086 # VM_QEMU_ARGS is a list of words
+    timeout -k 10 "$vm_timeout" qemu-system-x86_64 \
+        -accel tcg,thread=multi -cpu max -m "$vm_memory" -smp 2 -nographic -no-reboot \
+        -kernel "$vmlinuz" -initrd "$work/initramfs.gz" "${qemu_disk[@]}" ${VM_QEMU_ARGS:-} \
+        -append "console=ttyS0 quiet lsm=$(lsm_of_boot "$name") panic=-1 $extra_append ${VM_APPEND:-} VM_CASE_TIMEOUT=$case_timeout VM_BOOT=$name" \
+        </dev/null >"$log" 2>&1 || status=$?
+    t_done="$(now)"
+    tr -d '\r' <"$log" >>"$work/console.log"
+
+    verdicts="$(tr -d '\r' <"$log" | grep -aoE 'VMTEST (ok|fail|skip) .*|VMTEST done' || true)"
+    grep -E '^VMTEST (ok|fail|skip) ' <<<"$verdicts" || true
+    n_pass="$(grep -c '^VMTEST ok ' <<<"$verdicts" || true)"
+    n_fail="$(grep -c '^VMTEST fail ' <<<"$verdicts" || true)"
+    n_skip="$(grep -c '^VMTEST skip ' <<<"$verdicts" || true)"
+    boot_s="$(tr -d '\r' <"$log" | sed -n 's/.*VMINFO boot_to_init \([0-9.]*\).*/\1/p' | head -n1)"
+    systemd_ready="$(tr -d '\r' <"$log" | sed -n 's/.*VMINFO systemd_ready \([0-9.]*\).*/\1/p' | head -n1)"
+    case_times="$(tr -d '\r' <"$log" | sed -n 's/.*VMINFO case \(.*\) \([0-9.]*\)$/\1 \2s/p' | paste -sd, - | sed 's/,/, /g')"
+    if [[ $status -eq 124 || $status -eq 137 ]]; then
+        problem="the VM did not finish within ${vm_timeout}s"
+    elif ! grep -q '^VMTEST done$' <<<"$verdicts"; then
+        problem="the VM stopped before VMTEST done (qemu exit status $status)"
+    elif [[ $((n_pass + n_fail)) -eq 0 ]]; then
+        problem="no check ran"
+    fi
+    if [[ -n "$problem" || $n_fail -gt 0 ]]; then
+        keep=1
+        echo "---- last 50 lines of the console log ($name) ----"
+        tail -n 50 "$log" | tr -d '\r'
+        echo "------------------------------------------"
+        [[ -z "$problem" ]] || echo "VMTEST fail lane [$name]: $problem"
+        [[ -z "$problem" ]] || n_fail=$((n_fail + 1))
+    fi
+    passed=$((passed + n_pass)) failed=$((failed + n_fail)) skipped=$((skipped + n_skip))
+    timings+=("boot $name (lsm=$(lsm_of_boot "$name")): to /init ${boot_s:-?}s${systemd_ready:+, to the cases unit ${systemd_ready}s} (guest clock), qemu $(elapsed "$t_boot" "$t_done")s")
+    [[ -z "$case_times" ]] || timings+=("cases [$name]: $case_times")
+}
+
+: >"$work/console.log"
+for name in "${boots[@]}"; do
+    run_boot "$name"
+done
+[[ ${#timings[@]} -gt 0 ]] || die "no selected case runs in the boots $boots_arg"
 t_done="$(now)"
-[[ -z "$console_copy" ]] || tr -d '\r' <"$log" >"$console_copy"
+[[ -z "$console_copy" ]] || cp "$work/console.log" "$console_copy"
 
-verdicts="$(tr -d '\r' <"$log" | grep -aoE 'VMTEST (ok|fail|skip) .*|VMTEST done' || true)"
-grep -E '^VMTEST (ok|fail|skip) ' <<<"$verdicts" || true
-passed="$(grep -c '^VMTEST ok ' <<<"$verdicts" || true)"
-failed="$(grep -c '^VMTEST fail ' <<<"$verdicts" || true)"
-skipped="$(grep -c '^VMTEST skip ' <<<"$verdicts" || true)"
-boot="$(tr -d '\r' <"$log" | sed -n 's/.*VMINFO boot_to_init \([0-9.]*\).*/\1/p' | head -n1)"
-systemd_ready="$(tr -d '\r' <"$log" | sed -n 's/.*VMINFO systemd_ready \([0-9.]*\).*/\1/p' | head -n1)"
-case_times="$(tr -d '\r' <"$log" | sed -n 's/.*VMINFO case \([^ ]*\) \([0-9.]*\).*/\1 \2s/p' | paste -sd, - | sed 's/,/, /g')"
-
-problem=""
-if [[ $status -eq 124 || $status -eq 137 ]]; then
-    problem="the VM did not finish within ${vm_timeout}s"
-elif ! grep -q '^VMTEST done$' <<<"$verdicts"; then
-    problem="the VM stopped before VMTEST done (qemu exit status $status)"
-elif [[ $((passed + failed)) -eq 0 ]]; then
-    problem="no check ran"
-fi
-if [[ -n "$problem" || $failed -gt 0 ]]; then
-    keep=1
-    echo "---- last 50 lines of the console log ----"
-    tail -n 50 "$log" | tr -d '\r'
-    echo "------------------------------------------"
-    [[ -z "$problem" ]] || echo "VMTEST fail lane: $problem"
-    [[ -z "$problem" ]] || failed=$((failed + 1))
-fi
 echo "vm: kernel $kver; fetch $(elapsed "$t_start" "$t_fetched")s," \
     "${image:+root image $(elapsed "$t_fetched" "$t_image")s, }" \
     "initramfs $(elapsed "$t_image" "$t_built")s ($(du -k "$work/initramfs.gz" | cut -f1) KiB)," \
-    "boot to /init ${boot:-?}s${systemd_ready:+, to the cases unit ${systemd_ready}s} (guest clock)," \
-    "qemu $(elapsed "$t_built" "$t_done")s, total $(elapsed "$t_start" "$t_done")s"
-[[ -z "$case_times" ]] || echo "vm: cases: $case_times"
+    "total $(elapsed "$t_start" "$t_done")s"
+for line in "${timings[@]}"; do
+    echo "vm: $line"
+done
 [[ $keep -eq 0 ]] || echo "vm: console log and initramfs kept in $work"
 summary="$passed passed, $failed failed"
 [[ $skipped -eq 0 ]] || summary+=", $skipped skipped"

@@ -4,6 +4,7 @@
 # /var/log/cerberus/<id>.jsonl, every field checked; the text form; the trail outlives the container's delete
 # (root-owned, mode 0600); --audit-dir moves it.
 # vm-timeout: 180
+# vm-boots: bpf-lsm no-bpf-lsm
 . /vm/lib.sh
 
 vm_has_cerberus && vm_has_probe || exit 0

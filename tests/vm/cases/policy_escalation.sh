@@ -3,6 +3,7 @@
 # Agent policy, escalation paths: forbidden capabilities denied at use (EPERM) and dropped from the config,
 # noNewPrivileges forced, and bpf(), new user namespaces and raw sockets refused whenever a policy is present.
 # vm-timeout: 300
+# vm-boots: bpf-lsm no-bpf-lsm
 . "${VM_LIB:-/vm/lib.sh}"
 
 vm_has_cerberus && vm_has_probe || exit 0

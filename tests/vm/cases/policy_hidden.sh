@@ -6,6 +6,7 @@
 # under an empty read-only mount; Landlock alone cannot deny a subpath of an allowed tree). The control runs
 # the same reads without a policy.
 # vm-timeout: 300
+# vm-boots: bpf-lsm no-bpf-lsm
 . "${VM_LIB:-/vm/lib.sh}"
 
 vm_has_cerberus && vm_has_probe || exit 0
@@ -38,7 +39,7 @@ vm_expect_output "control, the mirror is readable without a policy" secret hidde
 
 vm_expect_errno "denied path" EACCES hidden_run "$policy" - $p read /workspace/sub/secret
 vm_expect_errno "through /proc/self/root" EACCES hidden_run "$policy" - $p read /proc/self/root/workspace/sub/secret
-cannot_hold bpf-lsm "after renaming a parent" "path rules follow the name at access time (issue 22)" ||
+cannot_hold "bpf-lsm fmod-ret" "after renaming a parent" "path rules follow the name at access time (issue 22)" ||
     vm_expect_errno "after renaming a parent" EACCES hidden_run "$policy" - sh -c \
         "mv /workspace/sub /workspace/moved && exec $p read /workspace/moved/secret"
 vm_expect_errno "after unmounting what covers it" EACCES hidden_run "$policy" - sh -c \
@@ -49,8 +50,8 @@ if [ "$POLICY_BACKEND" = landlock ]; then
     vm_expect_refused "another mount of the same files" "also reachable as /mirror/sub/secret" \
         hidden_run "$policy" mirror $p read /mirror/sub/secret
 else
-    cannot_hold bpf-lsm "a hard link made before the start" "path rules follow names, and the alias is allowed"
-    cannot_hold bpf-lsm "another mount of the same files" "path rules follow names, and the mirror is allowed"
+    cannot_hold "bpf-lsm fmod-ret" "a hard link made before the start" "path rules follow names, and the alias is allowed"
+    cannot_hold "bpf-lsm fmod-ret" "another mount of the same files" "path rules follow names, and the mirror is allowed"
 fi
 
 rm -rf "$bundle"
