@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The cost of the agent policy, measured in the real-kernel lane (BPF LSM needs Debian's kernel in qemu):
-# boots the VM with bench/vm/*.sh as the cases, reads the `BENCH` lines from its console and prints a
-# table of medians (min–max) and ratios from this one run. TCG emulation inflates absolute times; quote
-# the ratios.
-# usage: bench/policy.sh [--build DIR] [--reps N] [--scale N] [--aslr] [--log FILE] [--from-log FILE]
+# The cost of the agent policy, measured in the real-kernel lane (the kernel enforcement needs Debian's kernel
+# in qemu): boots the VM with bench/vm/*.sh as the cases, once with bpf in lsm= (the BPF LSM programs
+# enforce) and once without (the fmod_ret programs do), reads the `BENCH` lines from the consoles and prints
+# for each boot a table of medians (min–max) and ratios from that one boot. TCG emulation inflates absolute
+# times; quote the ratios.
+# usage: bench/policy.sh [--build DIR] [--reps N] [--scale N] [--aslr] [--boots LIST] [--log FILE]
+#                        [--from-log FILE]
 #   --build DIR  cerberus build directory (default: build; configured and built when cerberus is missing)
 #   --reps N     repetitions of each loop measurement (default: the case's, 5)
 #   --scale N    concurrently created containers with distinct policies (default: the case's, 1000)
 #   --aslr       keep address space randomization on in the VM (off by default: under emulation it makes
 #                every process's code be translated again, which a real CPU does not pay)
+#   --boots LIST bpf-lsm, no-bpf-lsm or both (default: bpf-lsm,no-bpf-lsm; see tests/vm/run.sh)
 #   --log FILE   also keep the VM's console log there
 #   --from-log F print the table from a console log kept with --log, without booting the VM
 # Needs root (the lane makes device nodes and may install qemu).
@@ -22,6 +25,7 @@ build=$repo/build
 overrides=()
 log_copy=
 from_log=
+boots=bpf-lsm,no-bpf-lsm
 while [ $# -gt 0 ]; do
     case "$1" in
     --build) build=$2; shift 2 ;;
@@ -30,7 +34,8 @@ while [ $# -gt 0 ]; do
     --aslr) overrides+=("ASLR=1"); shift ;;
     --log) log_copy=$2; shift 2 ;;
     --from-log) from_log=$2; shift 2 ;;
-    -h | --help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --boots) boots=$2; shift 2 ;;
+    -h | --help) sed -n '3,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "policy.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -42,7 +47,7 @@ done
 tmp=$(mktemp -d /tmp/cerberus-pbench.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 . "$here/vm_lane.sh"
-lane_args=(--build "$build" --cases "$here/vm/*.sh")
+lane_args=(--build "$build" --cases "$here/vm/*.sh" --boots "$boots")
 if [ ${#overrides[@]} -gt 0 ]; then
     printf '%s\n' "${overrides[@]}" >"$tmp/bench.env"
     lane_args+=(--add "$tmp/bench.env:/vm/bench.env")
@@ -56,8 +61,19 @@ elapsed=$bench_elapsed
 
 echo
 echo "Policy cost, real-kernel lane (qemu TCG, Debian 6.1 kernel), $(date -u +%Y-%m-%d), run took ${elapsed}s."
-echo "Medians (min–max) over the repetitions; ratios of medians. TCG inflates absolute times: quote the ratios."
-awk "$bench_awk_stats"'
+echo "Medians (min–max) over the repetitions; ratios of medians, each from one boot. TCG inflates absolute"
+echo "times: quote the ratios."
+# One file of BENCH lines per boot (a log without boot lines is the bpf-lsm boot's).
+awk -v dir="$tmp" '/^VMINFO boot / { boot = $3; next } { print > (dir "/bench." (boot == "" ? "bpf-lsm" : boot) ".txt") }' \
+    "$tmp/bench.txt"
+for boot in bpf-lsm no-bpf-lsm; do
+    [ -s "$tmp/bench.$boot.txt" ] || continue
+    echo
+    case $boot in
+    bpf-lsm) echo "== bpf-lsm: the BPF LSM programs (bpf in lsm=)" ;;
+    no-bpf-lsm) echo "== fmod-ret: the same programs as fmod_ret on security_ functions (lsm= without bpf, auto's choice)" ;;
+    esac
+    awk "$bench_awk_stats"'
 function cell(m, unit,    d) { d = unit == "us" ? 1000 : 1000000
     if (!count[m]) return sprintf("%-24s", "n/a")
     if (count[m] == 1) return sprintf("%-24s", sprintf("%.1f", m_(m) / d))
@@ -88,8 +104,9 @@ END {
     printf "  %-10s %-24s %-24s %s\n", "step", "no policy", "policy", "policy/none"
     printf "  %-10s %s %s %s\n", "run", cell("run.none", "ms"), cell("run.policy", "ms"), ratio("run.policy", "run.none")
     printf "  %-10s %s (a policed sleep container, detached, loading the programs first)\n", "run+load", cell("holder.run_with_load", "ms")
-    print ""
     n = info["scale.created"]
+    if (n == "") exit
+    print ""
     printf "Scale: create of the k-th of %d concurrently existing containers with distinct policies (ms)\n", n
     split("1 10 100 500 1000", ks, " ")
     for (k = 1; k <= 5; k++) if (count["scale.create." ks[k]]) printf "  %-22s %s\n", "create #" ks[k], cell("scale.create." ks[k], "ms")
@@ -104,5 +121,6 @@ END {
     printf "  %-22s %s\n", "delete #1", cell("scale.delete.1", "ms")
     printf "  %-22s %s\n", "delete #" n, cell("scale.delete." n, "ms")
     printf "  %-22s %s kB (MemAvailable drop / container; %s kB left)\n", "memory", info["scale.mem_per_container_kb"], info["scale.mem_available_kb"]
-}' "$tmp/bench.txt"
+}' "$tmp/bench.$boot.txt"
+done
 exit "$status"

@@ -52,7 +52,7 @@ echo "Medians (min–max) in ms over the runs; c/crun and c/runc are ratios of m
 awk "$bench_awk_stats"'
 function cell(m) { return count[m] ? sprintf("%.1f (%.1f-%.1f)", median(m) / 1000, lo(m) / 1000, hi(m) / 1000) : "n/a" }
 function ratio(a, b) { return count[a] && count[b] ? sprintf("%.2f", median(a) / median(b)) : "n/a" }
-$2 == "info" { next }
+$1 == "VMINFO" || $2 == "info" { next }
 { count[$2]++; v[$2, count[$2]] = $3 }
 END {
     printf "| %-18s | %-24s | %-24s | %-24s | %-6s | %-6s |\n", "driver", "cerberus", "crun", "runc", "c/crun", "c/runc"

@@ -2,8 +2,9 @@
 # Booting the VM lane for a benchmark (bench/policy.sh, bench/systemd.sh): sourced, not run.
 # Needs $repo. The cases print `BENCH <metric> <value>` and `BENCH info <key> <value>` lines.
 
-# The BENCH lines of a console log on stdin.
-bench_lines() { grep -aoE 'BENCH (info )?[a-z0-9._]+ [0-9]+' || true; }
+# The BENCH lines of a console log on stdin, and the `VMINFO boot NAME` line that opens each boot's
+# (tests/vm/run.sh boots once per --boots entry).
+bench_lines() { grep -aoE 'BENCH (info )?[a-z0-9._]+ [0-9]+|VMINFO boot [a-z-]+' || true; }
 
 # bench_lane OUT LOG_COPY LANE_ARG...: boots tests/vm/run.sh with the arguments (and --keep), shows its
 # output on stderr, writes the console's BENCH lines to OUT and, when LOG_COPY is set, the console log there.

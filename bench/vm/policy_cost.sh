@@ -1,15 +1,18 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# Benchmark (not a test) of the agent policy's cost, run in the real-kernel lane by bench/policy.sh. One
+# Benchmark (not a test) of the agent policy's cost, run in the real-kernel lane by bench/policy.sh, once
+# per boot: with bpf in lsm= the BPF LSM programs enforce, without it the fmod_ret ones (auto's choice). Each
 # boot measures: open/connect/exec loops inside a policed container against an unpoliced one; the same
 # loops outside any container (in the root cgroup and in a depth-3 cgroup, as systemd places processes)
 # with the BPF programs not loaded, while a policed container runs, and after it is deleted (programs
 # still attached); `cerberus run` of /bin/true with and without a policy; and the create time of
-# the 1st..Nth concurrently existing container with distinct policies.
+# the 1st..Nth concurrently existing container with distinct policies (in the bpf-lsm boot only: creating
+# and installing do not depend on which programs enforce).
 # Output: `BENCH <metric> <ns>` lines, one per repetition (bench/policy.sh takes medians), `BENCH info ...`
 # lines, and `VMTEST` verdicts for the sanity checks (the loops succeeded, nothing was denied).
 # /vm/bench.env may override REPS, SCALE and the loop counts.
 # vm-timeout: 3000
+# vm-boots: bpf-lsm no-bpf-lsm
 . /vm/lib.sh
 
 vm_has_cerberus && vm_has_probe || exit 0
@@ -22,6 +25,7 @@ RUN_REPS=25     # cerberus run of /bin/true, each with and without a policy, alt
 SCALE=1000      # concurrently existing created containers with distinct policies
 ASLR=0          # 0: address space randomization off in this VM (see below); 1: the kernel's default
 [ -f /vm/bench.env ] && . /vm/bench.env
+[ "$VM_BOOT" = bpf-lsm ] || SCALE=0
 
 # The emulator translates guest code once per virtual address; with randomized addresses every new
 # cerberus process has its code translated again, which made up about 70% of a `cerberus run` here and
@@ -119,6 +123,10 @@ while [ $rep -lt $REPS ]; do
     rep=$((rep + 1))
 done
 vm_ok "loops inside and outside, $REPS repetitions"
+# What was measured: auto's choice in this boot (the pinned group of its programs).
+programs=lsm
+[ "$VM_BOOT" = bpf-lsm ] || programs=fmod_ret
+vm_check "the $programs programs enforced" test -e "$(pin_dir)/$programs"
 rmdir "$nested" /sys/fs/cgroup/bench.slice/user.slice /sys/fs/cgroup/bench.slice 2>/dev/null
 
 # (c) cerberus run of /bin/true (which deletes the container when it exits), without and with the policy.
@@ -137,6 +145,10 @@ done
 
 # (d) scale: SCALE created containers at once, each with its own policy (a distinct /32 in allowed_hosts).
 # They share one rootfs; each bundle holds only its config.json, made from a template by sed.
+if [ "$SCALE" -eq 0 ]; then
+    rm -rf "$work"
+    exit 0
+fi
 scale_root="$work/scale"
 bundle_for "$scale_root/template" /bin/true || exit 1
 mv "$scale_root/template/rootfs" "$scale_root/rootfs"
