@@ -4,14 +4,16 @@
 # of the policy cases (tests/vm/cases/policy_*.sh), one column per backend, from the verdict lines that
 # run (VMTEST ok|fail|skip <case>: <check>[: <detail>]) kept in tests/policy/results/<backend>.txt.
 #   native (landlock): tests/policy/run-native.sh build --results tests/policy/results/landlock.txt
-#   VM lane (bpf-lsm): tests/vm/run.sh --build build --cases 'tests/vm/cases/policy_*.sh' | grep '^VMTEST' \
-#                      > tests/policy/results/bpf-lsm.txt
+#   VM lane (bpf-lsm, and fmod-ret from the boot without bpf in lsm=):
+#     tests/vm/run.sh --build build --cases 'tests/vm/cases/policy_*.sh' > lane.txt
+#     grep '^VMTEST' lane.txt | grep -v '\[no-bpf-lsm\]' > tests/policy/results/bpf-lsm.txt
+#     grep '^VMTEST.*\[no-bpf-lsm\]' lane.txt | sed 's/ \[no-bpf-lsm\]//' > tests/policy/results/fmod-ret.txt
 # Usage: scripts/coverage-table.sh [DOC]   (default docs/policy.md; replaces what lies between its markers)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 doc="${1:-docs/policy.md}"
 results=tests/policy/results
-backends=(bpf-lsm landlock)
+backends=(bpf-lsm fmod-ret landlock)
 
 table="$(mktemp)"
 trap 'rm -f "$table"' EXIT

@@ -229,6 +229,22 @@ expect_accepted() {
     no_entry_of_unique_hosts
 }
 
+@test "fmod-ret where the kernel refuses trampolines fails closed, saying so, and leaves nothing" {
+    [[ "$(cerb check)" == *'fmod-ret  unusable'* ]] || skip "this host runs fmod_ret programs (the VM lane tests them)"
+    set_policy '{'"$unique_hosts"'}'
+    run cerb --enforcement fmod-ret run -b "$BUNDLE" "$ID"
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *'enforcement "fmod-ret": the kernel refused to load the fmod_ret programs: '*'refusing to run the container unprotected'* ]]
+    expect_nothing_left
+    no_entry_of_unique_hosts
+    # auto passes it by, as it passes the BPF LSM, and says why in check; control: the same policy runs.
+    run cerb check
+    [[ "$output" == *'fmod-ret  unusable: the kernel refused to load the fmod_ret programs'* ]]
+    run cerb run -b "$BUNDLE" "$ID"
+    [ "$output" = "errno=1 (EPERM)" ]
+}
+
 @test "--lock-policy refuses an annotation that asks for a weaker backend than the default" {
     echo '{"enforcement": "bpf-lsm", "allowed_hosts": ["192.0.2.1:443"]}' > "$BATS_TEST_TMPDIR/default.json"
     set_policy '{"enforcement": "landlock", "allowed_hosts": ["192.0.2.1:443"]}'
