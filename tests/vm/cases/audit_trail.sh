@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# Audit trail: an agent that tries a forbidden connect, open and exec leaves exactly those three events in
-# /var/log/cerberus/<id>.jsonl, every field checked; the text form; the trail outlives the container's delete
-# (root-owned, mode 0600); --audit-dir moves it.
+# Audit trail: an agent that tries a forbidden connect, open and exec leaves, after the start record naming
+# the backend, exactly those three denials in /var/log/cerberus/<id>.jsonl, every field checked; the text
+# form; the trail outlives the container's delete (root-owned, mode 0600); --audit-dir moves it.
 # vm-timeout: 180
 # vm-boots: bpf-lsm no-bpf-lsm
 . /vm/lib.sh
@@ -36,7 +36,9 @@ vm_expect_output "the actions are denied" "$(printf 'errno=1 (EPERM)\nerrno=13 (
 cerberus delete "$id" 2>/dev/null # run deletes it already
 vm_log "trail: $(cat "$trail")"
 
-vm_expect_output "exactly three events" 3 sh -c "wc -l <$trail"
+vm_expect_output "the start record names the backend" "start $POLICY_BACKEND" \
+    sh -c "head -n1 $trail | jq -r '.type + \" \" + .enforcement'"
+vm_expect_output "exactly three denials" 3 sh -c "jq -s 'map(select(.type == \"denial\")) | length' $trail"
 p1="$(sed -n 's/^p1=//p' /tmp/audit-trail.out)"
 p2="$(sed -n 's/^p2=//p' /tmp/audit-trail.out)"
 p3="$(sed -n 's/^p3=//p' /tmp/audit-trail.out)"
@@ -44,7 +46,7 @@ p3="$(sed -n 's/^p3=//p' /tmp/audit-trail.out)"
 # check_event LINE CHECK JQ_EXPECTATIONS: every listed field of the LINE-th event as expected.
 check_event() {
     vm_expect_output "$2" true jq -s --arg id "$id" --argjson before "$before" --argjson after "$after" \
-        ".[$1 - 1] | ($3) and .type == \"denial\" and .id == \$id and .uid == 1000 and .gid == 1000
+        "map(select(.type == \"denial\")) | .[$1 - 1] | ($3) and .type == \"denial\" and .id == \$id and .uid == 1000 and .gid == 1000
          and .tid == .pid and .verdict == \"denied\" and .comm == \"cerberus-probe\"
          and .exe == \"/bin/cerberus-probe\"
          and (.time | test(\"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}[.][0-9]{9}Z\$\"))
@@ -59,7 +61,7 @@ check_event 3 "exec event has every field" ".pid == $p3 and .op == \"exec\" and 
     and .errno == 13 and .error == \"EACCES\" and .rule == \"not in allowed_bins\""
 
 vm_run cerberus events --denials "$id"
-case "$(echo "$VM_STDOUT" | sed -n 1p)" in
+case "$(echo "$VM_STDOUT" | sed -n 2p)" in
 [0-2][0-9]:[0-5][0-9]:[0-6][0-9].[0-9][0-9][0-9]" $id cerberus-probe[$p1] connect 203.0.113.9:443 DENIED (not in allowed_hosts)")
     vm_ok "text form, one line a denial" ;;
 *) vm_fail "text form, one line a denial" "$(vm__said)" ;;
@@ -73,7 +75,7 @@ make_bundle "$bundle" $p connect tcp 203.0.113.9 443 &&
     bundle_edit "$bundle" '.annotations["io.cerberus.policy"] = $p' --arg p '{"allowed_hosts": ["192.0.2.1:443"]}' || exit 1
 cerberus --audit-dir /tmp/audit-elsewhere run --bundle "$bundle" audit-trail-2 >/dev/null 2>&1
 vm_expect_output "--audit-dir moves the trail" connect \
-    sh -c "cerberus --audit-dir /tmp/audit-elsewhere events --denials --format json audit-trail-2 | jq -r .op"
+    sh -c "cerberus --audit-dir /tmp/audit-elsewhere events --denials --format json audit-trail-2 | jq -r 'select(.type == \"denial\") | .op'"
 vm_expect_errno "no trail for a container without one" ENOENT cerberus events --denials no-such-container
 
 rm -rf "$bundle" /tmp/audit-trail.out /tmp/audit-elsewhere
