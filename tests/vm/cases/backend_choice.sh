@@ -4,7 +4,7 @@
 # can be asked for beside it, each set enforcing only its own containers (one event per denial); without
 # bpf in lsm= (as Ubuntu ships) auto takes the same programs as fmod_ret on the security_ functions, and
 # asking for bpf-lsm fails closed, saying why and leaving nothing behind. The other policy cases run in
-# both boots, under whichever set auto takes.
+# both boots, under whichever set auto takes; a trampoline another tool filled is trampoline_full.sh.
 # vm-timeout: 300
 # vm-boots: bpf-lsm no-bpf-lsm
 . /vm/lib.sh
@@ -72,27 +72,6 @@ no-bpf-lsm)
     vm_check_fails "and no cgroup" sh -c 'find /sys/fs/cgroup -name backend-lsm | grep -q .'
     vm_expect_output "and no policy entry" "$before" sh -c "bpftool map dump pinned $pins/cerb_policies -j | jq length"
     vm_check_fails "and no BPF LSM programs" test -e $pins/lsm
-
-    # Another tool holds every trampoline slot of security_path_chmod when the programs are loaded: that
-    # program is left out, a policy with path rules is refused naming its function, one without them runs.
-    if command -v cerberus-fill-trampoline >/dev/null; then
-        rm -f $pins/fmod_ret $pins/fmod_ret_* # no container runs: the programs detach, the maps stay
-        mkdir -p /sys/fs/bpf/fill
-        vm_expect_contains "another tool fills a trampoline" "errno=7 (Argument list too long)" \
-            cerberus-fill-trampoline security_path_chmod /sys/fs/bpf/fill
-        WANT=fmod-ret; vm_check "network rules hold beside the full trampoline" denied_once backend-full
-        vm_check "cerb_path_chmod was left out, the others attached" \
-            sh -c "test -e $pins/fmod_ret_cerb_file_open && ! test -e $pins/fmod_ret_cerb_path_chmod"
-        bundle_edit "$bundle" '.annotations["io.cerberus.policy"] = $p' --arg p '{"read_only_paths": ["/"]}'
-        vm_expect_refused "path rules without their hook are refused" \
-            "policy.allowed_paths: the fmod-ret backend cannot enforce allowed_paths, read_only_paths (security_path_chmod was left out" \
-            cerberus --enforcement fmod-ret run --bundle "$bundle" backend-paths
-        vm_check_fails "and leave no state" test -e /run/cerberus/backend-paths
-        rm -rf /sys/fs/bpf/fill
-        rm -f $pins/fmod_ret $pins/fmod_ret_* # the next create attaches every program again
-    else
-        vm_skip "a full trampoline" "no cerberus-fill-trampoline in the VM"
-    fi
     ;;
 esac
 rm -rf "$bundle"
