@@ -1,21 +1,26 @@
 // SPDX-License-Identifier: Apache-2.0
-/* cerberus-fill-trampoline FUNCTION PIN_DIR: attaches fmod_ret programs that
- * do nothing to the kernel function until the kernel refuses one more (its
- * per-function limit of trampoline programs), pinning each link in PIN_DIR,
- * so that tests can see what the runtime does when another tool has taken
- * every slot. Prints "attached=N errno=E (NAME)". */
+/* cerberus-fill-trampoline FUNCTION PIN_DIR COUNT: attaches COUNT fmod_ret
+ * programs that do nothing to the kernel function, pinning each link in
+ * PIN_DIR, so that tests can see what the runtime does when another tool has
+ * taken every slot of its trampoline (COUNT: the kernel's limit, on a
+ * function nothing else uses). It stops at the first refusal and never tries
+ * past COUNT: an attach refused for a full trampoline is what must not happen
+ * in the test (see bpf::trampoline_use). Prints "attached=N errno=E (NAME)",
+ * and succeeds when all COUNT were attached. */
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: cerberus-fill-trampoline FUNCTION PIN_DIR\n");
+    int count = argc == 4 ? atoi(argv[3]) : 0;
+    if (count <= 0) {
+        fprintf(stderr, "usage: cerberus-fill-trampoline FUNCTION PIN_DIR COUNT\n");
         return 2;
     }
     struct btf *kernel = btf__load_vmlinux_btf();
@@ -30,7 +35,7 @@ int main(int argc, char **argv)
     };
     LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_MODIFY_RETURN, .attach_btf_id = id);
     int attached = 0, err = 0;
-    for (;;) {
+    while (attached < count) {
         int prog = bpf_prog_load(BPF_PROG_TYPE_TRACING, "fill", "GPL", return_zero, 2, &opts);
         if (prog < 0) {
             err = errno;
@@ -52,5 +57,5 @@ int main(int argc, char **argv)
         attached++;
     }
     printf("attached=%d errno=%d (%s)\n", attached, err, strerror(err));
-    return attached > 0 && err == E2BIG ? 0 : 1;
+    return attached == count ? 0 : 1;
 }

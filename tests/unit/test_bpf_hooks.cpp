@@ -139,6 +139,29 @@ TEST_CASE("bpf hooks: a missing, reshaped or void function makes its hook unavai
     CHECK_FALSE(hook_unavailable(btf.get(), *find_hook("cerb_bprm_committed_creds"), ProgramSet::fmod_ret));
 }
 
+TEST_CASE("bpf hooks: a trampoline holding the most programs the kernel allows is full, each function its own")
+{
+    auto btf = fake_kernel(kernel_6_1());
+    auto id_of = [&](const char* function) {
+        int id = btf__find_by_name_kind(btf.get(), function, BTF_KIND_FUNC);
+        REQUIRE(id > 0);
+        return static_cast<unsigned>(id);
+    };
+    const Hook& chmod = *find_hook("cerb_path_chmod");
+    TrampolineUse use{{id_of("security_path_chmod"), trampoline_capacity - 1}};
+    CHECK_FALSE(trampoline_full(btf.get(), chmod, ProgramSet::fmod_ret, use)); // the last slot is ours
+
+    use[id_of("security_path_chmod")] = trampoline_capacity;
+    auto full = trampoline_full(btf.get(), chmod, ProgramSet::fmod_ret, use);
+    REQUIRE(full);
+    CHECK(full->find("security_path_chmod's trampoline already holds 38 programs") != std::string::npos);
+    CHECK_FALSE(trampoline_full(btf.get(), *find_hook("cerb_path_chown"), ProgramSet::fmod_ret, use));
+    // The BPF LSM program attaches to bpf_lsm_path_chmod: another trampoline.
+    CHECK_FALSE(trampoline_full(btf.get(), chmod, ProgramSet::bpf_lsm, use));
+    use[id_of("bpf_lsm_path_chmod")] = trampoline_capacity + 1;
+    CHECK(trampoline_full(btf.get(), chmod, ProgramSet::bpf_lsm, use));
+}
+
 TEST_CASE("bpf hooks: a rule kind is covered only when every hook it needs is there")
 {
     using policy::RuleKind;

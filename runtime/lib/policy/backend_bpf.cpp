@@ -83,13 +83,15 @@ std::set<std::string> pinned_programs(const std::string& group, const std::strin
 // Loads the set's programs (creating or reusing the shared maps) and pins a
 // link for each attached one. A program whose kernel function is missing or
 // reshaped (BTF), or whose trampoline already holds the most programs the
-// kernel allows (E2BIG: 38 on x86-64, shared with every other tool), is left
-// out; coverage() then refuses the rules that need it. Throws, saying what
-// the kernel refused.
+// kernel allows (38 on x86-64, shared with every other tool), is left out
+// before loading; coverage() then refuses the rules that need it. The slots
+// are counted first, never found by an attach the kernel refuses (see
+// bpf::trampoline_use). Throws, saying what the kernel refused.
 void load_and_pin(const SetTraits& traits)
 {
     bpf::forward_libbpf_messages();
     auto kernel_btf = bpf::load_kernel_btf();
+    auto use = bpf::trampoline_use();
     auto opts = bpf::shared_map_options();
     size_t size = 0;
     const void* bytes = traits.elf_bytes(&size);
@@ -102,7 +104,10 @@ void load_and_pin(const SetTraits& traits)
         const bpf::Hook* hook = bpf::find_hook(bpf_program__name(program));
         if (!hook)
             throw Error(std::string("BPF program ") + bpf_program__name(program) + " is not in policy_hooks", EPROTO);
-        if (auto why = bpf::hook_unavailable(kernel_btf.get(), *hook, traits.set)) {
+        auto why = bpf::hook_unavailable(kernel_btf.get(), *hook, traits.set);
+        if (!why)
+            why = bpf::trampoline_full(kernel_btf.get(), *hook, traits.set, use);
+        if (why) {
             spdlog::info("{}: leaving out {}: {}", enforcement_name(traits.kind), hook->program, *why);
             check(bpf_program__set_autoload(program, false), std::string("leaving out ") + hook->program);
         }
@@ -121,6 +126,8 @@ void load_and_pin(const SetTraits& traits)
                 continue;
             std::string name = bpf_program__name(program);
             links.emplace_back(bpf_program__attach(program));
+            // Another tool took the last slot since they were counted: nothing was attached, and nothing
+            // on that function is detached or attached again here.
             if (!links.back() && errno == E2BIG) {
                 spdlog::info("{}: leaving out {}: its kernel function has the most programs the kernel allows",
                              enforcement_name(traits.kind), name);
@@ -185,11 +192,14 @@ public:
         bool loaded = bpf::group_pinned(traits_.group);
         std::set<std::string> attached = loaded ? pinned_programs(traits_.group) : std::set<std::string>{};
         bpf::KernelBtf kernel_btf;
+        bpf::TrampolineUse use;
         std::string no_btf;
         if (!loaded) {
             try {
                 kernel_btf = bpf::load_kernel_btf();
+                use = bpf::trampoline_use();
             } catch (const Error& e) {
+                kernel_btf.reset();
                 no_btf = e.what();
             }
         }
@@ -200,8 +210,13 @@ public:
             if (loaded && !attached.count(hook.program))
                 why = bpf::attach_function(hook, traits_.set) +
                       " was left out when the programs were loaded here (missing, or its trampoline full)";
-            else if (!loaded)
-                why = kernel_btf ? bpf::hook_unavailable(kernel_btf.get(), hook, traits_.set) : no_btf;
+            else if (!loaded && !kernel_btf)
+                why = no_btf;
+            else if (!loaded) {
+                why = bpf::hook_unavailable(kernel_btf.get(), hook, traits_.set);
+                if (!why)
+                    why = bpf::trampoline_full(kernel_btf.get(), hook, traits_.set, use);
+            }
             if (why)
                 missing[hook.program] = *why;
             else

@@ -2,9 +2,14 @@
 #include "policy/bpf_hooks.hpp"
 
 #include "base/error.hpp"
+#include "base/fd.hpp"
 
+#include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+
+#include <cerrno>
+#include <cstring>
 
 namespace cerberus::bpf {
 
@@ -59,6 +64,27 @@ const std::vector<Hook> hooks = {
     {"cerb_path_chown", "path_chown", "security_path_chown", 3, 3, true, paths},
 };
 
+// The id of the kernel's own BTF object, by which the kernel names the
+// function a tracing link attaches to (modules' BTF objects have others).
+unsigned vmlinux_btf_object()
+{
+    __u32 id = 0;
+    while (bpf_btf_get_next_id(id, &id) == 0) {
+        UniqueFd btf(bpf_btf_get_fd_by_id(id));
+        if (!btf)
+            continue; // unloaded since it was listed
+        char name[sizeof("vmlinux")] = {};
+        bpf_btf_info info{};
+        info.name = reinterpret_cast<__u64>(name);
+        info.name_len = sizeof(name);
+        __u32 length = sizeof(info);
+        if (bpf_obj_get_info_by_fd(btf.get(), &info, &length) == 0 && info.kernel_btf &&
+            std::strcmp(name, "vmlinux") == 0)
+            return id;
+    }
+    throw Error("finding the kernel's BTF among its BTF objects: none is vmlinux", ENOENT);
+}
+
 } // namespace
 
 const std::vector<Hook>& policy_hooks()
@@ -110,6 +136,39 @@ std::optional<std::string> hook_unavailable(const struct btf* kernel_btf, const 
     if (set == ProgramSet::fmod_ret && hook.denies && proto->type == 0)
         return function + " returns nothing in this kernel";
     return std::nullopt;
+}
+
+TrampolineUse trampoline_use()
+{
+    unsigned vmlinux = vmlinux_btf_object();
+    TrampolineUse use;
+    __u32 id = 0;
+    int err;
+    while ((err = bpf_link_get_next_id(id, &id)) == 0) {
+        UniqueFd link(bpf_link_get_fd_by_id(id));
+        if (!link)
+            continue; // detached since it was listed
+        bpf_link_info info{};
+        __u32 length = sizeof(info);
+        if (bpf_obj_get_info_by_fd(link.get(), &info, &length) == 0 && info.type == BPF_LINK_TYPE_TRACING &&
+            info.tracing.target_obj_id == vmlinux)
+            ++use[info.tracing.target_btf_id];
+    }
+    if (err != -ENOENT)
+        throw Error("listing the kernel's BPF links to count trampoline slots: " + errno_text(-err), -err);
+    return use;
+}
+
+std::optional<std::string> trampoline_full(const struct btf* kernel_btf, const Hook& hook, ProgramSet set,
+                                           const TrampolineUse& use)
+{
+    std::string function = attach_function(hook, set);
+    int id = btf__find_by_name_kind(kernel_btf, function.c_str(), BTF_KIND_FUNC);
+    auto held = id < 0 ? use.end() : use.find(static_cast<unsigned>(id));
+    if (held == use.end() || held->second < trampoline_capacity)
+        return std::nullopt;
+    return function + "'s trampoline already holds " + std::to_string(held->second) +
+           " programs, the most the kernel allows";
 }
 
 RuleKinds covered_kinds(const std::set<std::string>& programs)

@@ -9,6 +9,7 @@
 
 #include "policy/enforcement.hpp"
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -61,6 +62,27 @@ KernelBtf load_kernel_btf();
 // function is missing, inlined away, or has other parameters or no return
 // value), or nullopt when it can.
 std::optional<std::string> hook_unavailable(const struct btf* kernel_btf, const Hook& hook, ProgramSet set);
+
+// How many programs one kernel function's BPF trampoline takes on x86-64
+// (BPF_MAX_TRAMP_LINKS): fentry, fexit, fmod_ret and BPF LSM programs, of
+// every tool, count together.
+constexpr unsigned trampoline_capacity = 38;
+
+// Programs holding a slot of a vmlinux function's trampoline, by the
+// function's BTF type id.
+using TrampolineUse = std::map<unsigned, unsigned>;
+
+// Every tracing link the kernel lists (BPF LSM links are tracing links too),
+// counted by the vmlinux function it attaches to. The loader counts before
+// attaching because an attach refused with E2BIG is not harmless: on Debian's
+// 6.1 kernel, trying a full trampoline and detaching from it later left other
+// programs skipped on a CPU. Throws when the kernel will not list them.
+TrampolineUse trampoline_use();
+
+// Why the hook's program cannot join its function's trampoline (every slot
+// is taken), or nullopt when it can.
+std::optional<std::string> trampoline_full(const struct btf* kernel_btf, const Hook& hook, ProgramSet set,
+                                           const TrampolineUse& use);
 
 // The rule kinds that have every hook they need among these programs.
 RuleKinds covered_kinds(const std::set<std::string>& programs);
