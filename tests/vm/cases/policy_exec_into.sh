@@ -7,6 +7,7 @@
 # runtime's set-up task cannot be taken over (ptrace) from inside the container. Each denial beside its
 # control without the policy.
 # vm-timeout: 420
+# vm-boots: bpf-lsm no-bpf-lsm
 . /vm/lib.sh
 
 vm_has_cerberus && vm_has_probe || exit 0
