@@ -52,5 +52,8 @@ for n in 1 2 3 4 5 6; do
     cerberus delete --force trampoline-after-$n >/dev/null 2>&1
 done
 vm_check "and every program is attached again" test -e $pins/fmod_ret_cerb_path_chmod
+# What went wrong before: a trampoline skipping a program it found already running on that CPU.
+vm_check_fails "no program was skipped by its trampoline (no recursion_misses)" \
+    sh -c "bpftool prog show | grep -q recursion_misses"
 rm -rf "$bundle" /tmp/trampoline-full.log
 exit 0
