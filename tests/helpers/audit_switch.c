@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: Apache-2.0
+/* cerberus-audit-switch: what the Landlock trail test needs of kernel audit,
+ * without an audit daemon or auditctl on the host.
+ *   get              prints audit_enabled (0, 1 or 2)
+ *   set N            sets it (the test puts back what it found)
+ *   add-rule|del-rule  a rule that never fires (exit list, action never, the
+ *                    acct syscall): with one rule loaded the kernel writes the
+ *                    SYSCALL record that names the denied process.
+ * Exits 0 on success, 1 with the kernel's error on stderr. */
+#include <errno.h>
+#include <linux/audit.h>
+#include <linux/netlink.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static int talk(int fd, int type, const void *payload, size_t size, struct audit_status *status)
+{
+    char buf[8192] __attribute__((aligned(NLMSG_ALIGNTO)));
+    struct nlmsghdr *request = (struct nlmsghdr *)buf;
+    memset(buf, 0, sizeof(buf));
+    request->nlmsg_len = NLMSG_LENGTH(size);
+    request->nlmsg_type = type;
+    request->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+    request->nlmsg_seq = 1;
+    memcpy(NLMSG_DATA(request), payload, size);
+    struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
+    if (sendto(fd, buf, request->nlmsg_len, 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0)
+        return -errno;
+    for (;;) {
+        ssize_t n = recv(fd, buf, sizeof(buf), 0);
+        if (n < 0)
+            return -errno;
+        for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (unsigned)n); h = NLMSG_NEXT(h, n)) {
+            if (h->nlmsg_type == AUDIT_GET && status)
+                memcpy(status, NLMSG_DATA(h), sizeof(*status));
+            if (h->nlmsg_type == NLMSG_ERROR) /* the acknowledgement comes last */
+                return ((struct nlmsgerr *)NLMSG_DATA(h))->error;
+        }
+    }
+}
+
+static int rule(int fd, int type)
+{
+    size_t size = sizeof(struct audit_rule_data);
+    struct audit_rule_data *data = calloc(1, size);
+    data->flags = AUDIT_FILTER_EXIT;
+    data->action = AUDIT_NEVER;
+    data->mask[SYS_acct / 32] |= 1U << (SYS_acct % 32);
+    data->field_count = 1;
+    data->fields[0] = AUDIT_ARCH;
+    data->fieldflags[0] = AUDIT_EQUAL;
+    data->values[0] = AUDIT_ARCH_X86_64;
+    int err = talk(fd, type, data, size, NULL);
+    free(data);
+    return err;
+}
+
+int main(int argc, char **argv)
+{
+    int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_AUDIT);
+    int err = fd < 0 ? -errno : 0;
+    if (!err && argc == 2 && strcmp(argv[1], "get") == 0) {
+        struct audit_status status = {0};
+        err = talk(fd, AUDIT_GET, NULL, 0, &status);
+        if (!err)
+            printf("%u\n", status.enabled);
+    } else if (!err && argc == 3 && strcmp(argv[1], "set") == 0) {
+        struct audit_status status = {.mask = AUDIT_STATUS_ENABLED, .enabled = (unsigned)atoi(argv[2])};
+        err = talk(fd, AUDIT_SET, &status, sizeof(status), NULL);
+    } else if (!err && argc == 2 && strcmp(argv[1], "add-rule") == 0) {
+        err = rule(fd, AUDIT_ADD_RULE);
+    } else if (!err && argc == 2 && strcmp(argv[1], "del-rule") == 0) {
+        err = rule(fd, AUDIT_DEL_RULE);
+    } else if (!err) {
+        fprintf(stderr, "usage: %s get | set N | add-rule | del-rule\n", argv[0]);
+        return 2;
+    }
+    if (err) {
+        fprintf(stderr, "%s: %s\n", argv[0], strerror(-err));
+        return 1;
+    }
+    return 0;
+}
