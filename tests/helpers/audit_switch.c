@@ -1,11 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /* cerberus-audit-switch: what the Landlock trail test needs of kernel audit,
  * without an audit daemon or auditctl on the host.
- *   get              prints audit_enabled (0, 1 or 2)
- *   set N            sets it (the test puts back what it found)
- *   add-rule|del-rule  a rule that never fires (exit list, action never, the
- *                    acct syscall): with one rule loaded the kernel writes the
- *                    SYSCALL record that names the denied process.
+ *   get      prints audit_enabled (0, 1 or 2)
+ *   set N    sets it (the test puts back what it found)
  * Exits 0 on success, 1 with the kernel's error on stderr. */
 #include <errno.h>
 #include <linux/audit.h>
@@ -14,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 static int talk(int fd, int type, const void *payload, size_t size, struct audit_status *status)
@@ -34,29 +30,13 @@ static int talk(int fd, int type, const void *payload, size_t size, struct audit
         ssize_t n = recv(fd, buf, sizeof(buf), 0);
         if (n < 0)
             return -errno;
-        for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (unsigned)n); h = NLMSG_NEXT(h, n)) {
+        for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, n); h = NLMSG_NEXT(h, n)) {
             if (h->nlmsg_type == AUDIT_GET && status)
                 memcpy(status, NLMSG_DATA(h), sizeof(*status));
             if (h->nlmsg_type == NLMSG_ERROR) /* the acknowledgement comes last */
                 return ((struct nlmsgerr *)NLMSG_DATA(h))->error;
         }
     }
-}
-
-static int rule(int fd, int type)
-{
-    size_t size = sizeof(struct audit_rule_data);
-    struct audit_rule_data *data = calloc(1, size);
-    data->flags = AUDIT_FILTER_EXIT;
-    data->action = AUDIT_NEVER;
-    data->mask[SYS_acct / 32] |= 1U << (SYS_acct % 32);
-    data->field_count = 1;
-    data->fields[0] = AUDIT_ARCH;
-    data->fieldflags[0] = AUDIT_EQUAL;
-    data->values[0] = AUDIT_ARCH_X86_64;
-    int err = talk(fd, type, data, size, NULL);
-    free(data);
-    return err;
 }
 
 int main(int argc, char **argv)
@@ -71,12 +51,8 @@ int main(int argc, char **argv)
     } else if (!err && argc == 3 && strcmp(argv[1], "set") == 0) {
         struct audit_status status = {.mask = AUDIT_STATUS_ENABLED, .enabled = (unsigned)atoi(argv[2])};
         err = talk(fd, AUDIT_SET, &status, sizeof(status), NULL);
-    } else if (!err && argc == 2 && strcmp(argv[1], "add-rule") == 0) {
-        err = rule(fd, AUDIT_ADD_RULE);
-    } else if (!err && argc == 2 && strcmp(argv[1], "del-rule") == 0) {
-        err = rule(fd, AUDIT_DEL_RULE);
     } else if (!err) {
-        fprintf(stderr, "usage: %s get | set N | add-rule | del-rule\n", argv[0]);
+        fprintf(stderr, "usage: %s get | set N\n", argv[0]);
         return 2;
     }
     if (err) {

@@ -88,7 +88,7 @@ TEST_CASE("records of one event are grouped by serial; the SYSCALL record names 
     CHECK(line["error"] == "EACCES");
     CHECK(line["verdict"] == "denied");
 
-    // Without audit rules no SYSCALL record and no end come: stale events are taken at the next tick.
+    // Where the kernel builds no SYSCALL record no end comes either: stale events are taken at the next tick.
     CHECK(events.take_stale().empty());
     auto read = events.take_stale();
     REQUIRE(read.size() == 1);

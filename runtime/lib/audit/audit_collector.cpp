@@ -438,8 +438,8 @@ void Collector::on_tick()
 {
     reload_registry();
     consume();
-    // Events still open from the last tick: where no audit rule is loaded the
-    // kernel sends no end-of-event record.
+    // Events still open from the last tick: where the kernel builds no
+    // SYSCALL record it sends no end-of-event record either.
     write_landlock(landlock_.take_stale());
     for (auto& [cgroup_id, trail] : trails_)
         report_lost(cgroup_id, trail);

@@ -2,8 +2,8 @@
 // Landlock's denials as the kernel audit log carries them (ABI 7): an
 // AUDIT_LANDLOCK_ACCESS record per denial (domain id, blockers, the object),
 // an AUDIT_LANDLOCK_DOMAIN record the first time a domain shows (who created
-// it: the container process that applied it), and, only where audit rules are
-// loaded, the SYSCALL record of the same event naming the process. Records of
+// it: the container process that applied it), and, where the kernel builds
+// one, the SYSCALL record of the same event naming the process. Records of
 // one event share a serial. Pure: parsing, grouping and the trail line.
 #pragma once
 
@@ -60,7 +60,7 @@ public:
     // comes: the creator should be looked at while it still runs.
     std::optional<std::pair<uint64_t, int64_t>> add(const AuditRecord& record);
     // Events that are complete: ended (AUDIT_EOE) or, with everything = true,
-    // all of them (the kernel sends no end where no audit rule is loaded).
+    // all of them (where the kernel builds no SYSCALL record it sends no end).
     std::vector<LandlockEvent> take(bool everything);
     // Events already open at the last call; the others are marked.
     std::vector<LandlockEvent> take_stale();

@@ -117,8 +117,8 @@ public:
              "raw and ICMP inet sockets refused and reported by a cgroup sock_create program; other families "
              "(packet, vsock...) and io_uring refused by seccomp, unreported; in audit mode those are let through"},
             {RuleKind::paths, Level::full, files_reported, false,
-             files_note(files_reported ? "denials read from the kernel audit log; pid and comm only while an audit "
-                                         "rule is loaded"
+             files_note(files_reported ? "denials read from the kernel audit log; pid and comm where the kernel "
+                                         "sends the event's SYSCALL record"
                                        : "")},
             {RuleKind::path_changes, Level::partial, files_reported, false,
              files_note(std::string(abi >= 3 ? "" : "truncate is not governed before Landlock ABI 3; ") +
