@@ -101,6 +101,9 @@ void police(const RuntimeOptions& rt, const ContainerState& state)
     with_context(config + ": a hook cannot change the container's config", [&] {
         policy::require_policy_applied(*policy, spec);
     });
+    // Where the container is goes first: without a cgroup of its own nothing
+    // can be keyed to it, whatever the kernel offers.
+    uint64_t cgroup_id = container_cgroup_id(state.pid);
     // Only the BPF LSM binds a container another runtime starts: the other
     // backends need the container's own processes to apply their part.
     RuntimeOptions under_bpf_lsm = rt;
@@ -110,7 +113,6 @@ void police(const RuntimeOptions& rt, const ContainerState& state)
         return policy_setup::prepare(under_bpf_lsm, std::move(*policy), as_runtime_would,
                                      state.bundle + "/" + spec.root.path);
     });
-    uint64_t cgroup_id = container_cgroup_id(state.pid);
 
     files::make_dirs(rt.root, 0700);
     Rollback rollback{.dir = record_dir(rt, state.id)};

@@ -5,7 +5,7 @@
 # usage: tests/fuzz/run.sh [--build DIR] [--seconds N] [TARGET...]
 #   --build DIR   fuzz build directory (default: build-fuzz; configured and built when needed)
 #   --seconds N   time per target (default: $CERBERUS_FUZZ_SECONDS, else 60)
-#   TARGET        config, policy, lock_policy, trail (default: all)
+#   TARGET        config, policy, lock_policy, trail, audit_record (default: all)
 # New inputs go to DIR/corpus/<target>/ (the seeds in the repository are not touched); a crash
 # leaves its input in DIR/artifacts/<target>/ and fails the run: make it a unit test, then fix it.
 set -uo pipefail
@@ -24,7 +24,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 [[ $seconds =~ ^[1-9][0-9]*$ ]] || { echo "fuzz: --seconds expects a positive number" >&2; exit 2; }
-[ ${#targets[@]} -gt 0 ] || targets=(config policy lock_policy trail)
+[ ${#targets[@]} -gt 0 ] || targets=(config policy lock_policy trail audit_record)
 
 start=$(date +%s)
 if ! CC=clang CXX=clang++ cmake -S "$repo" -B "$build" -DCERBERUS_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null ||

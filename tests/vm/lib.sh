@@ -388,6 +388,11 @@ pin_dir() {
     cerberus check 2>/dev/null | sed -n 's/^pin dir: *\([^ ]*\).*/\1/p'
 }
 
+# audit_run_dir: the audit collector's registry of this build (a directory named by its BPF layout).
+audit_run_dir() {
+    cerberus check 2>/dev/null | sed -n 's/^audit run dir: *\([^ ]*\).*/\1/p'
+}
+
 # policy_entries_of CGROUP_ID: how many entries of the pinned policy maps are keyed by the cgroup id.
 policy_entries_of() {
     local id="$1" hex="" i=0 total=0 map offset n maps

@@ -145,11 +145,14 @@ void register_container(const RuntimeOptions& rt, const std::string& id, uint64_
     std::string registry = run_path("containers");
     with_context("registering container " + id + " with the audit collector", [&] {
         files::make_dirs(registry, 0700);
-        nlohmann::json entry = {{"id", id}, {"trail", trail_path(rt.audit_dir, id)}};
+        nlohmann::json entry = {{"id", id}, {"trail", trail_path(rt.audit_dir, id)}, {"enforcement", start.enforcement}};
         files::write_file_atomic(registry + "/" + std::to_string(cgroup_id), entry.dump(), 0600);
     });
     try {
-        ensure_collector();
+        // Answered once it reads the ring buffer and the kernel audit log:
+        // Landlock names a domain's maker only with its first denial.
+        if (std::string answer = ask_collector("ping"); answer != "ok")
+            throw Error("the audit collector answered: " + answer, EIO);
     } catch (const Error& e) {
         spdlog::warn("starting the audit collector: {}; events wait in the ring buffer", e.what());
     }
@@ -166,8 +169,15 @@ void finish_container(uint64_t cgroup_id, const std::string& pin_dir)
     std::string registry_entry = run_path("containers/" + std::to_string(cgroup_id));
     if (!files::exists(registry_entry))
         return; // never registered, or already finished
-    // Nothing ever reached the ring buffer: no trail to write, no collector to wait for.
-    if (auto policy = policy_entry(cgroup_id); policy && policy->events_sent == 0 && policy->events_lost == 0) {
+    // Nothing ever reached the ring buffer: no trail to write, no collector to
+    // wait for. Landlock's denials take the kernel audit log instead: no count says.
+    bool audit_log = false;
+    try {
+        audit_log = nlohmann::json::parse(files::read_file(registry_entry)).value("enforcement", "") == "landlock";
+    } catch (const std::exception&) {
+    }
+    if (auto policy = policy_entry(cgroup_id);
+        !audit_log && policy && policy->events_sent == 0 && policy->events_lost == 0) {
         if (unlink(registry_entry.c_str()) == 0 || errno == ENOENT)
             return;
     }

@@ -3,9 +3,12 @@
 
 #include "audit/audit.hpp"
 #include "audit/audit_format.hpp"
+#include "audit/landlock_records.hpp"
 #include "base/error.hpp"
 #include "base/fd.hpp"
 #include "base/files.hpp"
+#include "cgroup/cgroup_mounts.hpp"
+#include "kernel/audit_netlink.hpp"
 #include "kernel/pinned_maps.hpp"
 
 #include <bpf/bpf.h>
@@ -13,9 +16,11 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/epoll.h>
+#include <poll.h>
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -41,6 +46,9 @@ constexpr auto tick = std::chrono::seconds(1); // lost counts, fdatasync, regist
 // short-lived policed containers (an eval harness, CI) then shares one
 // collector instead of starting one per container.
 constexpr auto idle_linger = std::chrono::seconds(10);
+
+// epoll tags
+constexpr uint32_t ring_ready = 0, request_ready = 1, audit_log_ready = 2;
 
 std::string run_path(const std::string& name)
 {
@@ -83,6 +91,11 @@ private:
     bool take_lock();
     void listen_socket();
     bool policy_present(uint64_t cgroup_id) const;
+    void subscribe_audit_log();
+    void read_audit_log();
+    void write_landlock(std::vector<LandlockEvent> events);
+    std::optional<uint64_t> cgroup_of(int64_t pid) const;
+    void learn_domain(uint64_t domain, int64_t creator);
 
     UniqueFd lock_, listener_, epoll_, policies_, acct_, events_;
     std::unique_ptr<ring_buffer, RingDeleter> ring_;
@@ -93,6 +106,12 @@ private:
     int64_t boot_to_wall_ = 0;
     bool reloaded_in_batch_ = false;
     uint64_t unknown_ = 0; // events of cgroups in no registry entry
+    // Landlock's denials, from the kernel audit log.
+    UniqueFd audit_log_;
+    LandlockEvents landlock_;
+    std::map<uint64_t, uint64_t> domains_; // Landlock domain id -> cgroup id of the process that made it
+    std::string cgroup2_;
+    uint64_t audit_lost_ = 0, unknown_domains_ = 0;
 };
 
 bool Collector::take_lock()
@@ -118,7 +137,7 @@ void Collector::listen_socket()
     check(bind(listener_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), "bind " + path);
     check(chmod(path.c_str(), 0600), "chmod " + path);
     check(listen(listener_.get(), 64), "listen " + path);
-    epoll_event ev{.events = EPOLLIN, .data = {.u32 = 1}};
+    epoll_event ev{.events = EPOLLIN, .data = {.u32 = request_ready}};
     check(epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, listener_.get(), &ev), "epoll_ctl");
 }
 
@@ -140,12 +159,99 @@ bool Collector::start()
     epoll_.reset(epoll_create1(EPOLL_CLOEXEC));
     if (!epoll_)
         throw_errno("epoll_create1");
-    epoll_event ev{.events = EPOLLIN, .data = {.u32 = 0}};
+    epoll_event ev{.events = EPOLLIN, .data = {.u32 = ring_ready}};
     check(epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, ring_buffer__epoll_fd(ring_.get()), &ev), "epoll_ctl");
+    subscribe_audit_log(); // before the socket: create waits for the socket before the init runs
     listen_socket();
     reload_registry();
     spdlog::info("audit collector {} started", getpid());
     return true;
+}
+
+// Landlock logs file and exec denials only to kernel audit. Without a
+// subscription (no CAP_AUDIT_READ, no CONFIG_AUDIT) the BPF events still flow.
+void Collector::subscribe_audit_log()
+{
+    try {
+        cgroup2_ = cgroups::Mounts::detect().unified;
+        audit_log_ = kernel::subscribe_audit_log();
+        epoll_event ev{.events = EPOLLIN, .data = {.u32 = audit_log_ready}};
+        check(epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, audit_log_.get(), &ev), "epoll_ctl");
+    } catch (const Error& e) {
+        audit_log_.reset();
+        spdlog::warn("{}: Landlock's denials will not reach the trails", e.what());
+    }
+}
+
+void Collector::read_audit_log()
+{
+    if (!audit_log_)
+        return;
+    try {
+        for (const auto& message : kernel::read_audit_messages(audit_log_.get(), audit_lost_))
+            if (auto record = parse_audit_record(message.type, message.text))
+                if (auto allocated = landlock_.add(*record))
+                    learn_domain(allocated->first, allocated->second);
+    } catch (const Error& e) {
+        spdlog::warn("{}", e.what());
+    }
+    write_landlock(landlock_.take(false));
+}
+
+// The cgroup v2 id of a process: the inode of its directory in the unified hierarchy.
+std::optional<uint64_t> Collector::cgroup_of(int64_t pid) const
+{
+    std::string text;
+    try {
+        text = files::read_file("/proc/" + std::to_string(pid) + "/cgroup");
+    } catch (const Error&) {
+        return std::nullopt; // gone
+    }
+    for (size_t at = 0; at < text.size();) {
+        size_t end = text.find('\n', at);
+        std::string line = text.substr(at, end == std::string::npos ? std::string::npos : end - at);
+        at = end == std::string::npos ? text.size() : end + 1;
+        if (line.rfind("0::", 0) != 0)
+            continue;
+        struct stat st {};
+        if (stat((cgroup2_ + line.substr(3)).c_str(), &st) == 0)
+            return static_cast<uint64_t>(st.st_ino);
+    }
+    return std::nullopt;
+}
+
+// The first denial of a domain comes with the record of who made it: a
+// container's init (or the process `cerberus exec` started), in the
+// container's cgroup while it lives.
+void Collector::learn_domain(uint64_t domain, int64_t creator)
+{
+    if (auto cgroup_id = cgroup_of(creator))
+        domains_[domain] = *cgroup_id;
+}
+
+void Collector::write_landlock(std::vector<LandlockEvent> events)
+{
+    for (const auto& event : events) {
+        for (const auto& denial : event.denials) {
+            auto domain = domains_.find(denial.domain);
+            if (domain == domains_.end()) {
+                ++unknown_domains_; // a domain not of ours, or made by a process gone before its first denial
+                continue;
+            }
+            auto it = trails_.find(domain->second);
+            if (it == trails_.end()) {
+                reload_registry();
+                it = trails_.find(domain->second);
+            }
+            if (it == trails_.end()) {
+                ++unknown_;
+                continue;
+            }
+            Trail& trail = it->second;
+            trail.pending += dump_line(landlock_denial_json(event, denial, trail.id)) + "\n";
+            write_pending(trail);
+        }
+    }
 }
 
 int Collector::on_event(void* self, void* data, size_t size)
@@ -298,6 +404,8 @@ void Collector::forget(uint64_t cgroup_id)
     }
     unlink(run_path("containers/" + std::to_string(cgroup_id)).c_str());
     bpf_map_delete_elem(acct_.get(), &cgroup_id);
+    for (auto it = domains_.begin(); it != domains_.end();)
+        it = it->second == cgroup_id ? domains_.erase(it) : std::next(it);
 }
 
 bool Collector::policy_present(uint64_t cgroup_id) const
@@ -330,6 +438,9 @@ void Collector::on_tick()
 {
     reload_registry();
     consume();
+    // Events still open from the last tick: where the kernel builds no
+    // SYSCALL record it sends no end-of-event record either.
+    write_landlock(landlock_.take_stale());
     for (auto& [cgroup_id, trail] : trails_)
         report_lost(cgroup_id, trail);
     sync_all();
@@ -338,11 +449,26 @@ void Collector::on_tick()
         spdlog::warn("{} events of cgroups no container registered were dropped", unknown_);
         unknown_ = 0;
     }
+    if (unknown_domains_) {
+        spdlog::info("{} Landlock denials of domains no registered container made were left alone", unknown_domains_);
+        unknown_domains_ = 0;
+    }
+    if (audit_lost_) {
+        spdlog::warn("the kernel audit log overflowed {} times: Landlock denials were lost", audit_lost_);
+        audit_lost_ = 0;
+    }
 }
 
 std::string Collector::finish(uint64_t cgroup_id)
 {
     consume();
+    if (audit_log_) {
+        // kauditd sends records a moment after the denial: wait for a last one briefly.
+        pollfd pfd{audit_log_.get(), POLLIN, 0};
+        poll(&pfd, 1, 100);
+        read_audit_log();
+        write_landlock(landlock_.take(true));
+    }
     if (!trails_.count(cgroup_id))
         reload_registry();
     if (auto it = trails_.find(cgroup_id); it != trails_.end())
@@ -366,6 +492,8 @@ void Collector::serve_request()
     std::string answer = "unknown request";
     if (request.rfind("finish ", 0) == 0)
         answer = finish(std::strtoull(request.c_str() + 7, nullptr, 10));
+    else if (request == "ping")
+        answer = "ok"; // create, making sure a collector listens before the init runs
     send(conn.get(), answer.data(), answer.size(), MSG_NOSIGNAL);
 }
 
@@ -381,8 +509,10 @@ void Collector::run()
         if (n < 0 && errno != EINTR)
             throw_errno("epoll_wait");
         for (int i = 0; i < n; ++i) {
-            if (events[i].data.u32 == 0)
+            if (events[i].data.u32 == ring_ready)
                 consume();
+            else if (events[i].data.u32 == audit_log_ready)
+                read_audit_log();
             else
                 serve_request();
         }

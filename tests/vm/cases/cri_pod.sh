@@ -117,9 +117,9 @@ vm_expect_output "cerberus lists no container after the pods are removed" "" \
     sh -c 'cerberus --root /run/containerd/cerberus/k8s.io list | tail -n +2'
 for map in cerb_policies cerb_net4 cerb_net6 cerb_paths; do
     vm_expect_output "no $map entry left after RemovePodSandbox" 0 \
-        sh -c "[ ! -e /sys/fs/bpf/cerberus/$map ] && echo 0 || bpftool map dump pinned /sys/fs/bpf/cerberus/$map -j | jq length"
+        sh -c "bpftool map dump pinned $(pin_dir)/$map -j | jq length"
 done
-vm_check "no registry entry left" sh -c "[ -z \"\$(ls -A /run/cerberus-audit/containers 2>/dev/null)\" ]"
+vm_check "no registry entry left" sh -c "[ -z \"\$(ls -A $(audit_run_dir)/containers 2>/dev/null)\" ]"
 kill "$containerd_pid"
 wait "$containerd_pid" 2>/dev/null
 exit 0

@@ -28,9 +28,9 @@ runc delete --force oci-hook-policed >/dev/null 2>&1
 vm_expect_contains "the denial is in the container's trail" '"op":"connect"' cat /var/log/cerberus/oci-hook-policed.jsonl
 for map in cerb_policies cerb_net4 cerb_net6 cerb_paths; do
     vm_expect_output "no $map entry left after runc delete" 0 \
-        sh -c "bpftool map dump pinned /sys/fs/bpf/cerberus/$map -j | jq length"
+        sh -c "bpftool map dump pinned $(pin_dir)/$map -j | jq length"
 done
 vm_check "no hook record left" sh -c "[ -z \"\$(ls -A $hook_root 2>/dev/null)\" ]"
-vm_check "no registry entry left" sh -c "[ -z \"\$(ls -A /run/cerberus-audit/containers 2>/dev/null)\" ]"
+vm_check "no registry entry left" sh -c "[ -z \"\$(ls -A $(audit_run_dir)/containers 2>/dev/null)\" ]"
 rm -rf "$bundle"
 exit 0
