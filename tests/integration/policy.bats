@@ -38,6 +38,17 @@ no_entry_of_unique_hosts() {
         jq -e '[.[] | (.key // .formatted.key) | select(type == "array") | select(.[12:16] == ["0xc6","0x12","0x4d","0x00"])] | length > 0'
 }
 
+# forced_backend_fails_closed BACKEND REASON: with --enforcement BACKEND the policed run fails, its error naming
+# the backend and REASON and refusing to run unprotected, and nothing of the container is left.
+forced_backend_fails_closed() {
+    set_policy '{'"$unique_hosts"'}'
+    run cerb --enforcement "$1" run -b "$BUNDLE" "$ID"
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"enforcement \"$1\"$2"*'refusing to run the container unprotected'* ]]
+    expect_nothing_left
+}
+
 @test "a policy with an unknown field is refused, naming the field" {
     set_policy '{"allowed_hosts": ["1.1.1.1:443"], "alowed_paths": ["/tmp"]}'
     run cerb run -b "$BUNDLE" "$ID"
@@ -215,12 +226,7 @@ expect_accepted() {
 
 @test "a backend this host cannot run fails closed, saying why, and leaves nothing" {
     [[ "$(cerb check)" == *'bpf-lsm   unusable'* ]] || skip "this host runs the BPF LSM"
-    set_policy '{'"$unique_hosts"'}'
-    run cerb --enforcement bpf-lsm run -b "$BUNDLE" "$ID"
-    echo "$output"
-    [ "$status" -eq 1 ]
-    [[ "$output" == *'enforcement "bpf-lsm"'*'refusing to run the container unprotected'* ]]
-    expect_nothing_left
+    forced_backend_fails_closed bpf-lsm ''
     set_policy '{"enforcement": "bpf-lsm", '"$unique_hosts"'}'
     run cerb run -b "$BUNDLE" "$ID"
     [ "$status" -eq 1 ]
@@ -231,12 +237,7 @@ expect_accepted() {
 
 @test "fmod-ret where the kernel refuses trampolines fails closed, saying so, and leaves nothing" {
     [[ "$(cerb check)" == *'fmod-ret  unusable'* ]] || skip "this host runs fmod_ret programs (the VM lane tests them)"
-    set_policy '{'"$unique_hosts"'}'
-    run cerb --enforcement fmod-ret run -b "$BUNDLE" "$ID"
-    echo "$output"
-    [ "$status" -eq 1 ]
-    [[ "$output" == *'enforcement "fmod-ret": the kernel refused to load the fmod_ret programs: '*'refusing to run the container unprotected'* ]]
-    expect_nothing_left
+    forced_backend_fails_closed fmod-ret ': the kernel refused to load the fmod_ret programs: '
     no_entry_of_unique_hosts
     # auto passes it by, as it passes the BPF LSM, and says why in check; control: the same policy runs.
     run cerb check
