@@ -202,6 +202,9 @@ enum cerb_rule {
 #define CERB_TARGET_CAPABILITY 3 /* number */
 #define CERB_TARGET_NUMBER 4 /* number: socket type, bpf cmd, read/load id */
 
+/* struct cerb_event.number of an open (CERB_OP_OPEN): what it asked for. */
+#define CERB_ACCESS_WRITE (1u << 0) /* else read only */
+
 /* One denial (or, in audit mode, would-be denial), sent on CERB_MAP_EVENTS. */
 struct cerb_event {
     __u64 time_ns; /* bpf_ktime_get_boot_ns: CLOCK_BOOTTIME */

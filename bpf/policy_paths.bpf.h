@@ -100,16 +100,17 @@ static __always_inline int check_path(struct cerb_policy *policy, __u64 cgroup_i
                                       __u16 op, int err)
 {
     struct path_walk w;
+    __u32 access = want_write ? CERB_ACCESS_WRITE : 0; /* for learn mode: read or write */
     if (walk_path(&w, cgroup_id, size) < 0 || w.dot_component)
-        return refuse_path(policy, cgroup_id, op, CERB_RULE_PATH_UNRESOLVED, err, 0, 0);
+        return refuse_path(policy, cgroup_id, op, CERB_RULE_PATH_UNRESOLVED, err, 0, access);
     if (w.deny_len)
-        return refuse_path(policy, cgroup_id, op, CERB_RULE_DENIED_PATH, err, w.deny_len - 1, 0);
+        return refuse_path(policy, cgroup_id, op, CERB_RULE_DENIED_PATH, err, w.deny_len - 1, access);
     if (!(policy->flags & CERB_HAS_PATHS))
         return 0;
     if (!w.allow_kinds)
-        return refuse_path(policy, cgroup_id, op, CERB_RULE_NOT_IN_ALLOWED_PATHS, err, 0, 0);
+        return refuse_path(policy, cgroup_id, op, CERB_RULE_NOT_IN_ALLOWED_PATHS, err, 0, access);
     if (want_write && !(w.allow_kinds & CERB_PATH_ALLOW))
-        return refuse_path(policy, cgroup_id, op, CERB_RULE_READ_ONLY_PATH, err, w.allow_len, 0);
+        return refuse_path(policy, cgroup_id, op, CERB_RULE_READ_ONLY_PATH, err, w.allow_len, access);
     return 0;
 }
 

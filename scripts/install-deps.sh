@@ -11,12 +11,20 @@ packages=(
     # The engine tier's CRI client (tests/engines/cri_client.py), its pods' CNI network, and curl
     # for the Docker Engine API (tests/engines/docker.sh).
     python3-grpcio python3-protobuf protobuf-compiler containernetworking-plugins curl
+    # The dashboard: cpp-httplib from its Debian source package (scripts/fetch-httplib.sh) and the
+    # browser tier's headless chromium (tests/browser/).
+    dpkg-dev chromium
 )
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# The browser tier drives chromium with playwright-core from npm, which asks for Node.js 20 (these
+# machines have it); Debian 12's own nodejs (18) is the fallback where there is none.
+command -v node >/dev/null || missing+=(nodejs npm)
 if [ ${#missing[@]} -gt 0 ]; then
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+# cpp-httplib, header-only, for the dashboard (see the script).
+"$(dirname "$0")/fetch-httplib.sh" >/dev/null

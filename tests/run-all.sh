@@ -26,6 +26,7 @@ run_tier integration tests/integration/run.sh "$build"
 run_tier engines tests/engines/run.sh "$build"
 run_tier vm tests/vm/run.sh --build "$build"
 run_tier vm-systemd tests/vm/run.sh --systemd --build "$build"
+run_tier browser tests/browser/run.sh "$build"
 # cerberus first: the expected-pass list and the closing count are its own.
 run_tier conformance tests/conformance/run.sh \
     --expect-pass-list tests/conformance/expected-pass.txt "$build/cerberus" crun runc

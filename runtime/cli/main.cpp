@@ -42,6 +42,8 @@ constexpr Command commands[] = {
     {"update", cli::cmd_update, "change the resource limits of a container"},
     {"events", cli::cmd_events, "print a container's stats and OOM events, or its policy denials"},
     {"check", cli::cmd_check, "print what this host can enforce, backend by backend and rule by rule"},
+    {"policy", cli::cmd_policy, "learn a policy from an audit-mode trail, or check a policy against one"},
+    {"dashboard", cli::cmd_dashboard, "serve the live web view of every policed container's denials"},
     {"audit-collector", cli::cmd_audit_collector, "collect policy denials into the audit trails", true},
 };
 

@@ -147,3 +147,29 @@ TEST_CASE("audit: a boot time past int64 nanoseconds saturates instead of overfl
     e.time_ns = 5'000'000'123; // control: an ordinary time is unchanged
     CHECK(event_json(e, {"c", "", boot_offset})["time"] == "2024-05-01T12:03:20.000000123Z");
 }
+
+TEST_CASE("audit: an open says whether it asked to write, for learn mode")
+{
+    cerb_event e = path_event(CERB_OP_OPEN, CERB_RULE_NOT_IN_ALLOWED_PATHS, "/data/out");
+    e.number = CERB_ACCESS_WRITE;
+    CHECK(event_json(e, {"a", "", 0})["access"] == "write");
+    e.number = 0;
+    CHECK(event_json(e, {"a", "", 0})["access"] == "read");
+    // Other operations on paths carry no access field: what they do is in their name.
+    CHECK_FALSE(event_json(path_event(CERB_OP_UNLINK, CERB_RULE_NOT_IN_ALLOWED_PATHS, "/x"), {"a", "", 0})
+                    .contains("access"));
+}
+
+TEST_CASE("audit: the start record names the enforcement, the mode and the policy")
+{
+    TrailStart start{.enforcement = "bpf-lsm",
+                     .policy = {{"mode", "audit"}, {"allowed_hosts", {"192.0.2.1:443"}}}};
+    std::string line = dump_line(start_json("agent-7", 1714565000LL * 1000000000, start));
+    CHECK(line == R"({"type":"start","time":"2024-05-01T12:03:20.000000000Z","id":"agent-7","enforcement":"bpf-lsm",)"
+                  R"("mode":"audit","policy":{"mode":"audit","allowed_hosts":["192.0.2.1:443"]},)"
+                  R"("not_reported":[],"partly_enforced":[]})");
+    CHECK(text_line(line) == "12:03:20.000 agent-7 START enforced by bpf-lsm, mode audit");
+    start.not_reported = {"exec"};
+    CHECK(text_line(dump_line(start_json("a", 0, start))) ==
+          "00:00:00.000 a START enforced by bpf-lsm, mode audit, not reported: exec");
+}

@@ -61,14 +61,16 @@ std::string license_problem(const fs::path& file, const std::string& expected)
     return "no SPDX-License-Identifier line among the first three (expected " + expected + ")";
 }
 
-// Every source file below root but .git and the build directories.
+// Every source file below root but .git, the build directories and node_modules.
 std::vector<std::string> scan(const fs::path& root, size_t& checked)
 {
     std::vector<std::string> problems;
     for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
         fs::path relative = fs::relative(it->path(), root);
         std::string top = relative.begin()->string();
-        if (it->is_directory() && (top == ".git" || top.rfind("build", 0) == 0)) {
+        // node_modules: the browser tier's npm packages, under their own licences.
+        if (it->is_directory() &&
+            (top == ".git" || top.rfind("build", 0) == 0 || it->path().filename() == "node_modules")) {
             it.disable_recursion_pending();
             continue;
         }

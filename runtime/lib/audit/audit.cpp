@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "audit/audit.hpp"
 
+#include "audit/audit_format.hpp"
+#include "audit/audit_registry.hpp"
 #include "base/error.hpp"
 #include "base/fd.hpp"
 #include "base/files.hpp"
@@ -142,11 +144,9 @@ void register_container(const RuntimeOptions& rt, const std::string& id, uint64_
         if (write(fd.get(), line.data(), line.size()) != static_cast<ssize_t>(line.size()))
             throw_errno("write");
     });
-    std::string registry = run_path("containers");
     with_context("registering container " + id + " with the audit collector", [&] {
-        files::make_dirs(registry, 0700);
-        nlohmann::json entry = {{"id", id}, {"trail", trail_path(rt.audit_dir, id)}, {"enforcement", start.enforcement}};
-        files::write_file_atomic(registry + "/" + std::to_string(cgroup_id), entry.dump(), 0600);
+        write_registry_entry({.cgroup_id = cgroup_id, .id = id, .trail = trail, .root = rt.root,
+                              .enforcement = start.enforcement, .policy = start.policy});
     });
     try {
         // Answered once it reads the ring buffer and the kernel audit log:
@@ -166,7 +166,7 @@ void finish_container(uint64_t cgroup_id, const std::string& pin_dir)
                      cgroup_id, pin_dir);
         return;
     }
-    std::string registry_entry = run_path("containers/" + std::to_string(cgroup_id));
+    std::string registry_entry = registry_entry_path(cgroup_id);
     if (!files::exists(registry_entry))
         return; // never registered, or already finished
     // Nothing ever reached the ring buffer: no trail to write, no collector to

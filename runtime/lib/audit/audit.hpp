@@ -28,9 +28,10 @@ inline constexpr const char* run_dir = "/run/cerberus-audit/" CERB_LAYOUT_ID;
 std::string trail_path(const std::string& audit_dir, const std::string& id);
 
 // create, once the policy is in the kernel and before the init runs: writes
-// the trail's first line (start), records cgroup_id -> id and starts the
-// collector unless one runs. Throws when the trail or the registry cannot be
-// written; a collector that cannot be started is logged.
+// the trail's first line (start: which policy, enforced by which backend, from
+// when), records the container in the registry (audit_registry.hpp) and
+// starts the collector unless one runs. Throws when the trail or the registry
+// cannot be written; a collector that cannot be started is logged.
 void register_container(const RuntimeOptions& rt, const std::string& id, uint64_t cgroup_id,
                         const TrailStart& start);
 

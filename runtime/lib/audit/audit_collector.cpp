@@ -3,6 +3,7 @@
 
 #include "audit/audit.hpp"
 #include "audit/audit_format.hpp"
+#include "audit/audit_registry.hpp"
 #include "audit/landlock_records.hpp"
 #include "base/error.hpp"
 #include "base/fd.hpp"
@@ -13,7 +14,6 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/epoll.h>
 #include <poll.h>
@@ -24,7 +24,6 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -143,7 +142,7 @@ void Collector::listen_socket()
 
 bool Collector::start()
 {
-    files::make_dirs(run_path("containers"), 0700);
+    files::make_dirs(registry_dir(), 0700);
     std::string lock_path = run_path("collector.lock");
     lock_.reset(open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
     if (!lock_)
@@ -364,25 +363,14 @@ void Collector::sync_all()
     }
 }
 
-// containers/<cgroup id> holds {"id": ..., "trail": ...}; create writes it, finish removes it.
+// The registry (audit_registry.hpp): create writes an entry, finish removes it.
 void Collector::reload_registry()
 {
-    std::string dir_path = run_path("containers");
     std::map<uint64_t, bool> seen;
-    for (const auto& entry : files::list_dir(dir_path)) {
-        char* end = nullptr;
-        uint64_t cgroup_id = std::strtoull(entry.name.c_str(), &end, 10);
-        if (*end || end == entry.name.c_str())
-            continue; // a file being written
-        seen[cgroup_id] = true;
-        if (trails_.count(cgroup_id))
-            continue;
-        try {
-            auto j = nlohmann::json::parse(files::read_file(dir_path + "/" + entry.name));
-            trails_[cgroup_id] = Trail{j.at("id"), j.at("trail"), UniqueFd(), "", false};
-        } catch (const std::exception& e) {
-            spdlog::warn("registry entry {}/{}: {}", dir_path, entry.name, e.what());
-        }
+    for (auto& entry : read_registry()) {
+        seen[entry.cgroup_id] = true;
+        if (!trails_.count(entry.cgroup_id))
+            trails_[entry.cgroup_id] = Trail{entry.id, entry.trail, UniqueFd(), "", false};
     }
     for (auto it = trails_.begin(); it != trails_.end();) {
         if (seen.count(it->first)) {
@@ -402,7 +390,7 @@ void Collector::forget(uint64_t cgroup_id)
             fdatasync(it->second.fd.get());
         trails_.erase(it);
     }
-    unlink(run_path("containers/" + std::to_string(cgroup_id)).c_str());
+    unlink(registry_entry_path(cgroup_id).c_str());
     bpf_map_delete_elem(acct_.get(), &cgroup_id);
     for (auto it = domains_.begin(); it != domains_.end();)
         it = it->second == cgroup_id ? domains_.erase(it) : std::next(it);

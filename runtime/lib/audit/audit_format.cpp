@@ -163,6 +163,8 @@ ordered_json event_json(const cerb_event& e, const EventContext& ctx)
     j["gid"] = e.gid;
     j["op"] = op_name(e.op);
     j["target"] = target_text(e);
+    if (e.op == CERB_OP_OPEN)
+        j["access"] = e.number & CERB_ACCESS_WRITE ? "write" : "read";
     j["verdict"] = e.verdict == CERB_VERDICT_AUDIT ? "audit" : "denied";
     j["errno"] = e.err;
     j["error"] = errno_name(e.err);
@@ -178,6 +180,21 @@ ordered_json lost_json(const std::string& id, int64_t wall_ns, uint64_t count, u
     j["id"] = id;
     j["count"] = count;
     j["total"] = total;
+    return j;
+}
+
+ordered_json start_json(const std::string& id, int64_t wall_ns, const TrailStart& start)
+{
+    ordered_json j;
+    j["type"] = "start";
+    j["time"] = rfc3339_ns(wall_ns);
+    j["id"] = id;
+    j["enforcement"] = start.enforcement;
+    j["mode"] = start.policy.value("mode", "enforce");
+    j["policy"] = start.policy;
+    j["not_reported"] = start.not_reported;
+    j["why_not_reported"] = start.why_not_reported;
+    j["partly_enforced"] = start.partly_enforced;
     return j;
 }
 
@@ -199,14 +216,14 @@ std::string text_line(const std::string& json_line)
     if (str("type") == "lost")
         return line + "LOST " + num("count") + " events (" + num("total") + " in all)";
     if (str("type") == "start") {
-        line += "START enforced by " + str("enforcement");
+        line += "START enforced by " + str("enforcement") + ", mode " + str("mode");
         auto list = [&](const char* key, const char* label) {
-            if (j.contains(key) && j[key].is_array() && !j[key].empty()) {
-                std::string items;
-                for (const auto& item : j[key])
-                    items += (items.empty() ? "" : "; ") + (item.is_string() ? item.get<std::string>() : item.dump());
-                line += std::string(", ") + label + ": " + items;
-            }
+            if (!j.contains(key) || !j[key].is_array() || j[key].empty())
+                return;
+            std::string items;
+            for (const auto& item : j[key])
+                items += (items.empty() ? "" : "; ") + (item.is_string() ? item.get<std::string>() : item.dump());
+            line += std::string(", ") + label + ": " + items;
         };
         list("not_reported", "not reported");
         list("partly_enforced", "partly enforced");
@@ -218,17 +235,6 @@ std::string text_line(const std::string& json_line)
     std::string verdict = str("verdict");
     std::transform(verdict.begin(), verdict.end(), verdict.begin(), [](unsigned char c) { return std::toupper(c); });
     return line + " " + verdict + " (" + str("rule") + ")";
-}
-
-nlohmann::ordered_json start_json(const std::string& id, int64_t wall_ns, const TrailStart& start)
-{
-    return {{"type", "start"},
-            {"time", rfc3339_ns(wall_ns)},
-            {"id", id},
-            {"enforcement", start.enforcement},
-            {"not_reported", start.not_reported},
-            {"why_not_reported", start.why_not_reported},
-            {"partly_enforced", start.partly_enforced}};
 }
 
 } // namespace cerberus::audit

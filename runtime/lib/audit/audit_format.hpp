@@ -46,25 +46,27 @@ nlohmann::ordered_json event_json(const cerb_event& e, const EventContext& ctx);
 // the container were dropped (T in all), counted by the BPF programs.
 nlohmann::ordered_json lost_json(const std::string& id, int64_t wall_ns, uint64_t count, uint64_t total);
 
-// What a container's trail says first: the backend its policy runs under, and
-// the rule kinds of its policy whose denials that backend cannot report, or
-// carries out only in part (docs/policy.md says how).
+// What a container's trail says first: the policy it runs under and the
+// backend that enforces it, with the rule kinds of the policy whose denials
+// that backend cannot report, or carries out only in part (docs/policy.md says how).
 struct TrailStart {
-    std::string enforcement;
+    std::string enforcement; // the backend: "bpf-lsm", "fmod-ret" or "landlock"
+    nlohmann::ordered_json policy = nlohmann::ordered_json::object(); // the policy document
     std::vector<std::string> not_reported;
     std::map<std::string, std::string> why_not_reported; // rule kind -> why, for each of not_reported
     std::vector<std::string> partly_enforced;
 };
 
-// {"type":"start","time":...,"id":...,"enforcement":"landlock","not_reported":[...],
-//  "why_not_reported":{...},"partly_enforced":[...]}
+// {"type":"start","time":...,"id":...,"enforcement":...,"mode":...,"policy":{...},"not_reported":[...],
+// "why_not_reported":{...},"partly_enforced":[...]}: the first line of each run of the container.
 nlohmann::ordered_json start_json(const std::string& id, int64_t wall_ns, const TrailStart& start);
 
 // Compact JSON; bytes that are not UTF-8 (paths may hold any) are replaced.
 std::string dump_line(const nlohmann::ordered_json& record);
 
 // One line of text for a trail line, e.g.
-// "12:03:04.123 agent-7 python3[42] connect 203.0.113.9:443 DENIED (not in allowed_hosts)".
+// "12:03:04.123 agent-7 python3[42] connect 203.0.113.9:443 DENIED (not in allowed_hosts)",
+// "12:03:04.001 agent-7 START enforced by bpf-lsm, mode audit".
 // The time is UTC, as in the JSON. Text that is not a record is returned as it is.
 std::string text_line(const std::string& json_line);
 

@@ -3,7 +3,6 @@
 
 #include "audit/audit_format.hpp"
 #include "base/error.hpp"
-#include "base/fd.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -14,68 +13,67 @@
 namespace cerberus::audit {
 namespace {
 
-// Reads what was appended since the last call and emits the complete lines;
-// a line the collector is still writing waits for its newline.
-class TrailReader {
-public:
-    TrailReader(std::string path, TrailFormat format, const std::function<void(const std::string&)>& emit)
-        : path_(std::move(path)), format_(format), emit_(emit)
-    {
-    }
-
-    // False while the trail does not exist.
-    bool read_new()
-    {
-        if (!fd_) {
-            fd_.reset(open(path_.c_str(), O_RDONLY | O_CLOEXEC));
-            if (!fd_) {
-                if (errno == ENOENT)
-                    return false;
-                throw_errno("opening " + path_);
-            }
-        }
-        char buf[65536];
-        ssize_t n;
-        while ((n = read(fd_.get(), buf, sizeof(buf))) > 0) {
-            partial_.append(buf, static_cast<size_t>(n));
-            size_t start = 0;
-            for (size_t nl; (nl = partial_.find('\n', start)) != std::string::npos; start = nl + 1) {
-                std::string line = partial_.substr(start, nl - start);
-                emit_(format_ == TrailFormat::text ? text_line(line) : line);
-            }
-            partial_.erase(0, start);
-        }
-        if (n < 0)
-            throw_errno("reading " + path_);
-        return true;
-    }
-
-private:
-    std::string path_;
-    TrailFormat format_;
-    const std::function<void(const std::string&)>& emit_;
-    UniqueFd fd_;
-    std::string partial_;
-};
+std::function<void(const std::string&)> converting(TrailFormat format, const std::function<void(const std::string&)>& emit)
+{
+    if (format == TrailFormat::json)
+        return emit;
+    return [&emit](const std::string& line) { emit(text_line(line)); };
+}
 
 } // namespace
 
+bool TrailTail::read_new(const std::function<void(const std::string&)>& emit)
+{
+    if (!fd_) {
+        fd_.reset(open(path_.c_str(), O_RDONLY | O_CLOEXEC));
+        if (!fd_) {
+            if (errno == ENOENT)
+                return false;
+            throw_errno("opening " + path_);
+        }
+    }
+    char buf[65536];
+    ssize_t n;
+    while ((n = read(fd_.get(), buf, sizeof(buf))) > 0) {
+        partial_.append(buf, static_cast<size_t>(n));
+        size_t start = 0;
+        for (size_t nl; (nl = partial_.find('\n', start)) != std::string::npos; start = nl + 1)
+            emit(partial_.substr(start, nl - start));
+        partial_.erase(0, start);
+    }
+    if (n < 0)
+        throw_errno("reading " + path_);
+    return true;
+}
+
 void print_trail(const std::string& path, TrailFormat format, const std::function<void(const std::string&)>& emit)
 {
-    TrailReader reader(path, format, emit);
-    if (!reader.read_new())
-        throw_errno("opening audit trail " + path, ENOENT); // no policy, or nothing denied yet
+    TrailTail tail(path);
+    if (!tail.read_new(converting(format, emit)))
+        throw_errno("opening audit trail " + path, ENOENT); // no policy, or another --audit-dir
 }
 
 void follow_trail(const std::string& path, TrailFormat format, const std::function<void(const std::string&)>& emit,
                   const std::function<bool()>& keep_following)
 {
-    TrailReader reader(path, format, emit);
+    TrailTail tail(path);
+    auto convert = converting(format, emit);
     while (keep_following()) {
-        reader.read_new();
+        tail.read_new(convert);
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
-    reader.read_new(); // what the collector wrote while the container was deleted
+    tail.read_new(convert); // what the collector wrote while the container was deleted
+}
+
+std::vector<nlohmann::json> read_records(const std::string& path)
+{
+    std::vector<nlohmann::json> records;
+    print_trail(path, TrailFormat::json, [&](const std::string& line) {
+        auto record = nlohmann::json::parse(line, nullptr, false);
+        if (!record.is_discarded())
+            records.push_back(std::move(record));
+    });
+    return records;
 }
 
 } // namespace cerberus::audit

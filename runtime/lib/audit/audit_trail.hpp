@@ -1,14 +1,38 @@
 // SPDX-License-Identifier: Apache-2.0
-// Reading a container's audit trail (<audit dir>/<id>.jsonl) for
-// `cerberus events --denials`: once, or following it as the collector appends.
+// Reading a container's audit trail (<audit dir>/<id>.jsonl): for `cerberus
+// events --denials` (once, or following it as the collector appends), for
+// learn mode and policy check (its records), and for the dashboard (many
+// trails followed at once).
 #pragma once
+
+#include "base/fd.hpp"
+
+#include <nlohmann/json.hpp>
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace cerberus::audit {
 
 enum class TrailFormat { json, text };
+
+// Reads what was appended to a trail since the last call and hands over the
+// complete lines; a line the collector is still writing waits for its newline.
+class TrailTail {
+public:
+    explicit TrailTail(std::string path) : path_(std::move(path)) {}
+
+    // False while the trail does not exist.
+    bool read_new(const std::function<void(const std::string&)>& emit);
+
+    const std::string& path() const { return path_; }
+
+private:
+    std::string path_;
+    UniqueFd fd_;
+    std::string partial_;
+};
 
 // Emits each complete line of the trail, converted to the format. Throws
 // ENOENT when the container has no trail.
@@ -19,5 +43,9 @@ void print_trail(const std::string& path, TrailFormat format, const std::functio
 // appear after this starts.
 void follow_trail(const std::string& path, TrailFormat format, const std::function<void(const std::string&)>& emit,
                   const std::function<bool()>& keep_following);
+
+// Every record of the trail, parsed; a line that is not JSON is left out.
+// Throws ENOENT when there is no trail.
+std::vector<nlohmann::json> read_records(const std::string& path);
 
 } // namespace cerberus::audit

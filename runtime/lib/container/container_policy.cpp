@@ -5,6 +5,7 @@
 #include "base/error.hpp"
 #include "base/files.hpp"
 #include "kernel/pinned_maps.hpp"
+#include "policy/policy_document.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -16,6 +17,7 @@ audit::TrailStart trail_start(const policy::Backend& backend, const policy::Poli
 {
     audit::TrailStart start;
     start.enforcement = policy::enforcement_name(backend.kind());
+    start.policy = policy::to_document(policy);
     auto table = backend.coverage();
     for (auto kind : policy::unreported_kinds(backend, policy)) {
         std::string name(policy::rule_kind_name(kind));

@@ -208,6 +208,8 @@ Policy parse_policy(const std::string& text)
                 invalid(field, "unknown backend " + json_quoted(name) +
                                    " (expected \"auto\", \"landlock\", \"fmod-ret\" or \"bpf-lsm\")");
             policy.enforcement = *enforcement;
+        } else if (key == learned_section) {
+            expect(value, json::value_t::object, "an object", field); // a comment: read by people, not enforced
         } else {
             invalid("policy", "unknown field " + json_quoted(key));
         }
@@ -228,24 +230,6 @@ launch::ProcessConstraints forced_on_processes(const Policy& policy)
     for (int cap : policy.forbidden_caps)
         forced.forbidden_capabilities |= uint64_t{1} << cap;
     return forced;
-}
-
-std::string policy_document(const Policy& policy)
-{
-    json document = {{"mode", policy.mode == Mode::audit ? "audit" : "enforce"},
-                     {"enforcement", enforcement_name(policy.enforcement)},
-                     {"denied_paths", policy.denied_paths}};
-    if (policy.allowed_paths)
-        document["allowed_paths"] = *policy.allowed_paths;
-    if (policy.read_only_paths)
-        document["read_only_paths"] = *policy.read_only_paths;
-    if (policy.allowed_bins)
-        document["allowed_bins"] = *policy.allowed_bins;
-    json caps = json::array();
-    for (int cap : policy.forbidden_caps)
-        caps.push_back(std::string(capabilities::capability_name(cap)));
-    document["forbidden_caps"] = caps;
-    return document.dump();
 }
 
 const char* enforcement_name(Enforcement enforcement)

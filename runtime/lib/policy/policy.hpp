@@ -20,6 +20,9 @@ namespace cerberus::policy {
 inline constexpr const char* inline_annotation = "io.cerberus.policy";
 inline constexpr const char* profile_annotation = "io.cerberus.policy.profile";
 inline constexpr const char* default_policy_dir = "/etc/cerberus/policies";
+// The section `cerberus policy learn` adds to say from what and when it
+// learned; parse_policy accepts it (an object) and enforces nothing from it.
+inline constexpr const char* learned_section = "_learned";
 
 enum class Mode { enforce, audit };
 
@@ -123,10 +126,5 @@ bool is_dynamic_loader(const std::string& path);
 // What a policy forces on every process of its container: noNewPrivileges,
 // and the forbidden capabilities dropped from all five sets.
 launch::ProcessConstraints forced_on_processes(const Policy& policy);
-
-// The policy as a document parse_policy reads back, without allowed_hosts
-// (host names are resolved once, at create, into the kernel maps): what exec
-// needs to rebuild the in-container part of the enforcement.
-std::string policy_document(const Policy& policy);
 
 } // namespace cerberus::policy

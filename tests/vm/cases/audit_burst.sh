@@ -43,7 +43,8 @@ cerberus create --bundle "$quiet" audit-quiet >/dev/null 2>&1 </dev/null || exit
 cerberus create --bundle "$noisy" audit-noisy-2 >/tmp/audit-noisy-2.out 2>&1 </dev/null || exit 1
 cerberus start audit-noisy-2
 i=0
-until [ -s /var/log/cerberus/audit-noisy-2.jsonl ] || [ $i -ge 200 ]; do i=$((i + 1)); sleep 0.05; done
+# Its first denial follows the start record.
+until grep -q '"denial"' /var/log/cerberus/audit-noisy-2.jsonl 2>/dev/null || [ $i -ge 200 ]; do i=$((i + 1)); sleep 0.05; done
 cerberus start audit-quiet
 until [ "$(cerberus state audit-quiet | jq -r .status)" = stopped ]; do sleep 0.05; done
 [ "$(cerberus state audit-noisy-2 | jq -r .status)" = running ] && during=yes || during=no

@@ -24,6 +24,7 @@ f2=$!
 sleep 1
 touch "$bundle/rootfs/go"
 i=0
+# Each follower shows the start record at once; the denial comes after.
 until grep -q '"denial"' /tmp/follow.json && grep -q DENIED /tmp/follow.txt; do
     i=$((i + 1))
     [ $i -lt 100 ] || break
@@ -31,6 +32,8 @@ until grep -q '"denial"' /tmp/follow.json && grep -q DENIED /tmp/follow.txt; do
 done
 seen="$(jq -n now)"
 vm_log "json follower: $(cat /tmp/follow.json); text follower: $(cat /tmp/follow.txt)"
+vm_expect_output "followers show the start record first" "start START" \
+    sh -c 'echo $(head -n1 /tmp/follow.json | jq -r .type) $(head -n1 /tmp/follow.txt | cut -d" " -f3)'
 latency="$(jq -r --argjson seen "$seen" 'select(.type == "denial") | .time | capture("^(?<s>[^.]*)(?<f>[.][0-9]+)Z$") |
     $seen - ((.s + "Z" | fromdateiso8601) + (.f | tonumber)) | . * 1000 | floor' /tmp/follow.json 2>/dev/null | head -n1)"
 vm_log "denial to both followers: ${latency:-?} ms"
@@ -59,6 +62,7 @@ if kill -0 $f1 2>/dev/null || kill -0 $f2 2>/dev/null; then
 else
     vm_ok "followers end when the container is deleted"
 fi
-vm_expect_output "trail stays after delete" 2 sh -c "jq -s 'map(select(.type == \"denial\")) | length' /var/log/cerberus/$id.jsonl"
+vm_expect_output "trail stays after delete" "start 2" \
+    sh -c "jq -s -r '\"\\(.[0].type) \\(map(select(.type == \"denial\")) | length)\"' /var/log/cerberus/$id.jsonl"
 rm -rf "$bundle" /tmp/follow.json /tmp/follow.txt
 exit 0

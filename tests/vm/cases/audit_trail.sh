@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # Audit trail: an agent that tries a forbidden connect, open and exec leaves, after the start record naming
-# the backend, exactly those three denials in /var/log/cerberus/<id>.jsonl, every field checked; the text
-# form; the trail outlives the container's delete (root-owned, mode 0600); --audit-dir moves it.
+# the backend, its mode and its policy, exactly those three denials in /var/log/cerberus/<id>.jsonl, every
+# field checked; the text form; the trail outlives the container's delete (root-owned, mode 0600); --audit-dir moves it.
 # vm-timeout: 180
 # vm-boots: bpf-lsm no-bpf-lsm
 . /vm/lib.sh
@@ -39,6 +39,9 @@ vm_log "trail: $(cat "$trail")"
 vm_expect_output "the start record names the backend" "start $POLICY_BACKEND" \
     sh -c "head -n1 $trail | jq -r '.type + \" \" + .enforcement'"
 vm_expect_output "exactly three denials" 3 sh -c "jq -s 'map(select(.type == \"denial\")) | length' $trail"
+vm_expect_output "the start record names the mode and the policy" true \
+    jq -s --arg id "$id" --argjson policy "$policy" '.[0] | .id == $id and .mode == "enforce"
+        and .policy.allowed_hosts == $policy.allowed_hosts and .policy.denied_paths == $policy.denied_paths' "$trail"
 p1="$(sed -n 's/^p1=//p' /tmp/audit-trail.out)"
 p2="$(sed -n 's/^p2=//p' /tmp/audit-trail.out)"
 p3="$(sed -n 's/^p3=//p' /tmp/audit-trail.out)"

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+// The registry of policed containers: run_dir/containers/<cgroup id>, one
+// JSON file each, written by create and removed when the collector finishes
+// the container. The collector reads it to know whose events it collects;
+// the dashboard reads it to know which containers are live.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cerberus::audit {
+
+struct RegistryEntry {
+    uint64_t cgroup_id = 0;
+    std::string id;
+    std::string trail;   // <audit dir>/<id>.jsonl
+    std::string root;    // the state root (--root) the container lives under
+    std::string enforcement; // the backend that enforces its policy, e.g. "bpf-lsm"
+    nlohmann::json policy = nlohmann::json::object(); // the policy document it runs under
+};
+
+// run_dir/containers
+std::string registry_dir();
+
+// registry_dir()/<cgroup id>
+std::string registry_entry_path(uint64_t cgroup_id);
+
+// Written atomically: readers see a whole entry or none.
+void write_registry_entry(const RegistryEntry& entry);
+
+// Every entry that reads whole; a damaged one is logged and left out.
+std::vector<RegistryEntry> read_registry();
+
+} // namespace cerberus::audit

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "policy/policy_check.hpp"
+
+#include <arpa/inet.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+
+namespace cerberus::policy {
+namespace {
+
+const std::string escalation_rule = "escalation is shut under a policy";
+
+std::string text_of(const nlohmann::json& record, const char* key)
+{
+    auto it = record.find(key);
+    return it != record.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+bool is_path(const std::string& target)
+{
+    return !target.empty() && target[0] == '/';
+}
+
+// The longest entry of the list that the path is within, or empty.
+std::string longest_within(const std::string& path, const std::optional<std::vector<std::string>>& entries)
+{
+    std::string longest;
+    for (const auto& entry : entries.value_or(std::vector<std::string>{}))
+        if (path_within(path, entry) && (longest.empty() || entry.size() > longest.size()))
+            longest = entry;
+    return longest;
+}
+
+// The rules for a path, as check_path in bpf/policy_paths.bpf.h applies them:
+// a denied prefix first, then the longest allowed or read-only prefix decides.
+std::optional<std::string> path_rule(const Policy& policy, const std::string& path, bool write)
+{
+    for (const auto& denied : policy.denied_paths)
+        if (path_within(path, denied))
+            return "denied_paths " + denied;
+    if (!policy.restricts_paths())
+        return std::nullopt;
+    std::string writable = longest_within(path, policy.allowed_paths);
+    std::string readable = longest_within(path, policy.read_only_paths);
+    if (writable.empty() && readable.empty())
+        return "not in allowed_paths";
+    if (write && writable.size() < readable.size())
+        return "read_only_paths " + readable;
+    return std::nullopt;
+}
+
+std::optional<std::string> host_rule(const Policy& policy, const std::string& target)
+{
+    if (!policy.allowed_hosts)
+        return std::nullopt;
+    auto address = parse_address_target(target);
+    if (!address)
+        return "not in allowed_hosts"; // an address this build cannot read: nothing matches it
+    for (const auto& rule : *policy.allowed_hosts)
+        if (rule.network && rule.network->contains(address->first) && rule.ports.first <= address->second &&
+            address->second <= rule.ports.last)
+            return std::nullopt;
+    return "not in allowed_hosts";
+}
+
+} // namespace
+
+std::optional<Action> action_of_record(const nlohmann::json& record)
+{
+    if (!record.is_object() || text_of(record, "type") != "denial")
+        return std::nullopt;
+    Action action{.op = text_of(record, "op"), .target = text_of(record, "target"), .rule = text_of(record, "rule")};
+    action.write = text_of(record, "access") == "write";
+    return action;
+}
+
+std::optional<std::pair<Cidr, uint16_t>> parse_address_target(const std::string& target)
+{
+    size_t colon = target.rfind(':');
+    if (colon == std::string::npos || colon == 0)
+        return std::nullopt;
+    std::string host = target.substr(0, colon);
+    unsigned port = 0;
+    std::string_view port_text = std::string_view(target).substr(colon + 1);
+    auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+    if (ec != std::errc() || end != port_text.data() + port_text.size() || port > 65535)
+        return std::nullopt;
+    Cidr address;
+    if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+        if (inet_pton(AF_INET6, host.substr(1, host.size() - 2).c_str(), address.addr.data()) != 1)
+            return std::nullopt;
+        static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+        if (std::memcmp(address.addr.data(), mapped, sizeof(mapped)) == 0) {
+            std::memmove(address.addr.data(), address.addr.data() + 12, 4);
+            std::fill(address.addr.begin() + 4, address.addr.end(), 0);
+            address.family = AF_INET;
+            address.prefix = 32;
+        } else {
+            address.family = AF_INET6;
+            address.prefix = 128;
+        }
+    } else if (inet_pton(AF_INET, host.c_str(), address.addr.data()) == 1) {
+        address.family = AF_INET;
+        address.prefix = 32;
+    } else {
+        return std::nullopt;
+    }
+    return std::make_pair(address, static_cast<uint16_t>(port));
+}
+
+bool writes_path(const Action& action)
+{
+    static const char* const writing[] = {"link", "rename", "unlink", "create", "setattr", "connect", "sendmsg"};
+    return action.write || std::find(std::begin(writing), std::end(writing), action.op) != std::end(writing);
+}
+
+bool denied_under_any_policy(const Action& action)
+{
+    return action.rule == escalation_rule || action.rule == "raw and packet sockets are refused" ||
+           action.rule == "address family not allowed" || action.rule == "path could not be resolved";
+}
+
+std::optional<std::string> denying_rule(const Policy& policy, const Action& action)
+{
+    if (denied_under_any_policy(action)) {
+        // Mounts are shut only when the policy has path or binary rules.
+        if (action.op == "mount" && !policy.restricts_paths() && !policy.allowed_bins)
+            return std::nullopt;
+        return action.rule;
+    }
+    if (action.op == "capability") {
+        auto number = capability_number(action.target);
+        if (number && std::binary_search(policy.forbidden_caps.begin(), policy.forbidden_caps.end(), *number))
+            return "forbidden_caps " + action.target;
+        return std::nullopt;
+    }
+    if (action.op == "exec") {
+        if (policy.allowed_bins &&
+            std::find(policy.allowed_bins->begin(), policy.allowed_bins->end(), action.target) == policy.allowed_bins->end())
+            return "not in allowed_bins";
+        return std::nullopt;
+    }
+    if (action.op == "mmap_exec") {
+        if (!policy.allowed_bins ||
+            std::find(policy.allowed_bins->begin(), policy.allowed_bins->end(), action.target) != policy.allowed_bins->end())
+            return std::nullopt;
+        std::string writable = longest_within(action.target, policy.allowed_paths);
+        std::string readable = longest_within(action.target, policy.read_only_paths);
+        if (!readable.empty() && readable.size() > writable.size())
+            return std::nullopt;
+        return "executable mapping not in allowed_bins or read_only_paths";
+    }
+    if ((action.op == "connect" || action.op == "sendmsg") && !is_path(action.target))
+        return host_rule(policy, action.target);
+    if (is_path(action.target))
+        return path_rule(policy, action.target, writes_path(action));
+    return std::nullopt; // an operation this build does not know: nothing to decide
+}
+
+} // namespace cerberus::policy

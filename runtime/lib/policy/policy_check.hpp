@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+// What a policy would do with the actions an audit trail recorded, decided in
+// user space the way the kernel programs decide them (bpf/cerberus_policy.bpf.c):
+// for `cerberus policy check` and for learn mode. Host names in the policy
+// must have been resolved.
+#pragma once
+
+#include "policy/policy.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+
+namespace cerberus::policy {
+
+// One action of an agent, as a trail record (docs/audit.md) describes it.
+struct Action {
+    std::string op;     // "connect", "open", "exec", "capability", ...
+    std::string target; // "203.0.113.9:443", "[2001:db8::1]:443", a path, "CAP_NET_RAW", ...
+    bool write = false; // an open that asked to write (the record's "access")
+    std::string rule;   // the rule the record names
+};
+
+// The action of a denial record (type "denial", verdict "denied" or "audit");
+// nullopt for other records.
+std::optional<Action> action_of_record(const nlohmann::json& record);
+
+// "203.0.113.9:443" or "[2001:db8::1]:443" (an IPv4-mapped IPv6 address as
+// IPv4): the address as a /32 or /128 and the port; nullopt for other text.
+std::optional<std::pair<Cidr, uint16_t>> parse_address_target(const std::string& target);
+
+// True for operations the trail names with a path target that write: link,
+// rename, unlink, create, setattr, a unix socket connect or send, an open for writing.
+bool writes_path(const Action& action);
+
+// The rule of the policy that denies the action, in the trail's words ("not
+// in allowed_hosts", "read_only_paths /etc", ...); nullopt when it is allowed.
+std::optional<std::string> denying_rule(const Policy& policy, const Action& action);
+
+// True when no policy document can allow the action: escalations, raw
+// sockets, unresolved paths (and so learning leaves them denied).
+bool denied_under_any_policy(const Action& action);
+
+} // namespace cerberus::policy

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+// Learn mode: from the actions an audit-mode trail recorded, the smallest
+// widening of the policy the run had (or of a given base) under which none of
+// them would have been denied. Allow-lists only grow: denied_paths and
+// forbidden_caps stay as the base has them, and what no policy can allow
+// (escalations, raw sockets) stays denied; both are listed.
+#pragma once
+
+#include "policy/policy.hpp"
+#include "policy/policy_check.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <vector>
+
+namespace cerberus::policy {
+
+// A directory replaces the files used directly in it when there are at least
+// this many of them (never "/").
+inline constexpr size_t fold_at = 3;
+
+struct Learned {
+    Policy policy;                                              // mode enforce
+    nlohmann::ordered_json added = nlohmann::ordered_json::object();  // field -> entries added
+    nlohmann::ordered_json folded = nlohmann::ordered_json::object(); // directory -> the files it stands for
+    nlohmann::ordered_json still_denied = nlohmann::ordered_json::array(); // {op, target, rule, times}
+};
+
+// Host names of base must have been resolved.
+Learned learn_policy(const Policy& base, const std::vector<Action>& actions);
+
+// The learned policy as a document, with the "_learned" section: source
+// (from what and when, given by the caller) and what was added, folded and
+// left denied.
+nlohmann::ordered_json learned_document(const Learned& learned, const nlohmann::ordered_json& source);
+
+} // namespace cerberus::policy

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: Apache-2.0
+// The dashboard in a real browser (Debian's chromium, headless, driven by
+// playwright-core): the page opens, a policed container is denied a connect
+// while the page watches, and the row must appear within 2 s with the right
+// fields; the name of the program that made it, markup, must show as text.
+//
+// node dashboard.mjs --url URL --token TOKEN --go FILE --container ID --hostile NAME --screenshot FILE
+//   --go: the file whose creation lets the container's agent make its connect
+//   --hostile: the agent's program, /bin/NAME (its command name is the first 15 bytes)
+// Prints one line per check and ends with "N passed, N failed".
+import { check, finish, launchChromium } from './checks.mjs';
+import { writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+
+const { values: opt } = parseArgs({
+  options: {
+    url: { type: 'string' },
+    token: { type: 'string' },
+    go: { type: 'string' },
+    container: { type: 'string' },
+    hostile: { type: 'string' },
+    screenshot: { type: 'string' },
+  },
+});
+const base = opt.url.replace(/\/$/, '');
+const hostileExe = `/bin/${opt.hostile}`;
+const hostileComm = opt.hostile.slice(0, 15); // the kernel's TASK_COMM_LEN less its NUL
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function api(path, headers = {}) {
+  return fetch(base + path, { headers: { Authorization: `Bearer ${opt.token}`, ...headers }, redirect: 'manual' });
+}
+
+async function waitFor(what, predicate, seconds) {
+  const until = Date.now() + seconds * 1000;
+  while (Date.now() < until) {
+    try {
+      const value = await predicate();
+      if (value) return value;
+    } catch (e) {
+      /* not yet */
+    }
+    await sleep(250);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+async function main() {
+  await waitFor('the dashboard', async () => (await api('/api/containers')).ok, 10);
+  await waitFor(`container ${opt.container} running`, async () => {
+    const list = await (await api('/api/containers')).json();
+    return list.some((c) => c.id === opt.container && c.status === 'running');
+  }, 10);
+
+  // The API's guard, beside its control above (the token opens it).
+  check('no token: 401', (await fetch(base + '/api/containers')).status === 401);
+  check('a wrong token: 401', (await api('/api/containers', { Authorization: 'Bearer wrong-token-0123456789' })).status === 401);
+  const cross = await api('/api/containers', { Origin: 'http://attacker.example' });
+  check('no CORS header for another origin', cross.ok && !cross.headers.has('access-control-allow-origin'));
+  check('a strict content security policy', (cross.headers.get('content-security-policy') || '').includes("script-src 'self'"));
+  check('read-only: POST is refused', (await fetch(base + '/api/containers', {
+    method: 'POST', headers: { Authorization: `Bearer ${opt.token}` } })).status === 405);
+
+  const browser = await launchChromium();
+  try {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const pageErrors = [];
+    page.on('pageerror', (e) => pageErrors.push(String(e)));
+    await page.goto(`${base}/?token=${encodeURIComponent(opt.token)}`);
+    check('the token in the address leaves it for a cookie', new URL(page.url()).search === '');
+    await page.waitForSelector(`#containers tr[data-container="${opt.container}"]`, { timeout: 10000 });
+    await page.waitForFunction(() => document.getElementById('connection').textContent === 'live', null, { timeout: 10000 });
+    check('the page lists the container, live', true);
+
+    const row = `#feed tbody tr.denied[data-container="${opt.container}"][data-op="connect"]`;
+    check('control: no denial on the page before the agent acts', (await page.$$(row)).length === 0);
+    writeFileSync(opt.go, '');
+    const t0 = Date.now();
+    let appeared = true;
+    try {
+      await page.waitForSelector(row, { timeout: 2000 });
+    } catch (e) {
+      appeared = false;
+    }
+    const latency = Date.now() - t0;
+    check(`the denied connect is on the page within 2 s (${latency} ms)`, appeared);
+    if (appeared) {
+      const cells = await page.$eval(row, (tr) => Object.fromEntries(
+        [...tr.children].map((td) => [td.className, td.textContent])));
+      check('its container', cells.container === opt.container, cells.container);
+      check('its process, markup shown as text', cells.process.startsWith(`${hostileComm}[`) &&
+        cells.process.endsWith(` ${hostileExe}`), cells.process);
+      check('its op', cells.op === 'connect', cells.op);
+      check('its target', cells.target === '192.0.2.1:443', cells.target);
+      check('its rule', cells.rule === 'not in allowed_hosts', cells.rule);
+      check('its errno', cells.errno === 'EPERM (1)', cells.errno);
+      check('its time', /^(\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d\.\d{3}$/.test(cells.time), cells.time);
+      check('in red', await page.$eval(row, (tr) => getComputedStyle(tr.querySelector('.op')).color) === 'rgb(198, 40, 40)');
+    }
+    check('the markup made no element',  await page.evaluate(() =>
+      document.querySelectorAll('#feed img, #feed b, #containers img, #containers b').length === 0 && window.__pwned === undefined));
+
+    // Filters: by op, then by container.
+    await page.selectOption('#filter-op', 'connect');
+    check('the op filter keeps only connects', await page.$$eval('#feed tbody tr', (rows) =>
+      rows.filter((r) => !r.hidden).every((r) => r.dataset.op === 'connect') && rows.some((r) => !r.hidden)));
+    await page.selectOption('#filter-op', '');
+    await page.selectOption('#filter-container', opt.container);
+    check('the container filter keeps only its rows', await page.$$eval('#feed tbody tr', (rows) =>
+      rows.filter((r) => !r.hidden).every((r) => r.dataset.container === document.getElementById('filter-container').value)));
+
+    // The container's trail, searchable, with its chart.
+    await page.click(`#containers tr[data-container="${opt.container}"]`);
+    await page.waitForSelector('#detail-trail tbody tr[data-type="start"]', { timeout: 5000 });
+    await page.fill('#detail-search', 'onerror');
+    check('the trail search finds the hostile program', await page.$$eval('#detail-trail tbody tr', (rows) =>
+      rows.length === 1 && rows[0].textContent.includes('<img')));
+    check('the chart has bars', (await page.$$('#detail-chart rect')).length > 0);
+    await page.fill('#detail-search', '');
+    check('no script error on the page', pageErrors.length === 0, pageErrors.join('; '));
+    await page.screenshot({ path: opt.screenshot, fullPage: true });
+    console.log(`screenshot: ${opt.screenshot}`);
+  } finally {
+    await browser.close();
+  }
+}
+
+try {
+  await main();
+} catch (e) {
+  check('the browser test ran to its end', false, e.message);
+}
+finish();

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The dashboard's browser tier: Debian's chromium, headless, driven by
+# playwright-core (tests/browser/*.mjs) against `cerberus dashboard` on this
+# host, while a policed container here, enforced natively by the backend
+# `auto` picks (landlock where the BPF LSM is refused), is denied a connect
+# by a program whose file name is markup.
+#
+# First tests/browser/feed_skipped.mjs: what the page says when its live feed
+# falls behind (trails written by the test, no kernel policy needed). Then
+# tests/browser/dashboard.mjs with the live denial.
+#
+# Usage: tests/browser/run.sh [BUILD_DIR] [SCREENSHOT_DIR]   (default build, build/browser)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+build=$(cd "${1:-build}" && pwd)
+out=$(mkdir -p "${2:-$build/browser}" && cd "${2:-$build/browser}" && pwd)
+
+[[ -x /usr/bin/chromium ]] || { echo "browser: /usr/bin/chromium is missing (scripts/install-deps.sh installs it)" >&2; exit 1; }
+command -v node >/dev/null || { echo "browser: node is missing" >&2; exit 1; }
+# playwright-core only, as the lockfile pins it: it drives the browser it is given and downloads none.
+(cd tests/browser && { [[ -d node_modules/playwright-core ]] || npm ci --no-audit --no-fund >&2; })
+
+work=$(mktemp -d)
+id="browser-agent-$$"
+cerberus=("$build/cerberus" --root "$work/state" --audit-dir "$work/audit")
+dashboard=""
+cleanup() {
+    [[ -z "$dashboard" ]] || { kill "$dashboard" 2>/dev/null; wait "$dashboard" 2>/dev/null; } || true
+    "${cerberus[@]}" delete --force "$id" >/dev/null 2>&1 || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+# start_dashboard LOG [options]: a dashboard on a free loopback port; sets $dashboard and $port.
+start_dashboard() {
+    local log=$1
+    shift
+    port=$(free_port)
+    "$build/cerberus" dashboard --listen "127.0.0.1:$port" "$@" >"$log" 2>&1 &
+    dashboard=$!
+    for _ in $(seq 100); do grep -q "cerberus dashboard: http" "$log" && return 0; sleep 0.05; done
+    echo "browser: the dashboard did not start: $(cat "$log")"
+    return 1
+}
+stop_dashboard() {
+    kill "$dashboard" && wait "$dashboard" 2>/dev/null || true
+    dashboard=""
+}
+
+status=0
+mkdir -p "$work/burst"
+: >"$work/burst/burst.jsonl"
+start_dashboard "$out/burst-dashboard.log" --audit-dir "$work/burst"
+node tests/browser/feed_skipped.mjs --url "http://127.0.0.1:$port/" --trail "$work/burst/burst.jsonl" \
+    >"$out/feed-skipped.log" 2>&1 || status=1
+stop_dashboard
+sed 's/^/browser (feed): /' "$out/feed-skipped.log"
+
+# The agent: waits for /go, then its program (named as markup) connects where the policy allows nothing
+# and stays a while (hold), so that the collector finds its /proc/<pid>/exe.
+hostile='<img src=x onerror=window.__pwned=1>'
+bundle="$work/bundle"
+mkdir -p "$bundle/rootfs/bin"
+cp /bin/busybox "$bundle/rootfs/bin/busybox"
+ln -s busybox "$bundle/rootfs/bin/sh"
+cp "$build/cerberus-probe" "$bundle/rootfs/bin/$hostile"
+(cd "$bundle" && "$build/cerberus" spec)
+jq --arg agent 'until [ -e /go ]; do busybox sleep 0.05; done; "/bin/$1" hold 5 connect tcp 192.0.2.1 443; exec busybox sleep 60' \
+    --arg hostile "$hostile" '.process.terminal = false | .process.args = ["/bin/sh", "-c", $agent, "agent", $hostile]
+    | .annotations["io.cerberus.policy"] = "{\"allowed_hosts\": [\"198.51.100.7:443\"]}"' \
+    "$bundle/config.json" >"$work/config.json" && mv "$work/config.json" "$bundle/config.json"
+token="browser-test-token-$$-0123456789"
+start_dashboard "$out/dashboard.log" --audit-dir "$work/audit" --token "$token"
+"${cerberus[@]}" create --bundle "$bundle" "$id" >"$work/agent.out" 2>&1 </dev/null
+"${cerberus[@]}" start "$id"
+node tests/browser/dashboard.mjs --url "http://127.0.0.1:$port/" --token "$token" --go "$bundle/rootfs/go" \
+    --container "$id" --hostile "$hostile" --screenshot "$out/dashboard.png" >"$out/browser.log" 2>&1 || status=1
+stop_dashboard
+"${cerberus[@]}" delete --force "$id"
+sed 's/^/browser: /' "$out/browser.log"
+# The kernel's side of the same denial, beside what the page showed.
+if grep -q 'errno=1 (EPERM)' "$work/agent.out"; then
+    echo "browser (kernel): ok the agent's connect failed with EPERM"
+else
+    echo "browser (kernel): FAIL the agent's connect failed with EPERM: $(cat "$work/agent.out")"
+    status=1
+fi
+exit $status

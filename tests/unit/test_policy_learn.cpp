@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: Apache-2.0
+// Learn mode and policy check: the user-space decision mirrors the kernel's
+// rules, and the learned policy allows exactly what was recorded (plus folding).
+#include "base/error.hpp"
+#include "policy/policy.hpp"
+#include "policy/policy_check.hpp"
+#include "policy/policy_document.hpp"
+#include "policy/policy_learn.hpp"
+
+#include <doctest/doctest.h>
+
+#include <sys/socket.h>
+
+using namespace cerberus;
+using namespace cerberus::policy;
+using nlohmann::json;
+
+namespace {
+
+Action act(std::string op, std::string target, bool write = false, std::string rule = "")
+{
+    return Action{std::move(op), std::move(target), write, std::move(rule)};
+}
+
+std::string parse_error(const std::string& document)
+{
+    try {
+        parse_policy(document);
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "no error";
+}
+
+std::optional<std::string> decide(const std::string& document, const Action& action)
+{
+    return denying_rule(parse_policy(document), action);
+}
+
+const char* restrictive = R"({"mode": "audit", "allowed_hosts": ["192.0.2.0/24:443"], "allowed_paths": ["/workspace"],
+    "read_only_paths": ["/bin", "/etc"], "denied_paths": ["/etc/shadow"], "allowed_bins": ["/bin/busybox"],
+    "forbidden_caps": ["CAP_NET_RAW"]})";
+
+} // namespace
+
+TEST_CASE("policy check: each rule kind decides as the kernel programs do, with an allowed control beside it")
+{
+    CHECK(decide(restrictive, act("connect", "192.0.2.7:443")) == std::nullopt);
+    CHECK(decide(restrictive, act("connect", "192.0.2.7:80")) == "not in allowed_hosts");
+    CHECK(decide(restrictive, act("sendmsg", "203.0.113.9:53")) == "not in allowed_hosts");
+    CHECK(decide(restrictive, act("connect", "[::ffff:192.0.2.7]:443")) == std::nullopt); // IPv4-mapped
+    CHECK(decide(restrictive, act("connect", "[2001:db8::1]:443")) == "not in allowed_hosts");
+    CHECK(decide(restrictive, act("open", "/workspace/notes", true)) == std::nullopt);
+    CHECK(decide(restrictive, act("open", "/etc/passwd")) == std::nullopt);
+    CHECK(decide(restrictive, act("open", "/etc/passwd", true)) == "read_only_paths /etc");
+    CHECK(decide(restrictive, act("open", "/etc/shadow")) == "denied_paths /etc/shadow");
+    CHECK(decide(restrictive, act("open", "/root/.ssh/id_ed25519")) == "not in allowed_paths");
+    CHECK(decide(restrictive, act("open", "/workspacefoo")) == "not in allowed_paths"); // whole components
+    CHECK(decide(restrictive, act("unlink", "/etc/hosts")) == "read_only_paths /etc");
+    CHECK(decide(restrictive, act("connect", "/run/docker.sock")) == "not in allowed_paths"); // unix socket
+    CHECK(decide(restrictive, act("exec", "/bin/busybox")) == std::nullopt);
+    CHECK(decide(restrictive, act("exec", "/workspace/payload")) == "not in allowed_bins");
+    CHECK(decide(restrictive, act("mmap_exec", "/bin/lib.so")) == std::nullopt); // under read_only_paths
+    CHECK(decide(restrictive, act("mmap_exec", "/workspace/lib.so")) ==
+          "executable mapping not in allowed_bins or read_only_paths");
+    CHECK(decide(restrictive, act("capability", "CAP_NET_RAW")) == "forbidden_caps CAP_NET_RAW");
+    CHECK(decide(restrictive, act("capability", "CAP_CHOWN")) == std::nullopt);
+    auto escalation = act("bpf", "cmd=0", false, "escalation is shut under a policy");
+    CHECK(decide(restrictive, escalation) == "escalation is shut under a policy");
+    CHECK(decide("{}", escalation) == "escalation is shut under a policy"); // under every policy
+    CHECK(decide("{}", act("mount", "", false, "escalation is shut under a policy")) == std::nullopt);
+    // Without the lists, nothing of their kind is restricted.
+    CHECK(decide("{}", act("connect", "203.0.113.9:443")) == std::nullopt);
+    CHECK(decide("{}", act("open", "/root/.ssh/id_ed25519", true)) == std::nullopt);
+    CHECK(decide("{}", act("exec", "/workspace/payload")) == std::nullopt);
+}
+
+TEST_CASE("policy check: the longest allowed or read-only entry decides, as in the kernel's walk")
+{
+    const char* nested = R"({"allowed_paths": ["/a"], "read_only_paths": ["/a/docs"]})";
+    CHECK(decide(nested, act("open", "/a/x", true)) == std::nullopt);
+    CHECK(decide(nested, act("open", "/a/docs/x", true)) == "read_only_paths /a/docs");
+    CHECK(decide(nested, act("open", "/a/docs/x")) == std::nullopt);
+}
+
+TEST_CASE("policy check: records become actions; other records do not")
+{
+    auto action = action_of_record(json::parse(
+        R"({"type":"denial","op":"open","target":"/x","access":"write","verdict":"audit","rule":"not in allowed_paths"})"));
+    REQUIRE(action);
+    CHECK(action->op == "open");
+    CHECK(action->write);
+    CHECK_FALSE(action_of_record(json::parse(R"({"type":"lost","count":1,"total":1})")));
+    CHECK_FALSE(action_of_record(json::parse(R"({"type":"start","policy":{}})")));
+}
+
+TEST_CASE("policy document: written back, it parses to the same policy; _learned is accepted and enforces nothing")
+{
+    Policy p = parse_policy(restrictive);
+    Policy again = parse_policy(to_document(p).dump());
+    CHECK(to_document(again) == to_document(p));
+    CHECK(to_document(p)["forbidden_caps"] == json::array({"CAP_NET_RAW"}));
+    CHECK_FALSE(to_document(parse_policy("{}")).contains("allowed_hosts")); // absent stays absent
+    CHECK(to_document(parse_policy(R"({"allowed_hosts": []})"))["allowed_hosts"] == json::array());
+    Policy with_section = parse_policy(R"({"allowed_paths": ["/w"], "_learned": {"anything": ["goes", 1]}})");
+    CHECK(to_document(with_section) == to_document(parse_policy(R"({"allowed_paths": ["/w"]})")));
+    CHECK(parse_error(R"({"_learned": "text"})") == "policy._learned: expected an object, got string \"text\"");
+    CHECK(parse_error(R"({"_comment": {}})") == "policy: unknown field \"_comment\"");
+}
+
+TEST_CASE("policy document: host rules are written as they were, or built from the rule")
+{
+    HostRule v6{.network = Cidr{.family = AF_INET6, .addr = {0x20, 0x01, 0x0d, 0xb8}, .prefix = 128}, .ports = {443, 443}};
+    CHECK(host_rule_text(v6) == "[2001:db8::]:443");
+    HostRule range{.network = Cidr{.family = AF_INET, .addr = {10}, .prefix = 8}, .ports = {1000, 2000}};
+    CHECK(host_rule_text(range) == "10.0.0.0/8:1000-2000");
+    HostRule any{.network = Cidr{.family = AF_INET, .addr = {192, 0, 2, 1}, .prefix = 32}};
+    CHECK(host_rule_text(any) == "192.0.2.1");
+}
+
+TEST_CASE("learn: the smallest widening under which every recorded action is allowed")
+{
+    Policy base = parse_policy(restrictive);
+    std::vector<Action> actions = {
+        act("connect", "203.0.113.9:443"), act("connect", "203.0.113.9:8443"), act("connect", "203.0.113.9:443"),
+        act("sendmsg", "[2001:db8::53]:53"),
+        act("open", "/data/a"), act("open", "/data/b"), act("open", "/data/c"), // three files: /data
+        act("open", "/opt/tool/config"),                                        // one file: exact
+        act("open", "/out/report", true),
+        act("open", "/etc/resolv.conf", true), // a write under read-only /etc
+        act("exec", "/usr/bin/python3"),
+        act("open", "/workspace/fine", true), // allowed already: nothing to add
+        act("open", "/etc/shadow", false, "denied_paths /etc/shadow"),
+        act("capability", "CAP_NET_RAW", false, "forbidden_caps CAP_NET_RAW"),
+        act("userns", "", false, "escalation is shut under a policy"),
+    };
+    Learned learned = learn_policy(base, actions);
+    auto doc = to_document(learned.policy);
+    CHECK(doc["mode"] == "enforce");
+    CHECK(doc["allowed_hosts"] == json::array({"192.0.2.0/24:443", "[2001:db8::53]:53", "203.0.113.9:443",
+                                               "203.0.113.9:8443"}));
+    CHECK(doc["read_only_paths"] == json::array({"/bin", "/etc", "/data", "/opt/tool/config"}));
+    CHECK(doc["allowed_paths"] == json::array({"/workspace", "/etc/resolv.conf", "/out/report"}));
+    CHECK(doc["allowed_bins"] == json::array({"/bin/busybox", "/usr/bin/python3"}));
+    CHECK(doc["denied_paths"] == json::array({"/etc/shadow"}));
+    CHECK(doc["forbidden_caps"] == json::array({"CAP_NET_RAW"}));
+    CHECK(learned.folded == json::parse(R"({"/data": ["/data/a", "/data/b", "/data/c"]})"));
+    REQUIRE(learned.still_denied.size() == 3);
+    // Every action is allowed now but those no widening of allow-lists can allow.
+    for (const auto& action : actions) {
+        bool kept = action.target == "/etc/shadow" || action.op == "capability" || action.op == "userns";
+        CHECK_MESSAGE(denying_rule(learned.policy, action).has_value() == kept, action.op << " " << action.target);
+    }
+    // And one more action of any kind is still denied.
+    CHECK(denying_rule(learned.policy, act("connect", "203.0.113.10:443")));
+    CHECK(denying_rule(learned.policy, act("open", "/opt/tool/other")));
+    CHECK(denying_rule(learned.policy, act("open", "/data/a", true)));
+    CHECK(denying_rule(learned.policy, act("exec", "/usr/bin/perl")));
+}
+
+TEST_CASE("learn: folding never makes a directory the base keeps read-only writable, nor folds into /")
+{
+    Policy base = parse_policy(R"({"allowed_paths": ["/w"], "read_only_paths": ["/etc"]})");
+    Learned learned = learn_policy(base, {act("open", "/etc/a", true), act("open", "/etc/b", true),
+                                          act("open", "/etc/c", true), act("open", "/x"), act("open", "/y"),
+                                          act("open", "/z")});
+    auto doc = to_document(learned.policy);
+    CHECK(doc["allowed_paths"] == json::array({"/w", "/etc/a", "/etc/b", "/etc/c"}));
+    CHECK(doc["read_only_paths"] == json::array({"/etc", "/x", "/y", "/z"}));
+}
+
+TEST_CASE("learn: a binary the agent may write is never made an allowed binary")
+{
+    Policy base = parse_policy(R"({"allowed_paths": ["/workspace"], "read_only_paths": ["/bin"], "allowed_bins": ["/bin/sh"]})");
+    Learned learned = learn_policy(base, {act("exec", "/workspace/update"), act("exec", "/bin/tool")});
+    CHECK(to_document(learned.policy)["allowed_bins"] == json::array({"/bin/sh", "/bin/tool"}));
+    REQUIRE(learned.still_denied.size() == 1);
+    CHECK(learned.still_denied[0]["target"] == "/workspace/update");
+    CHECK(learned.still_denied[0]["rule"] == "not in allowed_bins, and the agent may write it");
+    CHECK(denying_rule(learned.policy, act("exec", "/workspace/update")));
+}
+
+TEST_CASE("learn: the document says from what and when, and what it added")
+{
+    Learned learned = learn_policy(parse_policy(restrictive), {act("connect", "203.0.113.9:443")});
+    auto doc = learned_document(learned, {{"learned_from", "/var/log/cerberus/a.jsonl"}});
+    CHECK(doc["_learned"]["learned_from"] == "/var/log/cerberus/a.jsonl");
+    CHECK(doc["_learned"]["added"] == json::parse(R"({"allowed_hosts": ["203.0.113.9:443"]})"));
+    CHECK_NOTHROW(parse_policy(doc.dump())); // the learned document is a policy as it stands
+}
