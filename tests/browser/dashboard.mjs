@@ -113,6 +113,12 @@ async function main() {
     // The container's trail, searchable, with its chart.
     await page.click(`#containers tr[data-container="${opt.container}"]`);
     await page.waitForSelector('#detail-trail tbody tr[data-type="start"]', { timeout: 5000 });
+    const backend = (await (await api('/api/containers')).json()).find((c) => c.id === opt.container).enforcement;
+    const startText = await page.textContent('#detail-trail tbody tr[data-type="start"]');
+    // Under landlock, file and exec denials never reach the trail: the start row must say so.
+    check(`the trail's start row names the backend and what it does not report (${backend})`,
+      startText.includes(`enforced by ${backend}`) &&
+      (backend !== 'landlock' || startText.includes('not reported by this backend: ')), startText);
     await page.fill('#detail-search', 'onerror');
     check('the trail search finds the hostile program', await page.$$eval('#detail-trail tbody tr', (rows) =>
       rows.length === 1 && rows[0].textContent.includes('<img')));

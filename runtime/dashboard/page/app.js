@@ -83,7 +83,10 @@ function recordRow(r, withContainer) {
     cells.push(td);
   } else if (r.type === 'start') {
     tr.classList.add('start');
-    const td = el('td', 'note', 'started, enforced by ' + r.enforcement + ': ' + policySummary(r.policy));
+    // What the backend cannot report never reaches the trail: say so where the operator looks.
+    const unreported = Array.isArray(r.not_reported) && r.not_reported.length > 0
+      ? '; not reported by this backend: ' + r.not_reported.join('; ') : '';
+    const td = el('td', 'note', 'started, enforced by ' + r.enforcement + ': ' + policySummary(r.policy) + unreported);
     td.colSpan = 5;
     cells.push(td);
   } else {
