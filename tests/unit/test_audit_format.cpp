@@ -167,7 +167,7 @@ TEST_CASE("audit: the start record names the enforcement, the mode and the polic
     std::string line = dump_line(start_json("agent-7", 1714565000LL * 1000000000, start));
     CHECK(line == R"({"type":"start","time":"2024-05-01T12:03:20.000000000Z","id":"agent-7","enforcement":"bpf-lsm",)"
                   R"("mode":"audit","policy":{"mode":"audit","allowed_hosts":["192.0.2.1:443"]},)"
-                  R"("not_reported":[],"partly_enforced":[]})");
+                  R"("not_reported":[],"why_not_reported":{},"partly_enforced":[]})");
     CHECK(text_line(line) == "12:03:20.000 agent-7 START enforced by bpf-lsm, mode audit");
     start.not_reported = {"exec"};
     CHECK(text_line(dump_line(start_json("a", 0, start))) ==
