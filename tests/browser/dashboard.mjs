@@ -3,6 +3,9 @@
 // playwright-core): the page opens, a policed container is denied a connect
 // while the page watches, and the row must appear within 2 s with the right
 // fields; the name of the program that made it, markup, must show as text.
+// Then the agent reads a file outside its paths: that denial (from the BPF LSM
+// programs, or under landlock from the kernel audit log) reaches the page by
+// the same trail.
 //
 // node dashboard.mjs --url URL --token TOKEN --go FILE --container ID --hostile NAME --screenshot FILE
 //   --go: the file whose creation lets the container's agent make its connect
@@ -74,7 +77,8 @@ async function main() {
     check('the page lists the container, live', true);
 
     const row = `#feed tbody tr.denied[data-container="${opt.container}"][data-op="connect"]`;
-    check('control: no denial on the page before the agent acts', (await page.$$(row)).length === 0);
+    const openRow = `#feed tbody tr.denied[data-container="${opt.container}"][data-op="open"]`;
+    check('control: no denial on the page before the agent acts', (await page.$$(`${row}, ${openRow}`)).length === 0);
     writeFileSync(opt.go, '');
     const t0 = Date.now();
     let appeared = true;
@@ -98,6 +102,18 @@ async function main() {
       check('its time', /^(\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d\.\d{3}$/.test(cells.time), cells.time);
       check('in red', await page.$eval(row, (tr) => getComputedStyle(tr.querySelector('.op')).color) === 'rgb(198, 40, 40)');
     }
+    // The read comes after the connect's program ends (it holds 5 s).
+    let openCells = null;
+    try {
+      await page.waitForSelector(openRow, { timeout: 10000 });
+      openCells = await page.$eval(openRow, (tr) => Object.fromEntries(
+        [...tr.children].map((td) => [td.className, td.textContent])));
+    } catch (e) {
+      /* checked below */
+    }
+    check('the denied file read is on the page too', openCells !== null &&
+      openCells.target === '/secret.txt' && openCells.rule === 'not in allowed_paths or read_only_paths' &&
+      openCells.errno === 'EACCES (13)', JSON.stringify(openCells));
     check('the markup made no element',  await page.evaluate(() =>
       document.querySelectorAll('#feed img, #feed b, #containers img, #containers b').length === 0 && window.__pwned === undefined));
 
@@ -115,10 +131,14 @@ async function main() {
     await page.waitForSelector('#detail-trail tbody tr[data-type="start"]', { timeout: 5000 });
     const backend = (await (await api('/api/containers')).json()).find((c) => c.id === opt.container).enforcement;
     const startText = await page.textContent('#detail-trail tbody tr[data-type="start"]');
-    // Under landlock, file and exec denials never reach the trail: the start row must say so.
-    check(`the trail's start row names the backend and what it does not report (${backend})`,
-      startText.includes(`enforced by ${backend}`) &&
-      (backend !== 'landlock' || startText.includes('not reported by this backend: ')), startText);
+    // What the backend cannot report never reaches the trail: the start row must say so, or say nothing.
+    const start = (await (await api(`/api/trail?id=${encodeURIComponent(opt.container)}`)).json())
+      .records.find((r) => r.type === 'start');
+    const unreported = start.not_reported || [];
+    check(`the trail's start row names the backend and what it does not report (${backend}: ${unreported.length})`,
+      startText.includes(`enforced by ${backend}`) && (unreported.length === 0
+        ? !startText.includes('not reported') : startText.includes(`not reported by this backend: ${unreported.join('; ')}`)),
+      startText);
     await page.fill('#detail-search', 'onerror');
     check('the trail search finds the hostile program', await page.$$eval('#detail-trail tbody tr', (rows) =>
       rows.length === 1 && rows[0].textContent.includes('<img')));

@@ -4,7 +4,9 @@
 # playwright-core (tests/browser/*.mjs) against `cerberus dashboard` on this
 # host, while a policed container here, enforced natively by the backend
 # `auto` picks (landlock where the BPF LSM is refused), is denied a connect
-# by a program whose file name is markup.
+# by a program whose file name is markup, then a file read: under landlock
+# that one reaches the trail from the kernel audit log, which the tier turns
+# on for its run (cerberus-audit-switch) and puts back as it found it.
 #
 # First tests/browser/feed_skipped.mjs: what the page says when its live feed
 # falls behind (trails written by the test, no kernel policy needed). Then
@@ -25,9 +27,12 @@ work=$(mktemp -d)
 id="browser-agent-$$"
 cerberus=("$build/cerberus" --root "$work/state" --audit-dir "$work/audit")
 dashboard=""
+audit_switch="$build/cerberus-audit-switch"
+audit_before=$("$audit_switch" get 2>/dev/null) || audit_before=""
 cleanup() {
     [[ -z "$dashboard" ]] || { kill "$dashboard" 2>/dev/null; wait "$dashboard" 2>/dev/null; } || true
     "${cerberus[@]}" delete --force "$id" >/dev/null 2>&1 || true
+    [[ -z "$audit_before" || "$("$audit_switch" get)" == "$audit_before" ]] || "$audit_switch" set "$audit_before"
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -60,17 +65,21 @@ stop_dashboard
 sed 's/^/browser (feed): /' "$out/feed-skipped.log"
 
 # The agent: waits for /go, then its program (named as markup) connects where the policy allows nothing
-# and stays a while (hold), so that the collector finds its /proc/<pid>/exe.
+# and stays a while (hold), so that the collector finds its /proc/<pid>/exe; then reads a file outside
+# its paths. Landlock logs that read to kernel audit only while audit is on (2 = locked on, left so).
+[[ -n "$audit_before" ]] || { echo "browser: kernel audit cannot be read here ($audit_switch get)"; exit 1; }
+[[ "$audit_before" == 2 ]] || "$audit_switch" set 1
 hostile='<img src=x onerror=window.__pwned=1>'
 bundle="$work/bundle"
 mkdir -p "$bundle/rootfs/bin"
 cp /bin/busybox "$bundle/rootfs/bin/busybox"
 ln -s busybox "$bundle/rootfs/bin/sh"
 cp "$build/cerberus-probe" "$bundle/rootfs/bin/$hostile"
+echo 'not for the agent' >"$bundle/rootfs/secret.txt"
 (cd "$bundle" && "$build/cerberus" spec)
-jq --arg agent 'until [ -e /go ]; do busybox sleep 0.05; done; "/bin/$1" hold 5 connect tcp 192.0.2.1 443; exec busybox sleep 60' \
+jq --arg agent 'until [ -e /go ]; do busybox sleep 0.05; done; "/bin/$1" hold 5 connect tcp 192.0.2.1 443; busybox cat /secret.txt; exec busybox sleep 60' \
     --arg hostile "$hostile" '.process.terminal = false | .process.args = ["/bin/sh", "-c", $agent, "agent", $hostile]
-    | .annotations["io.cerberus.policy"] = "{\"allowed_hosts\": [\"198.51.100.7:443\"]}"' \
+    | .annotations["io.cerberus.policy"] = "{\"allowed_hosts\": [\"198.51.100.7:443\"], \"allowed_paths\": [\"/tmp\"], \"read_only_paths\": [\"/bin\"]}"' \
     "$bundle/config.json" >"$work/config.json" && mv "$work/config.json" "$bundle/config.json"
 token="browser-test-token-$$-0123456789"
 start_dashboard "$out/dashboard.log" --audit-dir "$work/audit" --token "$token"
@@ -86,6 +95,12 @@ if grep -q 'errno=1 (EPERM)' "$work/agent.out"; then
     echo "browser (kernel): ok the agent's connect failed with EPERM"
 else
     echo "browser (kernel): FAIL the agent's connect failed with EPERM: $(cat "$work/agent.out")"
+    status=1
+fi
+if grep -qE "/secret\.txt'?: Permission denied" "$work/agent.out"; then
+    echo "browser (kernel): ok the agent's read of /secret.txt failed with EACCES"
+else
+    echo "browser (kernel): FAIL the agent's read of /secret.txt failed with EACCES: $(cat "$work/agent.out")"
     status=1
 fi
 exit $status
