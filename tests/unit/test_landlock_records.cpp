@@ -100,6 +100,12 @@ TEST_CASE("records of one event are grouped by serial; the SYSCALL record names 
     CHECK(unnamed["errno"] == 13);
 }
 
+// The trail line of a denial of /p with these blockers.
+static nlohmann::ordered_json denial_for(const std::string& blockers)
+{
+    return landlock_denial_json(LandlockEvent{}, {1, blockers, "/p", ""}, "c");
+}
+
 TEST_CASE("events without Landlock records are dropped, and each blocker names its operation")
 {
     LandlockEvents events;
@@ -107,10 +113,7 @@ TEST_CASE("events without Landlock records are dropped, and each blocker names i
     events.add(parsed(audit_end_of_event, "audit(1.000:1): "));
     CHECK(events.take(true).empty());
 
-    auto op_of = [](const std::string& blockers) {
-        LandlockEvent event;
-        return landlock_denial_json(event, {1, blockers, "/p", ""}, "c")["op"].get<std::string>();
-    };
+    auto op_of = [](const std::string& blockers) { return denial_for(blockers)["op"].get<std::string>(); };
     CHECK(op_of("fs.write_file") == "open");
     CHECK(op_of("fs.make_reg,fs.refer") == "create");
     CHECK(op_of("fs.remove_file") == "unlink");
@@ -118,4 +121,18 @@ TEST_CASE("events without Landlock records are dropped, and each blocker names i
     CHECK(op_of("fs.change_topology") == "mount");
     CHECK(op_of("scope.signal") == "signal");
     CHECK(op_of("something.new") == "landlock");
+}
+
+TEST_CASE("an open's record says whether it asked to write, as the BPF LSM's records do (learn mode reads it)")
+{
+    const std::pair<const char*, const char*> expected[] = {
+        {"fs.read_file", "read"},   {"fs.read_dir", "read"},     {"fs.write_file", "write"},
+        {"fs.truncate", "write"},   {"fs.read_file,fs.write_file", "write"},
+        {"fs.execute", "(none)"},   {"fs.make_reg", "(none)"}, // not opens
+    };
+    for (auto [blockers, access] : expected) {
+        auto j = denial_for(blockers);
+        CAPTURE(blockers);
+        CHECK(j.value("access", "(none)") == access);
+    }
 }

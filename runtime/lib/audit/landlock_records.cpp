@@ -3,6 +3,7 @@
 
 #include "audit/audit_format.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -52,6 +53,20 @@ struct Meaning {
     const char* op;
     const char* rule;
 };
+
+// Whether any missing right is a write: an open for reading and writing lacks
+// fs.read_file first, yet needs allowed_paths (learn mode reads this).
+bool asks_write(std::string_view blockers)
+{
+    for (size_t start = 0; start <= blockers.size();) {
+        size_t end = std::min(blockers.find(',', start), blockers.size());
+        std::string_view right = blockers.substr(start, end - start);
+        if (right == "fs.write_file" || right == "fs.truncate")
+            return true;
+        start = end + 1;
+    }
+    return false;
+}
 
 // What the first missing right means in the policy's words.
 Meaning meaning_of(std::string_view blockers)
@@ -228,6 +243,8 @@ nlohmann::ordered_json landlock_denial_json(const LandlockEvent& event, const La
     j["gid"] = event.gid;
     j["op"] = meaning.op;
     j["target"] = !denial.path.empty() ? denial.path : !denial.opid.empty() ? "pid=" + denial.opid : "";
+    if (std::string_view(meaning.op) == "open")
+        j["access"] = asks_write(denial.blockers) ? "write" : "read"; // as the BPF LSM's records say
     j["verdict"] = "denied";
     j["errno"] = err;
     j["error"] = error ? error : "errno " + std::to_string(err);
