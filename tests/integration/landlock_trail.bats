@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Landlock's file and exec denials reach the container's trail, read from the kernel audit log by the
 # collector; where kernel audit is off, the trail's first line says which denials it cannot report and why.
+# Learn mode reads such a trail as a BPF LSM one: a denied write goes to allowed_paths.
 # Kernel audit is host-wide: each test puts back the audit state it found (cerberus-audit-switch).
 
 load helpers
@@ -102,4 +103,32 @@ denials_after_wait() {
         and (.why_not_reported.allowed_bins | test("auditctl -e 1"))'
     sleep 1.5
     [ "$(jq -c 'select(.type == "denial")' "$TRAIL" | wc -l)" -eq 0 ]
+}
+
+@test "learn mode over a landlock trail: the denied write is learned as allowed_paths, the read as read_only_paths; the learned policy lets both through" {
+    own_collector_or_none
+    "$AUDIT_SWITCH" set 1
+    # /dev is a mount of its own: outside allowed_paths Landlock, not a read-only remount, refuses the write.
+    set_args sh -c 'echo new > /dev/null; echo "write=$?"; cat /secret.txt; echo "read=$?"'
+    edit_config '.annotations["io.cerberus.policy"] = "{\"enforcement\": \"landlock\", \"allowed_paths\": [\"/tmp\"], \"read_only_paths\": [\"/bin\"]}"'
+    run cerb --audit-dir "$AUDIT_DIR" run -b "$BUNDLE" "$ID"
+    echo "$output"
+    [[ "$output" == *'write=1'* ]]
+    [[ "$output" == *'read=1'* ]]
+    denials_after_wait 2
+    jq -se 'map(select(.type == "denial" and .op == "open")) | map(.target + " " + .access) | sort == ["/dev/null write", "/secret.txt read"]' "$TRAIL"
+    cerb delete "$ID" 2>/dev/null || true
+
+    run "$CERBERUS" policy learn --trail "$TRAIL"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    learned="$(echo "$output" | jq -c 'del(._learned)')"
+    echo "$learned" | jq -e '(.allowed_paths | index("/dev/null")) and (.read_only_paths | index("/secret.txt"))
+        and (.read_only_paths | index("/dev/null") | not)'
+    # The control: under the learned policy both work.
+    edit_config --arg p "$learned" '.annotations["io.cerberus.policy"] = ($p | fromjson | .enforcement = "landlock" | tojson)'
+    run cerb --audit-dir "$AUDIT_DIR" run -b "$BUNDLE" "$ID"
+    echo "$output"
+    [[ "$output" == *'write=0'* ]]
+    [[ "$output" == *'read=0'* ]]
 }
