@@ -71,7 +71,7 @@ for boot in bpf-lsm no-bpf-lsm; do
     echo
     case $boot in
     bpf-lsm) echo "== bpf-lsm: the BPF LSM programs (bpf in lsm=)" ;;
-    no-bpf-lsm) echo "== fmod-ret: the same programs as fmod_ret on security_ functions (lsm= without bpf, auto's choice)" ;;
+    no-bpf-lsm) echo "== fmod-ret: the same programs as fmod_ret on security_ functions (lsm= without bpf, asked for: auto does not take them)" ;;
     esac
     awk "$bench_awk_stats"'
 function cell(m, unit,    d) { d = unit == "us" ? 1000 : 1000000

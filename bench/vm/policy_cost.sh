@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # Benchmark (not a test) of the agent policy's cost, run in the real-kernel lane by bench/policy.sh, once
-# per boot: with bpf in lsm= the BPF LSM programs enforce, without it the fmod_ret ones (auto's choice). Each
+# per boot: with bpf in lsm= the BPF LSM programs enforce, without it the fmod_ret ones (asked for by init.sh's wrapper: auto does not take them). Each
 # boot measures: open/connect/exec loops inside a policed container against an unpoliced one; the same
 # loops outside any container (in the root cgroup and in a depth-3 cgroup, as systemd places processes)
 # with the BPF programs not loaded, while a policed container runs, and after it is deleted (programs

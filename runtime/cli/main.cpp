@@ -72,7 +72,7 @@ void print_usage()
     std::printf("\nglobal options: --root DIR (default /run/cerberus), --log FILE, --log-format text|json, --debug,\n"
                 "  --systemd-cgroup, --default-policy FILE, --lock-policy, --policy-dir DIR,\n"
                 "  --audit-dir DIR (default /var/log/cerberus),\n"
-                "  --enforcement auto|bpf-lsm|fmod-ret|landlock (default auto: the strongest this host has)\n");
+                "  --enforcement auto|bpf-lsm|fmod-ret|landlock (default auto: the BPF LSM, else landlock)\n");
 }
 
 // Errors go to stderr, and also to the --log file, whose last error line

@@ -93,5 +93,12 @@ load_modules
 # Like systemd on a real host: every controller is available to child cgroups.
 sed 's/\([^ ]*\)/+\1/g' /sys/fs/cgroup/cgroup.controllers >/sys/fs/cgroup/cgroup.subtree_control
 
+# auto does not take fmod_ret (docs/policy.md); the boot without bpf in lsm= asks for it, as a user would.
+if [ "$VM_BOOT" = no-bpf-lsm ]; then
+    mkdir -p /usr/local/sbin
+    printf '#!/bin/sh\nexec /usr/local/bin/cerberus --enforcement fmod-ret "$@"\n' >/usr/local/sbin/cerberus
+    chmod +x /usr/local/sbin/cerberus
+fi
+
 /vm/run-cases.sh
 poweroff -f

@@ -4,7 +4,7 @@
 # cerberus, cerberus-probe and the case scripts, runs tests/vm/cases/*.sh there with BPF LSM and pure
 # cgroup v2, and reports the verdicts the cases print on the serial console.
 #
-# Two boots share the initramfs: `bpf-lsm` (bpf in lsm=) runs every selected case; `no-bpf-lsm` (lsm=
+# Two boots share the initramfs (`make test` runs the first): `bpf-lsm` (bpf in lsm=) runs every selected case; `no-bpf-lsm` (lsm=
 # without bpf, as Ubuntu ships its kernels: BPF trampolines but no BPF LSM) runs again the selected cases
 # that say `# vm-boots: ... no-bpf-lsm`, their verdicts named `<case> [no-bpf-lsm]`. A boot with no case
 # to run is not started.
@@ -15,7 +15,8 @@
 #             a throw-away overlay, and run the cases from a unit of it (default cases: tests/vm/systemd-cases)
 #   --build   where cerberus and cerberus-probe were built (default: <repo>/build); optional
 #   --cases   a directory of case scripts or a glob of them (default: tests/vm/cases)
-#   --boots   which boots to run, comma-separated (default: bpf-lsm,no-bpf-lsm)
+#   --boots   which boots to run, comma-separated (default: bpf-lsm; no-bpf-lsm runs the fmod_ret programs,
+#             which auto does not take: see docs/policy.md)
 #   --add     extra file or directory to put in the VM at DEST (default: same path); ELF programs bring
 #             their libraries
 #   --keep    keep the work directory (initramfs, console logs); it is kept anyway when the lane fails
@@ -37,7 +38,7 @@ build_dir=""
 cases_arg=""
 systemd=0
 keep=0
-boots_arg="bpf-lsm,no-bpf-lsm"
+boots_arg="bpf-lsm"
 extra=()
 console_copy=""
 while [[ $# -gt 0 ]]; do

@@ -121,7 +121,8 @@ public:
 const Backend& backend(Enforcement kind);
 
 // The backend a policy runs under: the global flag (--enforcement) and the
-// policy's minimum, auto taking the strongest this host can run. Throws,
+// policy's minimum, auto taking the strongest this host can run (the BPF LSM,
+// else Landlock; fmod_ret only when asked for). Throws,
 // naming what is missing, when none fits; then checks that it covers every
 // rule the policy has (refused, naming the rule and the backend, otherwise).
 const Backend& choose_backend(Enforcement requested, const Policy& policy);

@@ -59,7 +59,8 @@ no-bpf-lsm)
     *) vm_ok "bpf is not an active lsm" ;;
     esac
     vm_check "kernel btf is present" test -s /sys/kernel/btf/vmlinux
-    WANT=fmod-ret; vm_check "auto: the fmod_ret programs enforce" denied_once backend-auto
+    WANT=landlock; vm_check "auto: Landlock enforces (auto never takes fmod_ret)" denied_once backend-auto-landlock --enforcement auto
+    WANT=fmod-ret; vm_check "asked for: the fmod_ret programs enforce" denied_once backend-auto
     vm_check "auto: they are attached" test -e $pins/fmod_ret_cerb_file_open
     vm_check_fails "auto: the BPF LSM programs are not" test -e $pins/lsm
     vm_expect_output "they are tracing programs" "tracing" prog_types cerb_file_open
