@@ -72,6 +72,8 @@ int check(const RuntimeOptions& rt, const ParsedOptions& opts)
 int cmd_policy(const RuntimeOptions& rt, const Args& args)
 {
     ParsedOptions opts = parse_options(args, {{"trail", 0, true}, {"base", 0, true}});
+    if (opts.help)
+        throw HelpRequested(std::string("usage: ") + usage);
     std::string verb = opts.positional.empty() ? "" : opts.positional[0];
     if (verb == "learn")
         return learn(rt, opts);
