@@ -32,7 +32,7 @@ int BPF_PROG(cerb_file_open, struct file *file, int ret)
     if (size > 0 && s->path[0] != '/')
         return 0;
     bool want_write = (file->f_mode & FMODE_WRITE) || (file->f_flags & O_TRUNC);
-    return check_path(policy, cgroup_id, size, want_write, CERB_OP_OPEN, EACCES);
+    return check_mounted_path(policy, cgroup_id, file->f_path.mnt, size, want_write, CERB_OP_OPEN, EACCES);
 }
 
 /* allowed_bins: only the listed files may be exec'd, by the path the kernel
@@ -48,6 +48,8 @@ int BPF_PROG(cerb_bprm_check, struct linux_binprm *bprm, int ret)
     if (!s)
         return ret;
     struct path_walk w;
+    if (mount_detached(BPF_CORE_READ(bprm, file, f_path.mnt)))
+        return refuse_path(policy, cgroup_id, CERB_OP_EXEC, CERB_RULE_DETACHED_MOUNT, EACCES, 0, 0);
     long size = exec_file_path(s, bprm->file);
     if (walk_path(&w, cgroup_id, size) < 0)
         return refuse_path(policy, cgroup_id, CERB_OP_EXEC, CERB_RULE_PATH_UNRESOLVED, EACCES, 0, 0);
@@ -104,6 +106,8 @@ static __always_inline int check_exec_mapping(struct file *file, unsigned long p
     if (!s)
         return 0;
     struct path_walk w;
+    if (mount_detached(BPF_CORE_READ(file, f_path.mnt)))
+        return refuse_path(policy, cgroup_id, CERB_OP_MMAP_EXEC, CERB_RULE_DETACHED_MOUNT, EACCES, 0, 0);
     long size = exec_file_path(s, file);
     if (walk_path(&w, cgroup_id, size) < 0)
         return refuse_path(policy, cgroup_id, CERB_OP_MMAP_EXEC, CERB_RULE_PATH_UNRESOLVED, EACCES, 0, 0);
@@ -289,35 +293,56 @@ int BPF_PROG(cerb_userns_create, const struct cred *cred, int ret)
     return refuse(policy, cgroup_id, CERB_OP_USERNS, CERB_RULE_ESCALATION, EPERM, CERB_TARGET_NONE, 0);
 }
 
-/* Mounts would give a file a second, allowed name. */
-static __always_inline int refuse_mount(int ret)
+/* Under path rules a path must keep naming what it named at start: a mount
+ * would give a file a second, allowed name, an unmount would show what a
+ * mount covered, and a new root (chroot, pivot_root) would make every path
+ * name something else. */
+static __always_inline int refuse_name_change(__u16 op, int ret)
 {
     __u64 cgroup_id;
     struct cerb_policy *policy = find_armed_policy(&cgroup_id);
     if (ret || !policy || !(policy->flags & (CERB_HAS_PATHS | CERB_HAS_DENIED | CERB_HAS_BINS)))
         return ret;
-    return refuse(policy, cgroup_id, CERB_OP_MOUNT, CERB_RULE_ESCALATION, EPERM, CERB_TARGET_NONE, 0);
+    return refuse(policy, cgroup_id, op, CERB_RULE_ESCALATION, EPERM, CERB_TARGET_NONE, 0);
 }
 
 CERB_HOOK(sb_mount, security_sb_mount)
 int BPF_PROG(cerb_sb_mount, const char *dev_name, const struct path *path, const char *type, unsigned long flags,
              void *data, int ret)
 {
-    return refuse_mount(ret);
+    return refuse_name_change(CERB_OP_MOUNT, ret);
 }
 
 CERB_HOOK(move_mount, security_move_mount)
 int BPF_PROG(cerb_move_mount, const struct path *from_path, const struct path *to_path, int ret)
 {
-    return refuse_mount(ret);
+    return refuse_name_change(CERB_OP_MOUNT, ret);
+}
+
+CERB_HOOK(sb_umount, security_sb_umount)
+int BPF_PROG(cerb_sb_umount, struct vfsmount *mnt, int flags, int ret)
+{
+    return refuse_name_change(CERB_OP_MOUNT, ret);
+}
+
+CERB_HOOK(sb_pivotroot, security_sb_pivotroot)
+int BPF_PROG(cerb_sb_pivotroot, const struct path *old_path, const struct path *new_path, int ret)
+{
+    return refuse_name_change(CERB_OP_MOUNT, ret);
+}
+
+CERB_HOOK(path_chroot, security_path_chroot)
+int BPF_PROG(cerb_path_chroot, const struct path *path, int ret)
+{
+    return refuse_name_change(CERB_OP_CHROOT, ret);
 }
 
 CERB_HOOK(path_rename, security_path_rename)
 int BPF_PROG(cerb_path_rename, const struct path *old_dir, struct dentry *old_dentry, const struct path *new_dir,
              struct dentry *new_dentry, unsigned int flags, int ret)
 {
-    ret = check_change(old_dir, old_dentry, CERB_OP_RENAME, ret);
-    return check_change(new_dir, new_dentry, CERB_OP_RENAME, ret);
+    ret = check_change(old_dir, old_dentry, CERB_OP_RENAME, true, ret);
+    return check_change(new_dir, new_dentry, CERB_OP_RENAME, true, ret);
 }
 
 /* A hard link is a rename that keeps the old name: both names are written.
@@ -326,56 +351,56 @@ CERB_HOOK(path_link, security_path_link)
 int BPF_PROG(cerb_path_link, struct dentry *old_dentry, const struct path *new_dir, struct dentry *new_dentry,
              int ret)
 {
-    ret = check_change(new_dir, new_dentry, CERB_OP_LINK, ret);
+    ret = check_change(new_dir, new_dentry, CERB_OP_LINK, true, ret);
     return check_change_at(BPF_CORE_READ(old_dentry, d_parent), BPF_CORE_READ(new_dir, mnt), old_dentry,
-                           CERB_OP_LINK, ret);
+                           CERB_OP_LINK, true, ret);
 }
 
 CERB_HOOK(path_unlink, security_path_unlink)
 int BPF_PROG(cerb_path_unlink, const struct path *dir, struct dentry *dentry, int ret)
 {
-    return check_change(dir, dentry, CERB_OP_UNLINK, ret);
+    return check_change(dir, dentry, CERB_OP_UNLINK, true, ret);
 }
 
 CERB_HOOK(path_rmdir, security_path_rmdir)
 int BPF_PROG(cerb_path_rmdir, const struct path *dir, struct dentry *dentry, int ret)
 {
-    return check_change(dir, dentry, CERB_OP_UNLINK, ret);
+    return check_change(dir, dentry, CERB_OP_UNLINK, true, ret);
 }
 
 CERB_HOOK(path_mkdir, security_path_mkdir)
 int BPF_PROG(cerb_path_mkdir, const struct path *dir, struct dentry *dentry, umode_t mode, int ret)
 {
-    return check_change(dir, dentry, CERB_OP_CREATE, ret);
+    return check_change(dir, dentry, CERB_OP_CREATE, false, ret);
 }
 
 CERB_HOOK(path_mknod, security_path_mknod)
 int BPF_PROG(cerb_path_mknod, const struct path *dir, struct dentry *dentry, umode_t mode, unsigned int dev,
              int ret)
 {
-    return check_change(dir, dentry, CERB_OP_CREATE, ret);
+    return check_change(dir, dentry, CERB_OP_CREATE, false, ret);
 }
 
 CERB_HOOK(path_symlink, security_path_symlink)
 int BPF_PROG(cerb_path_symlink, const struct path *dir, struct dentry *dentry, const char *old_name, int ret)
 {
-    return check_change(dir, dentry, CERB_OP_CREATE, ret);
+    return check_change(dir, dentry, CERB_OP_CREATE, false, ret);
 }
 
 CERB_HOOK(path_truncate, security_path_truncate)
 int BPF_PROG(cerb_path_truncate, const struct path *path, int ret)
 {
-    return check_change(path, NULL, CERB_OP_SETATTR, ret);
+    return check_change(path, NULL, CERB_OP_SETATTR, false, ret);
 }
 
 CERB_HOOK(path_chmod, security_path_chmod)
 int BPF_PROG(cerb_path_chmod, const struct path *path, umode_t mode, int ret)
 {
-    return check_change(path, NULL, CERB_OP_SETATTR, ret);
+    return check_change(path, NULL, CERB_OP_SETATTR, false, ret);
 }
 
 CERB_HOOK(path_chown, security_path_chown)
 int BPF_PROG(cerb_path_chown, const struct path *path, __u32 uid, __u32 gid, int ret) /* kuid_t, kgid_t */
 {
-    return check_change(path, NULL, CERB_OP_SETATTR, ret);
+    return check_change(path, NULL, CERB_OP_SETATTR, false, ret);
 }

@@ -139,6 +139,9 @@ struct cerb_path_key {
 #define CERB_PATH_READ_ONLY (1u << 1) /* read_only_paths: read below it */
 #define CERB_PATH_DENY (1u << 2) /* denied_paths: nothing below it */
 #define CERB_PATH_BIN (1u << 3) /* allowed_bins: this exact file may be exec'd */
+/* A directory above an entry of any kind: its name, like an entry's, may not
+ * be renamed, linked or removed while a rule is keyed on the path through it. */
+#define CERB_PATH_ABOVE (1u << 4)
 
 struct cerb_path_value {
     __u32 kinds;
@@ -167,13 +170,14 @@ enum cerb_op {
     CERB_OP_MODULE = 10, /* module request or load */
     CERB_OP_KEXEC = 11,
     CERB_OP_USERNS = 12,
-    CERB_OP_MOUNT = 13,
+    CERB_OP_MOUNT = 13, /* mount, move_mount, umount, pivot_root */
     CERB_OP_LINK = 14,
     CERB_OP_RENAME = 15,
     CERB_OP_UNLINK = 16, /* unlink, rmdir */
     CERB_OP_CREATE = 17, /* mkdir, mknod, symlink */
     CERB_OP_SETATTR = 18, /* truncate, chmod, chown */
     CERB_OP_PTRACE = 19, /* of the runtime's set-up task (cerb_setup_tasks) */
+    CERB_OP_CHROOT = 23,
 };
 
 /* Which rule decided. */
@@ -190,6 +194,8 @@ enum cerb_rule {
     CERB_RULE_ESCALATION = 10, /* bpf, perf, modules, kexec, userns, mount */
     CERB_RULE_PATH_UNRESOLVED = 11, /* too long or deep for the buffers, or a relative unix socket path */
     CERB_RULE_PING_SOCKET = 12, /* ICMP datagram socket: its destinations pass no cgroup socket program */
+    CERB_RULE_DETACHED_MOUNT = 15, /* a file on a mount outside the task's mount namespace (open_tree, fsmount) */
+    CERB_RULE_RULE_NAME = 16, /* renaming, linking or removing a rule's path or a directory above it */
 };
 
 #define CERB_VERDICT_DENIED 1

@@ -54,6 +54,7 @@
 #define NAME_BUF 256 /* NAME_MAX + 1 */
 #define DELETED_SUFFIX " (deleted)" /* what d_path appends to an unlinked file */
 #define MNT_NOEXEC 0x04
+#define MNT_NS_INTERNAL 1 /* struct mount.mnt_ns of kern_mount()s: pipes, sockets, memfds */
 #define SB_I_NOEXEC 0x02
 #define FNV_OFFSET 0xcbf29ce484222325ULL
 #define FNV_PRIME 0x100000001b3ULL

@@ -139,6 +139,7 @@ static __always_inline int check_unix_peer(struct sock *peer, int ret)
     struct scratch *s = get_scratch();
     if (!s)
         return 0;
-    long size = build_path(s, dentry, BPF_CORE_READ(peer_unix, path.mnt), NULL);
-    return check_path(policy, cgroup_id, size, true, CERB_OP_CONNECT, EPERM);
+    struct vfsmount *mnt = BPF_CORE_READ(peer_unix, path.mnt);
+    long size = build_path(s, dentry, mnt, NULL);
+    return check_mounted_path(policy, cgroup_id, mnt, size, true, CERB_OP_CONNECT, EPERM);
 }

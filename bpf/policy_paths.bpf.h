@@ -114,6 +114,28 @@ static __always_inline int check_path(struct cerb_policy *policy, __u64 cgroup_i
     return 0;
 }
 
+/* Whether a file's mount is outside the current task's mount namespace: a
+ * detached copy of a tree (open_tree OPEN_TREE_CLONE, fsmount) or a tree
+ * unmounted lazily, where a path starts at the detached root and names
+ * nothing the rules name. The kernel's own internal mounts (pipes, sockets,
+ * memfds) are in no namespace's tree and have no path to judge. */
+static __always_inline bool mount_detached(struct vfsmount *vfsmnt)
+{
+    struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+    struct mount *mnt = container_of(vfsmnt, struct mount, mnt);
+    struct mnt_namespace *ns = BPF_CORE_READ(mnt, mnt_ns);
+    return ns != BPF_CORE_READ(task, nsproxy, mnt_ns) && (__u64)ns != MNT_NS_INTERNAL;
+}
+
+/* check_path for a file or name in the mount vfsmnt. */
+static __always_inline int check_mounted_path(struct cerb_policy *policy, __u64 cgroup_id, struct vfsmount *vfsmnt,
+                                              long size, bool want_write, __u16 op, int err)
+{
+    if (mount_detached(vfsmnt))
+        return refuse_path(policy, cgroup_id, op, CERB_RULE_DETACHED_MOUNT, err, 0, want_write ? CERB_ACCESS_WRITE : 0);
+    return check_path(policy, cgroup_id, size, want_write, op, err);
+}
+
 struct path_build {
     __u64 dentry; /* struct dentry *, where the walk up is */
     __u64 vfsmnt; /* struct vfsmount *, its mount */
@@ -244,27 +266,53 @@ static __always_inline long exec_file_path(struct scratch *s, struct file *file)
 #endif
 }
 
+/* A name a rule is keyed on (an entry, or a directory above one) keeps naming
+ * the object it named at start: it may not be renamed, linked or removed, as
+ * the old name or as the new one, or another object would take the rule (and
+ * the object its new name). The path is in the scratch buffer. */
+static __always_inline int check_rule_name(struct cerb_policy *policy, __u64 cgroup_id, long size, __u16 op)
+{
+    struct path_walk w;
+    if (walk_path(&w, cgroup_id, size) < 0)
+        return refuse_path(policy, cgroup_id, op, CERB_RULE_PATH_UNRESOLVED, EACCES, 0, CERB_ACCESS_WRITE);
+    /* Names below a denied entry are check_path's: the walk stops at the entry. */
+    if (!w.exact_kinds && w.deny_len != size)
+        return 0;
+    return refuse_path(policy, cgroup_id, op, CERB_RULE_RULE_NAME, EACCES, 0, CERB_ACCESS_WRITE);
+}
+
 /* The path rules for a change to the name parent/last in mount mnt (or to
  * parent itself when last is NULL): a write, allowed only under allowed_paths
- * and never under denied_paths. */
+ * and never under denied_paths. A change that moves or removes the name
+ * (rename, link, unlink, rmdir) must also leave the names rules are keyed on
+ * alone, binary rules among them. */
 static __always_inline int check_change_at(struct dentry *parent, struct vfsmount *mnt, struct dentry *last,
-                                           __u16 op, int ret)
+                                           __u16 op, bool moves_name, int ret)
 {
     __u64 cgroup_id;
     if (ret)
         return ret;
     struct cerb_policy *policy = find_armed_policy(&cgroup_id);
-    if (!policy || !(policy->flags & (CERB_HAS_PATHS | CERB_HAS_DENIED)))
+    __u32 judged = CERB_HAS_PATHS | CERB_HAS_DENIED | (moves_name ? CERB_HAS_BINS : 0);
+    if (!policy || !(policy->flags & judged))
         return 0;
     struct scratch *s = get_scratch();
     if (!s)
         return 0;
+    if (mount_detached(mnt))
+        return refuse_path(policy, cgroup_id, op, CERB_RULE_DETACHED_MOUNT, EACCES, 0, CERB_ACCESS_WRITE);
     long size = build_path(s, parent, mnt, last);
-    return check_path(policy, cgroup_id, size, true, op, EACCES);
+    if (policy->flags & (CERB_HAS_PATHS | CERB_HAS_DENIED)) {
+        ret = check_path(policy, cgroup_id, size, true, op, EACCES);
+        if (ret)
+            return ret;
+    }
+    return moves_name ? check_rule_name(policy, cgroup_id, size, op) : 0;
 }
 
 /* check_change_at for a name in the directory dir (or dir itself). */
-static __always_inline int check_change(const struct path *dir, struct dentry *last, __u16 op, int ret)
+static __always_inline int check_change(const struct path *dir, struct dentry *last, __u16 op, bool moves_name,
+                                        int ret)
 {
-    return check_change_at(BPF_CORE_READ(dir, dentry), BPF_CORE_READ(dir, mnt), last, op, ret);
+    return check_change_at(BPF_CORE_READ(dir, dentry), BPF_CORE_READ(dir, mnt), last, op, moves_name, ret);
 }

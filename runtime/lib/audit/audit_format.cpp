@@ -75,6 +75,7 @@ std::string op_name(uint16_t op)
     case CERB_OP_CREATE: return "create";
     case CERB_OP_SETATTR: return "setattr";
     case CERB_OP_PTRACE: return "ptrace";
+    case CERB_OP_CHROOT: return "chroot";
     }
     return "op-" + std::to_string(op);
 }
@@ -99,6 +100,8 @@ std::string rule_text(const cerb_event& e)
     case CERB_RULE_FORBIDDEN_CAP: return "forbidden_caps " + target_text(e);
     case CERB_RULE_ESCALATION: return "escalation is shut under a policy";
     case CERB_RULE_PATH_UNRESOLVED: return "path could not be resolved";
+    case CERB_RULE_DETACHED_MOUNT: return "mount outside the container's mount namespace";
+    case CERB_RULE_RULE_NAME: return "a path rule is keyed on this name";
     }
     return "rule-" + std::to_string(e.rule);
 }
