@@ -103,16 +103,44 @@ TEST_CASE("compile: path rules")
         "allowed_paths": ["/workspace", "/tmp"], "read_only_paths": ["/usr", "/", "/opt/tool"],
         "denied_paths": ["/workspace/.git/config"], "allowed_bins": ["/usr/bin/python3", "/opt/tool"]})"),
                             cgroup, seed);
-    CHECK(c.paths.size() == 7);
-    CHECK(find_path(c, "/workspace")->value.kinds == CERB_PATH_ALLOW);
+    CHECK(c.paths.size() == 10); // 7 rules, and /workspace/.git, /usr/bin and /opt above them
+    CHECK(find_path(c, "/workspace")->value.kinds == (CERB_PATH_ALLOW | CERB_PATH_ABOVE));
     CHECK(find_path(c, "/tmp")->value.kinds == CERB_PATH_ALLOW);
     CHECK(find_path(c, "/opt/tool")->value.kinds == (CERB_PATH_READ_ONLY | CERB_PATH_BIN));
-    CHECK(find_path(c, "/usr")->value.kinds == CERB_PATH_READ_ONLY);
+    CHECK(find_path(c, "/usr")->value.kinds == (CERB_PATH_READ_ONLY | CERB_PATH_ABOVE));
     CHECK(find_path(c, "")->value.kinds == CERB_PATH_READ_ONLY); // the root is the empty prefix
     CHECK(find_path(c, "/workspace/.git/config")->value.kinds == CERB_PATH_DENY);
     CHECK(find_path(c, "/usr/bin/python3")->value.kinds == CERB_PATH_BIN);
     for (const auto& e : c.paths)
         CHECK(e.key.cgroup_id == cgroup);
+}
+
+TEST_CASE("compile: every directory above a rule is marked, the root aside")
+{
+    auto c = compile_policy(parse_policy(R"({"allowed_paths": ["/a/b/c/d"], "denied_paths": ["/a/b/x", "/y"],
+                                             "read_only_paths": ["/"]})"),
+                            cgroup, seed);
+    CHECK(c.paths.size() == 7);
+    CHECK(find_path(c, "/a")->value.kinds == CERB_PATH_ABOVE);
+    CHECK(find_path(c, "/a/b")->value.kinds == CERB_PATH_ABOVE);
+    CHECK(find_path(c, "/a/b/c")->value.kinds == CERB_PATH_ABOVE);
+    CHECK(find_path(c, "/a/b/c/d")->value.kinds == CERB_PATH_ALLOW);
+    CHECK(find_path(c, "/a/b/x")->value.kinds == CERB_PATH_DENY);
+    CHECK(find_path(c, "/y")->value.kinds == CERB_PATH_DENY);
+    CHECK(find_path(c, "")->value.kinds == CERB_PATH_READ_ONLY);
+}
+
+TEST_CASE("compile: rules 200 levels deep count each directory above them once")
+{
+    // 3,801 rules sharing their first 199 levels: each walk up stops at the first marked directory.
+    Policy p;
+    std::string deep;
+    for (int i = 0; i < 199; ++i)
+        deep += "/d";
+    p.denied_paths.reserve(4000);
+    for (int i = 0; i < 4000 - 199; ++i)
+        p.denied_paths.push_back(deep + "/f" + std::to_string(i));
+    CHECK(compile_policy(p, cgroup, seed).paths.size() == 4000);
 }
 
 TEST_CASE("compile: the hash is FNV-1a 64, seeded")
@@ -149,7 +177,7 @@ TEST_CASE("compile: 1,000 containers with distinct policies get distinct keys")
     CHECK(net4.size() == net_entries);
     CHECK(net_entries == 2000);
     CHECK(paths.size() == path_entries);
-    CHECK(path_entries == 4000);
+    CHECK(path_entries == 6000); // and /workspace and /bin above the rules
     CHECK(net_entries <= CERB_MAX_NET_RULES);
     CHECK(path_entries <= CERB_MAX_PATH_RULES);
 }
@@ -235,5 +263,12 @@ TEST_CASE("compile: each container gets its share of the path map")
     CHECK(compile_policy(p, cgroup, seed).paths.size() == container_path_rules);
     p.denied_paths.push_back("/q");
     CHECK(compile_error(p) == "policy: 4097 distinct paths in allowed_paths, read_only_paths, denied_paths and "
-                              "allowed_bins, more than the 4096 one container may hold");
+                              "allowed_bins, with the directories above them, more than the 4096 one container may "
+                              "hold");
+    p.denied_paths.pop_back();
+    p.read_only_paths->pop_back();
+    p.denied_paths.push_back("/q/r"); // and /q above it: 4,097 again
+    CHECK(compile_error(p) == "policy: 4097 distinct paths in allowed_paths, read_only_paths, denied_paths and "
+                              "allowed_bins, with the directories above them, more than the 4096 one container may "
+                              "hold");
 }

@@ -79,6 +79,27 @@ std::string prefix_form(const std::string& path)
     return path == "/" ? std::string() : path;
 }
 
+// Every directory above a rule's path (the root aside, which has no name to
+// change) is marked, so that the programs refuse to rename, link or remove it:
+// the rule would then name another object. Walking up stops at the first
+// directory already marked, whose own ancestors are, so the work stays
+// proportional to the bytes of the paths (times the map's log n).
+void mark_ancestors(std::map<std::string, uint32_t>& kinds)
+{
+    std::vector<std::string> rule_paths;
+    for (const auto& [path, path_kinds] : kinds)
+        rule_paths.push_back(path);
+    for (const auto& path : rule_paths) {
+        for (size_t slash = path.rfind('/'); slash != std::string::npos && slash > 0;
+             slash = path.rfind('/', slash - 1)) {
+            auto& above = kinds[path.substr(0, slash)];
+            if (above & CERB_PATH_ABOVE)
+                break;
+            above |= CERB_PATH_ABOVE;
+        }
+    }
+}
+
 } // namespace
 
 uint64_t path_hash(std::string_view path, uint64_t seed)
@@ -118,6 +139,7 @@ CompiledPolicy compile_policy(const Policy& policy, uint64_t cgroup_id, uint64_t
         kinds[prefix_form(path)] |= CERB_PATH_DENY;
     for (const auto& path : policy.allowed_bins.value_or(std::vector<std::string>{}))
         kinds[path] |= CERB_PATH_BIN;
+    mark_ancestors(kinds);
     for (const auto& [path, path_kinds] : kinds) {
         PathEntry entry{};
         entry.key.cgroup_id = cgroup_id;
@@ -129,7 +151,8 @@ CompiledPolicy compile_policy(const Policy& policy, uint64_t cgroup_id, uint64_t
     check_share(out.net4.size(), container_net_rules, "distinct IPv4 networks in allowed_hosts");
     check_share(out.net6.size(), container_net_rules, "distinct IPv6 networks in allowed_hosts");
     check_share(out.paths.size(), container_path_rules,
-                "distinct paths in allowed_paths, read_only_paths, denied_paths and allowed_bins");
+                "distinct paths in allowed_paths, read_only_paths, denied_paths and allowed_bins, with the directories "
+                "above them");
     return out;
 }
 
