@@ -3,6 +3,7 @@
 
 #include "base/error.hpp"
 #include "base/files.hpp"
+#include "policy/rule_paths.hpp"
 
 namespace cerberus::policy_setup {
 
@@ -31,7 +32,9 @@ Prepared prepare(const RuntimeOptions& rt, policy::Policy policy, spec::Spec& sp
     prepared.policy = std::move(policy);
     // Fail closed before anything is set up: never run the agent unprotected.
     prepared.backend = &policy::choose_backend(requested_enforcement(rt), *prepared.policy);
-    prepared.compiled = policy::compile_policy(*prepared.policy, 0, prepared.backend->path_seed());
+    // The kernel matches resolved paths: rules are installed for the files they name in this rootfs.
+    prepared.compiled = policy::compile_policy(policy::with_resolved_paths(*prepared.policy, rootfs), 0,
+                                               prepared.backend->path_seed());
     prepared.forced = policy::forced_on_processes(*prepared.policy);
     if (spec.process)
         prepared.forced.apply_to(*spec.process);

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "policy/rule_paths.hpp"
+
+#include "base/error.hpp"
+#include "base/fd.hpp"
+
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <climits>
+
+namespace cerberus::policy {
+
+namespace {
+
+// The rootfs-relative path of an fd opened inside it, or "" when the kernel
+// names it outside the rootfs (another mount over part of it).
+std::string path_in_rootfs(int fd, const std::string& rootfs)
+{
+    char target[PATH_MAX];
+    std::string link = "/proc/self/fd/" + std::to_string(fd);
+    ssize_t n = ::readlink(link.c_str(), target, sizeof(target) - 1);
+    if (n <= 0)
+        return "";
+    std::string path(target, static_cast<size_t>(n));
+    if (path == rootfs)
+        return "/";
+    if (path.compare(0, rootfs.size(), rootfs) != 0 || path[rootfs.size()] != '/')
+        return "";
+    return path.substr(rootfs.size());
+}
+
+std::string resolve_existing(int rootfs_fd, const std::string& rootfs, const std::string& path)
+{
+    open_how how{};
+    how.flags = O_PATH | O_CLOEXEC;
+    how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+    std::string relative = path == "/" ? "." : path.substr(1);
+    UniqueFd fd(static_cast<int>(::syscall(SYS_openat2, rootfs_fd, relative.c_str(), &how, sizeof(how))));
+    return fd ? path_in_rootfs(fd.get(), rootfs) : "";
+}
+
+void resolve_all(std::vector<std::string>& paths, int rootfs_fd, const std::string& rootfs)
+{
+    for (auto& path : paths)
+        path = resolve_in_rootfs(rootfs_fd, rootfs, path);
+}
+
+} // namespace
+
+std::string resolve_in_rootfs(int rootfs_fd, const std::string& rootfs, const std::string& path)
+{
+    // The longest prefix that exists is resolved; the rest does not exist yet.
+    for (size_t end = path.size(); end != std::string::npos && end > 0; end = path.rfind('/', end - 1)) {
+        std::string resolved = resolve_existing(rootfs_fd, rootfs, path.substr(0, end));
+        if (resolved.empty())
+            continue;
+        std::string rest = path.substr(end);
+        return resolved == "/" && !rest.empty() ? rest : resolved + rest;
+    }
+    return path;
+}
+
+Policy with_resolved_paths(const Policy& policy, const std::string& rootfs)
+{
+    UniqueFd rootfs_fd(::open(rootfs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!rootfs_fd)
+        throw_errno("opening the rootfs " + rootfs + " to resolve the policy's paths");
+    Policy resolved = policy;
+    for (auto* list : {&resolved.allowed_paths, &resolved.read_only_paths, &resolved.allowed_bins}) {
+        if (*list)
+            resolve_all(**list, rootfs_fd.get(), rootfs);
+    }
+    resolve_all(resolved.denied_paths, rootfs_fd.get(), rootfs);
+    return resolved;
+}
+
+} // namespace cerberus::policy
