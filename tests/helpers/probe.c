@@ -340,6 +340,19 @@ static int list_dir(const char* path)
     return 0;
 }
 
+#ifndef OPEN_TREE_CLONE
+#define OPEN_TREE_CLONE 1
+#endif
+
+/* Opens path (relative) in a detached copy of the mount tree at dir. */
+static int clone_read(const char* dir, const char* path)
+{
+    int tree = (int)syscall(SYS_open_tree, AT_FDCWD, dir, OPEN_TREE_CLONE | O_CLOEXEC | AT_RECURSIVE);
+    if (tree < 0)
+        return report(-1);
+    return report(openat(tree, path, O_RDONLY));
+}
+
 static int run(int argc, char** argv)
 {
     if (argc < 2) {
@@ -361,6 +374,13 @@ static int run(int argc, char** argv)
         return ptrace_comm(argv[2]);
     if (!strcmp(cmd, "read") && argc > 2)
         return report(open(argv[2], O_RDONLY));
+    if (!strcmp(cmd, "clone-read") && argc > 3)
+        return clone_read(argv[2], argv[3]);
+    if (!strcmp(cmd, "chroot") && argc > 3) { /* chroot DIR COMMAND ARGS: the command run in the new root */
+        if (chroot(argv[2]) < 0 || chdir("/") < 0)
+            return report(-1);
+        return run(argc - 2, argv + 2);
+    }
     if (!strcmp(cmd, "list") && argc > 2)
         return list_dir(argv[2]);
     if (!strcmp(cmd, "write") && argc > 2)
