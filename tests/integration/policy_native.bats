@@ -28,3 +28,4 @@ run_case() {
 @test "policy hidden paths on landlock" { run_case hidden; }
 @test "policy entry through exec on landlock" { run_case entry; }
 @test "policy lifecycle on landlock" { run_case lifecycle; }
+@test "policy names bound to rules on landlock" { run_case names; }
