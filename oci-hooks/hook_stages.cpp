@@ -9,6 +9,7 @@
 #include "container/state.hpp"
 #include "policy/backend_bpf.hpp"
 #include "oci/spec_parse.hpp"
+#include "oci/spec_validate.hpp"
 #include "policy/policy_setup.hpp"
 
 #include <sys/stat.h>
@@ -111,7 +112,7 @@ void police(const RuntimeOptions& rt, const ContainerState& state)
     spec::Spec as_runtime_would = spec; // prepare applies the policy to it; the container's config stays as it is
     auto prepared = with_context(config, [&] {
         return policy_setup::prepare(under_bpf_lsm, std::move(*policy), as_runtime_would,
-                                     state.bundle + "/" + spec.root.path);
+                                     spec::resolve_rootfs(spec, state.bundle));
     });
 
     files::make_dirs(rt.root, 0700);

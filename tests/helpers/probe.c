@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -340,17 +341,25 @@ static int list_dir(const char* path)
     return 0;
 }
 
-#ifndef OPEN_TREE_CLONE
-#define OPEN_TREE_CLONE 1
-#endif
-
 /* Opens path (relative) in a detached copy of the mount tree at dir. */
 static int clone_read(const char* dir, const char* path)
 {
-    int tree = (int)syscall(SYS_open_tree, AT_FDCWD, dir, OPEN_TREE_CLONE | O_CLOEXEC | AT_RECURSIVE);
+    int tree = open_tree(AT_FDCWD, dir, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
     if (tree < 0)
         return report(-1);
     return report(openat(tree, path, O_RDONLY));
+}
+
+/* Creates name in a new tmpfs that fsmount gives detached, never attached anywhere. */
+static int fsmount_write(const char* name)
+{
+    int fs = fsopen("tmpfs", FSOPEN_CLOEXEC);
+    if (fs < 0 || fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+        return report(-1);
+    int mnt = fsmount(fs, FSMOUNT_CLOEXEC, 0);
+    if (mnt < 0)
+        return report(-1);
+    return report(openat(mnt, name, O_WRONLY | O_CREAT, 0644));
 }
 
 static int run(int argc, char** argv)
@@ -376,6 +385,8 @@ static int run(int argc, char** argv)
         return report(open(argv[2], O_RDONLY));
     if (!strcmp(cmd, "clone-read") && argc > 3)
         return clone_read(argv[2], argv[3]);
+    if (!strcmp(cmd, "fsmount-write") && argc > 2)
+        return fsmount_write(argv[2]);
     if (!strcmp(cmd, "chroot") && argc > 3) { /* chroot DIR COMMAND ARGS: the command run in the new root */
         if (chroot(argv[2]) < 0 || chdir("/") < 0)
             return report(-1);

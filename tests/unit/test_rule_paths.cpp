@@ -36,7 +36,7 @@ TEST_CASE("rule paths: symlinks are followed inside the rootfs, the rest kept as
     Rootfs root;
     Policy p = parse_policy(R"({"denied_paths": ["/var/run/secrets/token", "/var/run/secrets/later/key", "/none/x"],
                                 "read_only_paths": ["/", "/escape/passwd"], "allowed_bins": ["/bin/sh"]})");
-    Policy resolved = with_resolved_paths(p, fs::canonical(root.path));
+    Policy resolved = with_resolved_paths(p, root.path + "/./bin/.."); // any spelling of the rootfs
     CHECK(resolved.denied_paths ==
           std::vector<std::string>{"/run/secrets/token", "/run/secrets/later/key", "/none/x"});
     // /escape points at the host's /etc: followed inside the rootfs, where there is none.

@@ -15,16 +15,22 @@ namespace cerberus::policy {
 
 namespace {
 
-// The rootfs-relative path of an fd opened inside it, or "" when the kernel
-// names it outside the rootfs (another mount over part of it).
-std::string path_in_rootfs(int fd, const std::string& rootfs)
+// What the kernel names the file fd is open on, "" when it cannot.
+std::string fd_path(int fd)
 {
     char target[PATH_MAX];
     std::string link = "/proc/self/fd/" + std::to_string(fd);
     ssize_t n = ::readlink(link.c_str(), target, sizeof(target) - 1);
-    if (n <= 0)
+    return n > 0 ? std::string(target, static_cast<size_t>(n)) : std::string();
+}
+
+// The rootfs-relative path of an fd opened inside it, or "" when the kernel
+// names it outside the rootfs (another mount over part of it).
+std::string path_in_rootfs(int fd, const std::string& rootfs)
+{
+    std::string path = fd_path(fd);
+    if (path.empty())
         return "";
-    std::string path(target, static_cast<size_t>(n));
     if (path == rootfs)
         return "/";
     if (path.compare(0, rootfs.size(), rootfs) != 0 || path[rootfs.size()] != '/')
@@ -68,12 +74,13 @@ Policy with_resolved_paths(const Policy& policy, const std::string& rootfs)
     UniqueFd rootfs_fd(::open(rootfs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!rootfs_fd)
         throw_errno("opening the rootfs " + rootfs + " to resolve the policy's paths");
+    std::string real_rootfs = fd_path(rootfs_fd.get()); // as the kernel names what is opened in it
     Policy resolved = policy;
     for (auto* list : {&resolved.allowed_paths, &resolved.read_only_paths, &resolved.allowed_bins}) {
         if (*list)
-            resolve_all(**list, rootfs_fd.get(), rootfs);
+            resolve_all(**list, rootfs_fd.get(), real_rootfs);
     }
-    resolve_all(resolved.denied_paths, rootfs_fd.get(), rootfs);
+    resolve_all(resolved.denied_paths, rootfs_fd.get(), real_rootfs);
     return resolved;
 }
 
