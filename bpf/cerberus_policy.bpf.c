@@ -10,6 +10,7 @@
 
 #include "policy_common.bpf.h"
 #include "policy_net.bpf.h"
+#include "policy_inode.bpf.h"
 #include "policy_paths.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -141,6 +142,17 @@ int BPF_PROG(cerb_mmap_file, struct file *file, unsigned long reqprot, unsigned 
     return check_exec_mapping(file, prot, ret);
 }
 #endif
+
+/* mprotect adding PROT_EXEC to a file mapping is judged as an executable
+ * mmap of that file: otherwise mapping it PROT_READ first would get round
+ * check_exec_mapping. A mapping already executable was judged when it was. */
+CERB_HOOK(file_mprotect, security_file_mprotect)
+int BPF_PROG(cerb_file_mprotect, struct vm_area_struct *vma, unsigned long reqprot, unsigned long prot, int ret)
+{
+    if (BPF_CORE_READ(vma, vm_flags) & VM_EXEC)
+        return ret;
+    return check_exec_mapping(BPF_CORE_READ(vma, vm_file), prot, ret);
+}
 
 CERB_HOOK(socket_connect, security_socket_connect)
 int BPF_PROG(cerb_socket_connect, struct socket *sock, struct sockaddr *address, int addrlen, int ret)
@@ -378,4 +390,49 @@ CERB_HOOK(path_chown, security_path_chown)
 int BPF_PROG(cerb_path_chown, const struct path *path, __u32 uid, __u32 gid, int ret) /* kuid_t, kgid_t */
 {
     return check_change(path, NULL, CERB_OP_SETATTR, ret);
+}
+
+/* Times, xattrs and ACLs reach no path hook: the inode hooks judge them on
+ * the mount the syscall took write access to (policy_inode.bpf.h). */
+CERB_TRACE(mnt_want_write)
+int BPF_PROG(cerb_mnt_want_write, struct vfsmount *mnt)
+{
+    note_write_mount(mnt);
+    return 0;
+}
+
+CERB_TRACE(mnt_want_write_file)
+int BPF_PROG(cerb_mnt_want_write_file, struct file *file)
+{
+    note_write_mount(BPF_CORE_READ(file, f_path.mnt));
+    return 0;
+}
+
+#ifdef CERB_FMOD_RET
+CERB_HOOK(inode_setattr, security_inode_setattr)
+int BPF_PROG(cerb_inode_setattr, struct user_namespace *mnt_userns, struct dentry *dentry, struct iattr *attr, int ret)
+{
+    return check_setattr(dentry, attr, ret);
+}
+#else
+CERB_HOOK(inode_setattr, security_inode_setattr)
+int BPF_PROG(cerb_inode_setattr, struct dentry *dentry, struct iattr *attr, int ret)
+{
+    return check_setattr(dentry, attr, ret);
+}
+#endif
+
+/* Every xattr, POSIX ACLs (system.posix_acl_*) included up to Linux 6.1. */
+CERB_HOOK(inode_setxattr, security_inode_setxattr)
+int BPF_PROG(cerb_inode_setxattr, struct user_namespace *mnt_userns, struct dentry *dentry, const char *name,
+             const void *value, size_t size, int flags, int ret)
+{
+    return check_inode_change(dentry, CERB_OP_XATTR, ret);
+}
+
+CERB_HOOK(inode_removexattr, security_inode_removexattr)
+int BPF_PROG(cerb_inode_removexattr, struct user_namespace *mnt_userns, struct dentry *dentry, const char *name,
+             int ret)
+{
+    return check_inode_change(dentry, CERB_OP_XATTR, ret);
 }

@@ -244,22 +244,28 @@ static __always_inline long exec_file_path(struct scratch *s, struct file *file)
 #endif
 }
 
+/* The policy, when it judges the current task as the agent and has path rules. */
+static __always_inline struct cerb_policy *find_path_policy(__u64 *cgroup_id)
+{
+    struct cerb_policy *policy = find_armed_policy(cgroup_id);
+    return policy && (policy->flags & (CERB_HAS_PATHS | CERB_HAS_DENIED)) ? policy : NULL;
+}
+
 /* The path rules for a change to the name parent/last in mount mnt (or to
  * parent itself when last is NULL): a write, allowed only under allowed_paths
- * and never under denied_paths. */
+ * and never under denied_paths. A NULL mnt is a mount not known: refused. */
 static __always_inline int check_change_at(struct dentry *parent, struct vfsmount *mnt, struct dentry *last,
                                            __u16 op, int ret)
 {
     __u64 cgroup_id;
     if (ret)
         return ret;
-    struct cerb_policy *policy = find_armed_policy(&cgroup_id);
-    if (!policy || !(policy->flags & (CERB_HAS_PATHS | CERB_HAS_DENIED)))
-        return 0;
+    struct cerb_policy *policy = find_path_policy(&cgroup_id);
     struct scratch *s = get_scratch();
-    if (!s)
+    if (!policy || !s)
         return 0;
-    long size = build_path(s, parent, mnt, last);
+    s->path[0] = 0;
+    long size = mnt ? build_path(s, parent, mnt, last) : -1;
     return check_path(policy, cgroup_id, size, true, op, EACCES);
 }
 
