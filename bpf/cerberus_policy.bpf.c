@@ -149,9 +149,11 @@ int BPF_PROG(cerb_mmap_file, struct file *file, unsigned long reqprot, unsigned 
 CERB_HOOK(file_mprotect, security_file_mprotect)
 int BPF_PROG(cerb_file_mprotect, struct vm_area_struct *vma, unsigned long reqprot, unsigned long prot, int ret)
 {
-    if (BPF_CORE_READ(vma, vm_flags) & VM_EXEC)
+    /* Read directly, not with BPF_CORE_READ: bpf_d_path takes only a pointer
+     * the verifier knows the type of. */
+    if (vma->vm_flags & VM_EXEC)
         return ret;
-    return check_exec_mapping(BPF_CORE_READ(vma, vm_file), prot, ret);
+    return check_exec_mapping(vma->vm_file, prot, ret);
 }
 
 CERB_HOOK(socket_connect, security_socket_connect)
