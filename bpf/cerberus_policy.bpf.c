@@ -93,7 +93,7 @@ int BPF_PROG(cerb_ptrace_access_check, struct task_struct *child, unsigned int m
 /* With allowed_bins, executable file mappings must come from an allowed
  * binary or from under read_only_paths: this stops the dynamic loader run
  * directly on an unlisted file. prot is the protection the kernel applies. */
-static __always_inline int check_exec_mapping(struct file *file, unsigned long prot, int ret)
+static __always_inline int check_exec_mapping(struct file *file, unsigned long prot, bool walk, int ret)
 {
     __u64 cgroup_id;
     if (ret || !file || !(prot & PROT_EXEC))
@@ -105,7 +105,7 @@ static __always_inline int check_exec_mapping(struct file *file, unsigned long p
     if (!s)
         return 0;
     struct path_walk w;
-    long size = exec_file_path(s, file);
+    long size = walk ? walked_file_path(s, file) : exec_file_path(s, file);
     if (walk_path(&w, cgroup_id, size) < 0)
         return refuse_path(policy, cgroup_id, CERB_OP_MMAP_EXEC, CERB_RULE_PATH_UNRESOLVED, EACCES, 0, 0);
     if ((w.exact_kinds & CERB_PATH_BIN) || w.allow_kinds == CERB_PATH_READ_ONLY)
@@ -132,14 +132,14 @@ static __always_inline unsigned long applied_prot(struct file *file, unsigned lo
 CERB_HOOK(mmap_file, security_mmap_file)
 int BPF_PROG(cerb_mmap_file, struct file *file, unsigned long reqprot, unsigned long flags, int ret)
 {
-    return check_exec_mapping(file, applied_prot(file, reqprot), ret);
+    return check_exec_mapping(file, applied_prot(file, reqprot), false, ret);
 }
 #else
 CERB_HOOK(mmap_file, security_mmap_file)
 int BPF_PROG(cerb_mmap_file, struct file *file, unsigned long reqprot, unsigned long prot, unsigned long flags,
              int ret)
 {
-    return check_exec_mapping(file, prot, ret);
+    return check_exec_mapping(file, prot, false, ret);
 }
 #endif
 
@@ -149,11 +149,11 @@ int BPF_PROG(cerb_mmap_file, struct file *file, unsigned long reqprot, unsigned 
 CERB_HOOK(file_mprotect, security_file_mprotect)
 int BPF_PROG(cerb_file_mprotect, struct vm_area_struct *vma, unsigned long reqprot, unsigned long prot, int ret)
 {
-    /* Read directly, not with BPF_CORE_READ: bpf_d_path takes only a pointer
-     * the verifier knows the type of. */
-    if (vma->vm_flags & VM_EXEC)
+    /* The file is walked to, not given to bpf_d_path: 6.1's verifier takes
+     * only the hook's own arguments there. */
+    if (BPF_CORE_READ(vma, vm_flags) & VM_EXEC)
         return ret;
-    return check_exec_mapping(vma->vm_file, prot, ret);
+    return check_exec_mapping(BPF_CORE_READ(vma, vm_file), prot, true, ret);
 }
 
 CERB_HOOK(socket_connect, security_socket_connect)

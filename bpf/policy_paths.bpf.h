@@ -221,14 +221,12 @@ static __always_inline long build_path(struct scratch *s, struct dentry *dentry,
     return pos + 1;
 }
 
-/* The path of a file about to run, or to be mapped executable, into the
- * scratch buffer; the size with the NUL, or < 0. bpf_d_path is allowed in those
- * LSM hooks, but on security_ functions only in security_file_open among ours
- * (the kernel's allow-list), so fmod_ret walks the dentries instead and marks
- * an unlinked file as d_path does, so that it never matches an exact rule. */
-static __always_inline long exec_file_path(struct scratch *s, struct file *file)
+/* The path of file, as the current task sees it, into the scratch buffer by
+ * walking its dentries and mounts; an unlinked file gets " (deleted)", as
+ * from d_path, so that it never matches an exact rule. The size with the
+ * NUL, or < 0. */
+static __always_inline long walked_file_path(struct scratch *s, struct file *file)
 {
-#ifdef CERB_FMOD_RET
     struct dentry *dentry = BPF_CORE_READ(file, f_path.dentry);
     long size = build_path(s, dentry, BPF_CORE_READ(file, f_path.mnt), NULL);
     bool unlinked = !BPF_CORE_READ(dentry, d_hash.pprev) && BPF_CORE_READ(dentry, d_parent) != dentry;
@@ -239,6 +237,16 @@ static __always_inline long exec_file_path(struct scratch *s, struct file *file)
         return -1;
     __builtin_memcpy(&s->path[pos], DELETED_SUFFIX, sizeof(DELETED_SUFFIX));
     return pos + sizeof(DELETED_SUFFIX);
+}
+
+/* The path of a file about to run, or to be mapped executable, into the
+ * scratch buffer; the size with the NUL, or < 0. bpf_d_path is allowed in those
+ * LSM hooks, but on security_ functions only in security_file_open among ours
+ * (the kernel's allow-list), so fmod_ret walks the dentries instead. */
+static __always_inline long exec_file_path(struct scratch *s, struct file *file)
+{
+#ifdef CERB_FMOD_RET
+    return walked_file_path(s, file);
 #else
     return bpf_d_path(&file->f_path, s->path, sizeof(s->path));
 #endif
