@@ -24,6 +24,8 @@ int BPF_PROG(cerb_file_open, struct file *file, int ret)
         return ret;
     if (!judged_as_agent(policy, cgroup_id) && !(file->f_flags & FMODE_EXEC))
         return 0;
+    if (kernel_internal(file->f_path.mnt))
+        return 0;
     struct scratch *s = get_scratch();
     if (!s)
         return ret;

@@ -36,25 +36,14 @@ struct {
 
 #define MNT_NS_INTERNAL ((struct mnt_namespace *)-22) /* ERR_PTR(-EINVAL), fs/mount.h */
 
-/* A mount of no namespace, which no task can name: overlayfs's private clone
- * of its upper layer (it copies files up and changes them there for the
- * task, whose change was judged on the overlay's own inode), or the kernel's
- * internal mounts of pipes and memfds. Changes through it change no file the
- * rules name. Unlike a test of overridden credentials, the agent cannot make
- * this true (io_uring's registered personalities override credentials). */
+/* A mount of no namespace, which no task can name: overlayfs's private
+ * clones of its layers (it opens, copies up and changes files there for the
+ * task, whose access was judged on the overlay's own inode), and the kernel's
+ * internal mounts of memfds and pipes. Opens and changes through it reach no
+ * file the rules name as the agent sees it. */
 static __always_inline bool kernel_internal(struct vfsmount *mnt)
 {
     return BPF_CORE_READ(container_of(mnt, struct mount, mnt), mnt_ns) == MNT_NS_INTERNAL;
-}
-
-/* The kernel acting in the task's context under credentials of its own
- * (override_creds): overlayfs copying a file up and changing it on its upper
- * layer, whose private mount Debian's 6.1 does not mark internal. The change
- * the task asked for was judged on the overlay's inode. */
-static __always_inline bool creds_overridden(void)
-{
-    struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-    return BPF_CORE_READ(task, cred) != BPF_CORE_READ(task, real_cred);
 }
 
 static __always_inline void note_write_mount(struct vfsmount *mnt)
@@ -78,7 +67,7 @@ static __always_inline int check_inode_change(struct dentry *dentry, __u16 op, i
         return ret;
     struct write_mount *w = bpf_task_storage_get(&cerb_write_mounts, bpf_get_current_task_btf(), 0, 0);
     struct vfsmount *mnt = w ? (struct vfsmount *)w->mnt : NULL;
-    if ((mnt && kernel_internal(mnt)) || creds_overridden())
+    if (mnt && kernel_internal(mnt))
         return 0;
     if (mnt && BPF_CORE_READ(mnt, mnt_sb) != BPF_CORE_READ(dentry, d_sb))
         mnt = NULL;
