@@ -10,6 +10,7 @@
 
 #include "policy_common.bpf.h"
 #include "policy_net.bpf.h"
+#include "policy_inode.bpf.h"
 #include "policy_paths.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -22,6 +23,8 @@ int BPF_PROG(cerb_file_open, struct file *file, int ret)
     if (ret || !policy || !(policy->flags & (CERB_HAS_PATHS | CERB_HAS_DENIED)))
         return ret;
     if (!judged_as_agent(policy, cgroup_id) && !(file->f_flags & FMODE_EXEC))
+        return 0;
+    if (kernel_internal(file->f_path.mnt))
         return 0;
     struct scratch *s = get_scratch();
     if (!s)
@@ -94,7 +97,7 @@ int BPF_PROG(cerb_ptrace_access_check, struct task_struct *child, unsigned int m
 /* With allowed_bins, executable file mappings must come from an allowed
  * binary or from under read_only_paths: this stops the dynamic loader run
  * directly on an unlisted file. prot is the protection the kernel applies. */
-static __always_inline int check_exec_mapping(struct file *file, unsigned long prot, int ret)
+static __always_inline int check_exec_mapping(struct file *file, unsigned long prot, bool walk, int ret)
 {
     __u64 cgroup_id;
     if (ret || !file || !(prot & PROT_EXEC))
@@ -108,7 +111,7 @@ static __always_inline int check_exec_mapping(struct file *file, unsigned long p
     struct path_walk w;
     if (mount_detached(BPF_CORE_READ(file, f_path.mnt)))
         return refuse_path(policy, cgroup_id, CERB_OP_MMAP_EXEC, CERB_RULE_DETACHED_MOUNT, EACCES, 0, 0);
-    long size = exec_file_path(s, file);
+    long size = walk ? walked_file_path(s, file) : exec_file_path(s, file);
     if (walk_path(&w, cgroup_id, size) < 0)
         return refuse_path(policy, cgroup_id, CERB_OP_MMAP_EXEC, CERB_RULE_PATH_UNRESOLVED, EACCES, 0, 0);
     if ((w.exact_kinds & CERB_PATH_BIN) || w.allow_kinds == CERB_PATH_READ_ONLY)
@@ -135,16 +138,29 @@ static __always_inline unsigned long applied_prot(struct file *file, unsigned lo
 CERB_HOOK(mmap_file, security_mmap_file)
 int BPF_PROG(cerb_mmap_file, struct file *file, unsigned long reqprot, unsigned long flags, int ret)
 {
-    return check_exec_mapping(file, applied_prot(file, reqprot), ret);
+    return check_exec_mapping(file, applied_prot(file, reqprot), false, ret);
 }
 #else
 CERB_HOOK(mmap_file, security_mmap_file)
 int BPF_PROG(cerb_mmap_file, struct file *file, unsigned long reqprot, unsigned long prot, unsigned long flags,
              int ret)
 {
-    return check_exec_mapping(file, prot, ret);
+    return check_exec_mapping(file, prot, false, ret);
 }
 #endif
+
+/* mprotect adding PROT_EXEC to a file mapping is judged as an executable
+ * mmap of that file: otherwise mapping it PROT_READ first would get round
+ * check_exec_mapping. A mapping already executable was judged when it was. */
+CERB_HOOK(file_mprotect, security_file_mprotect)
+int BPF_PROG(cerb_file_mprotect, struct vm_area_struct *vma, unsigned long reqprot, unsigned long prot, int ret)
+{
+    /* The file is walked to, not given to bpf_d_path: 6.1's verifier takes
+     * only the hook's own arguments there. */
+    if (BPF_CORE_READ(vma, vm_flags) & VM_EXEC)
+        return ret;
+    return check_exec_mapping(BPF_CORE_READ(vma, vm_file), prot, true, ret);
+}
 
 CERB_HOOK(socket_connect, security_socket_connect)
 int BPF_PROG(cerb_socket_connect, struct socket *sock, struct sockaddr *address, int addrlen, int ret)
@@ -403,4 +419,49 @@ CERB_HOOK(path_chown, security_path_chown)
 int BPF_PROG(cerb_path_chown, const struct path *path, __u32 uid, __u32 gid, int ret) /* kuid_t, kgid_t */
 {
     return check_change(path, NULL, CERB_OP_SETATTR, false, ret);
+}
+
+/* Times, xattrs and ACLs reach no path hook: the inode hooks judge them on
+ * the mount the syscall took write access to (policy_inode.bpf.h). */
+CERB_TRACE(mnt_want_write)
+int BPF_PROG(cerb_mnt_want_write, struct vfsmount *mnt)
+{
+    note_write_mount(mnt);
+    return 0;
+}
+
+CERB_TRACE(mnt_want_write_file)
+int BPF_PROG(cerb_mnt_want_write_file, struct file *file)
+{
+    note_write_mount(BPF_CORE_READ(file, f_path.mnt));
+    return 0;
+}
+
+#ifdef CERB_FMOD_RET
+CERB_HOOK(inode_setattr, security_inode_setattr)
+int BPF_PROG(cerb_inode_setattr, struct user_namespace *mnt_userns, struct dentry *dentry, struct iattr *attr, int ret)
+{
+    return check_setattr(dentry, attr, ret);
+}
+#else
+CERB_HOOK(inode_setattr, security_inode_setattr)
+int BPF_PROG(cerb_inode_setattr, struct dentry *dentry, struct iattr *attr, int ret)
+{
+    return check_setattr(dentry, attr, ret);
+}
+#endif
+
+/* Every xattr, POSIX ACLs (system.posix_acl_*) included up to Linux 6.1. */
+CERB_HOOK(inode_setxattr, security_inode_setxattr)
+int BPF_PROG(cerb_inode_setxattr, struct user_namespace *mnt_userns, struct dentry *dentry, const char *name,
+             const void *value, size_t size, int flags, int ret)
+{
+    return check_inode_change(dentry, CERB_OP_XATTR, ret);
+}
+
+CERB_HOOK(inode_removexattr, security_inode_removexattr)
+int BPF_PROG(cerb_inode_removexattr, struct user_namespace *mnt_userns, struct dentry *dentry, const char *name,
+             int ret)
+{
+    return check_inode_change(dentry, CERB_OP_XATTR, ret);
 }

@@ -175,8 +175,9 @@ enum cerb_op {
     CERB_OP_RENAME = 15,
     CERB_OP_UNLINK = 16, /* unlink, rmdir */
     CERB_OP_CREATE = 17, /* mkdir, mknod, symlink */
-    CERB_OP_SETATTR = 18, /* truncate, chmod, chown */
+    CERB_OP_SETATTR = 18, /* truncate, chmod, chown, times */
     CERB_OP_PTRACE = 19, /* of the runtime's set-up task (cerb_setup_tasks) */
+    CERB_OP_XATTR = 22, /* setxattr, removexattr (POSIX ACLs too) */
     CERB_OP_CHROOT = 23,
 };
 

@@ -47,6 +47,7 @@
 #define O_TRUNC 01000
 #define PROT_READ 0x1
 #define PROT_EXEC 0x4
+#define VM_EXEC 0x4
 #define CAP_OPT_NOAUDIT 0x2
 #define UNIX_PATH_MAX 108
 #define MAX_CGROUP_NESTING 8 /* cgroup levels below a container that stay policed */

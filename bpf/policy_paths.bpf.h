@@ -243,14 +243,12 @@ static __always_inline long build_path(struct scratch *s, struct dentry *dentry,
     return pos + 1;
 }
 
-/* The path of a file about to run, or to be mapped executable, into the
- * scratch buffer; the size with the NUL, or < 0. bpf_d_path is allowed in those
- * LSM hooks, but on security_ functions only in security_file_open among ours
- * (the kernel's allow-list), so fmod_ret walks the dentries instead and marks
- * an unlinked file as d_path does, so that it never matches an exact rule. */
-static __always_inline long exec_file_path(struct scratch *s, struct file *file)
+/* The path of file, as the current task sees it, into the scratch buffer by
+ * walking its dentries and mounts; an unlinked file gets " (deleted)", as
+ * from d_path, so that it never matches an exact rule. The size with the
+ * NUL, or < 0. */
+static __always_inline long walked_file_path(struct scratch *s, struct file *file)
 {
-#ifdef CERB_FMOD_RET
     struct dentry *dentry = BPF_CORE_READ(file, f_path.dentry);
     long size = build_path(s, dentry, BPF_CORE_READ(file, f_path.mnt), NULL);
     bool unlinked = !BPF_CORE_READ(dentry, d_hash.pprev) && BPF_CORE_READ(dentry, d_parent) != dentry;
@@ -261,6 +259,16 @@ static __always_inline long exec_file_path(struct scratch *s, struct file *file)
         return -1;
     __builtin_memcpy(&s->path[pos], DELETED_SUFFIX, sizeof(DELETED_SUFFIX));
     return pos + sizeof(DELETED_SUFFIX);
+}
+
+/* The path of a file about to run, or to be mapped executable, into the
+ * scratch buffer; the size with the NUL, or < 0. bpf_d_path is allowed in those
+ * LSM hooks, but on security_ functions only in security_file_open among ours
+ * (the kernel's allow-list), so fmod_ret walks the dentries instead. */
+static __always_inline long exec_file_path(struct scratch *s, struct file *file)
+{
+#ifdef CERB_FMOD_RET
+    return walked_file_path(s, file);
 #else
     return bpf_d_path(&file->f_path, s->path, sizeof(s->path));
 #endif
@@ -281,11 +289,18 @@ static __always_inline int check_rule_name(struct cerb_policy *policy, __u64 cgr
     return refuse_path(policy, cgroup_id, op, CERB_RULE_RULE_NAME, EACCES, 0, CERB_ACCESS_WRITE);
 }
 
+/* The policy, when it judges the current task as the agent and has path rules. */
+static __always_inline struct cerb_policy *find_path_policy(__u64 *cgroup_id)
+{
+    struct cerb_policy *policy = find_armed_policy(cgroup_id);
+    return policy && (policy->flags & (CERB_HAS_PATHS | CERB_HAS_DENIED)) ? policy : NULL;
+}
+
 /* The path rules for a change to the name parent/last in mount mnt (or to
  * parent itself when last is NULL): a write, allowed only under allowed_paths
  * and never under denied_paths. A change that moves or removes the name
  * (rename, link, unlink, rmdir) must also leave the names rules are keyed on
- * alone, binary rules among them. */
+ * alone, binary rules among them. A NULL mnt is a mount not known: refused. */
 static __always_inline int check_change_at(struct dentry *parent, struct vfsmount *mnt, struct dentry *last,
                                            __u16 op, bool moves_name, int ret)
 {
@@ -299,9 +314,10 @@ static __always_inline int check_change_at(struct dentry *parent, struct vfsmoun
     struct scratch *s = get_scratch();
     if (!s)
         return 0;
-    if (mount_detached(mnt))
+    if (mnt && mount_detached(mnt))
         return refuse_path(policy, cgroup_id, op, CERB_RULE_DETACHED_MOUNT, EACCES, 0, CERB_ACCESS_WRITE);
-    long size = build_path(s, parent, mnt, last);
+    s->path[0] = 0;
+    long size = mnt ? build_path(s, parent, mnt, last) : -1;
     if (policy->flags & (CERB_HAS_PATHS | CERB_HAS_DENIED)) {
         ret = check_path(policy, cgroup_id, size, true, op, EACCES);
         if (ret)

@@ -22,6 +22,7 @@
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -362,6 +363,46 @@ static int fsmount_write(const char* name)
     return report(openat(mnt, name, O_WRONLY | O_CREAT, 0644));
 }
 
+/* Changes to an inode that open nothing for writing (docs/threat-model.md, class 2). */
+static int change_inode(const char* how, const char* path, const char* name, const char* value)
+{
+    if (!strcmp(how, "utime"))
+        return report(utimensat(AT_FDCWD, path, NULL, 0));
+    if (!strcmp(how, "lsetxattr"))
+        return report(lsetxattr(path, name, value, strlen(value), 0));
+    if (!strcmp(how, "setxattr"))
+        return report(setxattr(path, name, value, strlen(value), 0));
+    if (!strcmp(how, "removexattr"))
+        return report(removexattr(path, name));
+    if (!strcmp(how, "acl")) { /* system.posix_acl_access: others may read and write */
+        struct {
+            uint32_t version;
+            struct { uint16_t tag, perm; uint32_t id; } entries[3];
+        } acl = {2, {{0x01, 6, ~0u}, {0x04, 4, ~0u}, {0x20, 6, ~0u}}};
+        return report(setxattr(path, "system.posix_acl_access", &acl, sizeof acl, 0));
+    }
+    /* Through a descriptor: futimens and fsetxattr on a read-only open, or
+     * utimensat(AT_EMPTY_PATH) on an O_PATH one, which opening a file the
+     * agent may not read leaves it. */
+    int fd = open(path, !strcmp(how, "utime-opath") ? O_PATH : O_RDONLY);
+    if (fd < 0)
+        return report(fd);
+    if (!strcmp(how, "futimens"))
+        return report(futimens(fd, NULL));
+    if (!strcmp(how, "utime-opath"))
+        return report(utimensat(fd, "", NULL, AT_EMPTY_PATH));
+    if (!strcmp(how, "fsetxattr"))
+        return report(fsetxattr(fd, name, value, strlen(value), 0));
+    if (!strcmp(how, "mprotect-exec")) { /* mapped readable, then made executable */
+        void* map = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (map == MAP_FAILED)
+            return report(-1);
+        return report(mprotect(map, 4096, PROT_READ | PROT_EXEC));
+    }
+    fprintf(stderr, "unknown inode change %s\n", how);
+    return 2;
+}
+
 static int run(int argc, char** argv)
 {
     if (argc < 2) {
@@ -406,6 +447,8 @@ static int run(int argc, char** argv)
         return report(mkdir(argv[2], 0755));
     if (!strcmp(cmd, "chown") && argc > 4)
         return report(chown(argv[2], atoi(argv[3]), atoi(argv[4])));
+    if (!strcmp(cmd, "inode") && argc > 3)
+        return change_inode(argv[2], argv[3], argc > 4 ? argv[4] : "", argc > 5 ? argv[5] : "");
     if (!strcmp(cmd, "status"))
         return print_status();
     if (!strcmp(cmd, "raw-socket"))

@@ -64,7 +64,8 @@ std::vector<FakeFunction> kernel_6_1()
 {
     std::vector<FakeFunction> functions;
     for (const auto& hook : policy_hooks()) {
-        functions.push_back({std::string("bpf_lsm_") + hook.lsm_hook, hook.lsm_params, hook.denies});
+        if (hook.lsm_hook)
+            functions.push_back({attach_function(hook, ProgramSet::bpf_lsm), hook.lsm_params, hook.denies});
         functions.push_back({hook.function, hook.function_params, hook.denies});
     }
     return functions;
@@ -92,10 +93,17 @@ TEST_CASE("bpf hooks: the table lists every program of both objects, attached wh
     CHECK(fmod_ret.size() == policy_hooks().size());
     for (const auto& hook : policy_hooks()) {
         CAPTURE(hook.program);
+        CHECK(find_hook(hook.program) == &hook);
+        if (!hook.lsm_hook) { // a kernel function traced in both sets
+            CHECK_FALSE(hook.denies);
+            CHECK(lsm[hook.program] == std::string("fentry/") + hook.function);
+            CHECK(fmod_ret[hook.program] == std::string("fentry/") + hook.function);
+            CHECK(attach_function(hook, ProgramSet::bpf_lsm) == hook.function);
+            continue;
+        }
         CHECK(lsm[hook.program] == std::string("lsm/") + hook.lsm_hook);
         CHECK(fmod_ret[hook.program] == std::string(hook.denies ? "fmod_ret/" : "fentry/") + hook.function);
         CHECK(std::string(hook.function).rfind("security_", 0) == 0); // the verifier allows fmod_ret only there
-        CHECK(find_hook(hook.program) == &hook);
     }
     CHECK(find_hook("cerb_no_such_hook") == nullptr);
 }

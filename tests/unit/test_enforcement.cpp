@@ -86,7 +86,7 @@ TEST_CASE("landlock mounts: writable before read-only before hidden, parents fir
     CHECK_FALSE(narrow.front().no_exec);
 }
 
-TEST_CASE("landlock seccomp: escalation always, families and io_uring under allowed_hosts in enforce mode")
+TEST_CASE("landlock seccomp: escalation always, families and io_uring under allowed_hosts, xattrs under path rules, in enforce mode")
 {
     auto names = [](const spec::Seccomp& filter) {
         std::vector<std::string> all;
@@ -103,6 +103,12 @@ TEST_CASE("landlock seccomp: escalation always, families and io_uring under allo
         CHECK(has(plain, name));
     CHECK_FALSE(has(plain, "socket"));
     CHECK_FALSE(has(plain, "memfd_create"));
+    for (const char* name : {"setxattr", "lsetxattr", "fsetxattr", "removexattr", "fremovexattr", "io_uring_setup"})
+        CHECK(has(plain, name)); // Landlock has no right for xattrs
+    auto no_paths = landlock_seccomp(parse_policy(R"({"allowed_hosts": []})"), true);
+    CHECK_FALSE(has(no_paths, "setxattr"));
+    CHECK_FALSE(has(landlock_seccomp(parse_policy(R"({"mode": "audit", "denied_paths": ["/s"]})"), true), "setxattr"));
+    CHECK(has(landlock_seccomp(parse_policy(R"({"denied_paths": ["/s"]})"), true), "fsetxattr"));
 
     auto hosts = landlock_seccomp(parse_policy(R"({"allowed_hosts": [], "allowed_bins": ["/bin/sh"]})"), false);
     CHECK(has(hosts, "socket"));

@@ -317,6 +317,18 @@ policy_bundle() {
         bundle_edit "$dir" '.annotations["io.cerberus.policy"] = $p | .root.readonly = false' --arg p "$policy"
 }
 
+# policy_or_plain_bundle DIR POLICY|"" ARG...: policy_bundle, or with "" the same bundle without a policy,
+# for the control.
+policy_or_plain_bundle() {
+    if [ -n "$2" ]; then
+        policy_bundle "$@"
+    else
+        local dir="$1"
+        shift 2
+        make_bundle "$dir" "$@" && bundle_edit "$dir" '.root.readonly = false'
+    fi
+}
+
 # --- the policy cases on every backend -------------------------------------------------------------------
 
 # The enforcement backend the policy cases run under: natively landlock; in the VM lane auto's choice, the

@@ -75,6 +75,7 @@ std::string op_name(uint16_t op)
     case CERB_OP_CREATE: return "create";
     case CERB_OP_SETATTR: return "setattr";
     case CERB_OP_PTRACE: return "ptrace";
+    case CERB_OP_XATTR: return "xattr";
     case CERB_OP_CHROOT: return "chroot";
     }
     return "op-" + std::to_string(op);

@@ -122,8 +122,9 @@ public:
                                        : "")},
             {RuleKind::path_changes, Level::partial, files_reported, false,
              files_note(std::string(abi >= 3 ? "" : "truncate is not governed before Landlock ABI 3; ") +
-                        "chmod, chown, times and xattrs are refused only where the mounts are read-only "
-                        "(read_only_paths, and the root when it is outside allowed_paths)")},
+                        "chmod, chown and times are refused only where the mounts are read-only "
+                        "(read_only_paths, denied_paths, and the root when it is outside allowed_paths); xattrs "
+                        "and ACLs are refused everywhere by seccomp, unreported")},
             {RuleKind::denied_paths, Level::partial, false, false,
              "hidden under an empty read-only file or directory (reads find it empty, writes fail with EROFS); a "
              "path missing at create is not hidden; refused at create when other hard links or mounts reach it"},
@@ -226,6 +227,11 @@ spec::Seccomp landlock_seccomp(const Policy& policy, bool memfd_sysctl)
         rules.push_back(refuse({"socket"}, EPERM, {{0, highest_family_checked + 1, 0, "SCMP_CMP_GE"}}));
         rules.push_back(refuse({"io_uring_setup"})); // its socket and connect operations pass no seccomp check
     }
+    // Landlock has no right for xattrs (POSIX ACLs are xattrs): under path rules every set and removal is
+    // refused, allowed paths included, and io_uring, whose xattr operations pass no seccomp check.
+    if ((policy.restricts_paths() || !policy.denied_paths.empty()) && policy.mode == Mode::enforce)
+        rules.push_back(refuse({"setxattr", "lsetxattr", "fsetxattr", "setxattrat", "removexattr", "lremovexattr",
+                                "fremovexattr", "removexattrat", "io_uring_setup"}));
     if (policy.allowed_bins && !memfd_sysctl)
         rules.push_back(refuse({"memfd_create"})); // every memfd is executable on this kernel
     return filter;

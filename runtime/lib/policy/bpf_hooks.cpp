@@ -28,7 +28,8 @@ constexpr RuleKinds every_kind = hosts | paths | bins | caps | escalation;
 // In the order of bpf/cerberus_policy.bpf.c. Parameter counts are those of
 // the kernel's prototypes the programs were written against (Linux 6.1):
 // security_mmap_file has no reqprot (the program works the applied
-// protection out itself), every other function takes the hook's parameters.
+// protection out itself) and security_inode_setattr has one more (mnt_userns);
+// every other function takes the hook's parameters.
 const std::vector<Hook> hooks = {
     {"cerb_file_open", "file_open", "security_file_open", 1, 1, true, paths},
     {"cerb_bprm_check", "bprm_check_security", "security_bprm_check", 1, 1, true, bins},
@@ -37,6 +38,7 @@ const std::vector<Hook> hooks = {
     // Keeps a runtime's set-up task (cerberus exec) from being traced by the container.
     {"cerb_ptrace_access_check", "ptrace_access_check", "security_ptrace_access_check", 2, 2, true, escalation},
     {"cerb_mmap_file", "mmap_file", "security_mmap_file", 4, 3, true, bins},
+    {"cerb_file_mprotect", "file_mprotect", "security_file_mprotect", 3, 3, true, bins},
     {"cerb_socket_connect", "socket_connect", "security_socket_connect", 3, 3, true, hosts | paths},
     {"cerb_unix_stream_connect", "unix_stream_connect", "security_unix_stream_connect", 3, 3, true, paths},
     {"cerb_unix_may_send", "unix_may_send", "security_unix_may_send", 2, 2, true, paths},
@@ -65,6 +67,13 @@ const std::vector<Hook> hooks = {
     {"cerb_path_truncate", "path_truncate", "security_path_truncate", 1, 1, true, paths},
     {"cerb_path_chmod", "path_chmod", "security_path_chmod", 2, 2, true, paths},
     {"cerb_path_chown", "path_chown", "security_path_chown", 3, 3, true, paths},
+    // Kernel functions, traced in both sets (no LSM hook): the mount an inode change goes through.
+    {"cerb_mnt_want_write", nullptr, "mnt_want_write", 1, 1, false, paths},
+    {"cerb_mnt_want_write_file", nullptr, "mnt_want_write_file", 1, 1, false, paths},
+    // security_inode_setattr takes mnt_userns first, which the 6.1 LSM hook is not given.
+    {"cerb_inode_setattr", "inode_setattr", "security_inode_setattr", 2, 3, true, paths},
+    {"cerb_inode_setxattr", "inode_setxattr", "security_inode_setxattr", 6, 6, true, paths},
+    {"cerb_inode_removexattr", "inode_removexattr", "security_inode_removexattr", 3, 3, true, paths},
 };
 
 // The id of the kernel's own BTF object, by which the kernel names the
@@ -106,7 +115,7 @@ const Hook* find_hook(const std::string& program)
 
 std::string attach_function(const Hook& hook, ProgramSet set)
 {
-    return set == ProgramSet::bpf_lsm ? std::string("bpf_lsm_") + hook.lsm_hook : hook.function;
+    return set == ProgramSet::bpf_lsm && hook.lsm_hook ? std::string("bpf_lsm_") + hook.lsm_hook : hook.function;
 }
 
 void BtfDeleter::operator()(struct btf* btf) const

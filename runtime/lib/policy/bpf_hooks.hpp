@@ -32,7 +32,7 @@ constexpr RuleKinds kind_bit(policy::RuleKind kind)
 
 struct Hook {
     const char* program;      // name in the BPF object
-    const char* lsm_hook;     // lsm/<lsm_hook>, checked as bpf_lsm_<lsm_hook>
+    const char* lsm_hook;     // lsm/<lsm_hook>, checked as bpf_lsm_<lsm_hook>; nullptr: fentry/<function> in both sets
     const char* function;     // the security_ function calling the hook: fmod_ret/<function>
     unsigned lsm_params;      // parameters the program reads, without the return value
     unsigned function_params;

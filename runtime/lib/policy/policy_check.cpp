@@ -113,7 +113,7 @@ std::optional<std::pair<Cidr, uint16_t>> parse_address_target(const std::string&
 
 bool writes_path(const Action& action)
 {
-    static const char* const writing[] = {"link", "rename", "unlink", "create", "setattr", "connect", "sendmsg"};
+    static const char* const writing[] = {"link", "rename", "unlink", "create", "setattr", "xattr", "connect", "sendmsg"};
     return action.write || std::find(std::begin(writing), std::end(writing), action.op) != std::end(writing);
 }
 
