@@ -57,6 +57,28 @@ vm_expect_output "IPv4 without the route: own loopback" ok policy_run "$enforce"
 vm_expect_output "IPv6 without the route: own loopback" ok policy_run "$enforce" $p sendto udp ::1 9
 vm_expect_output "audit: IP_RETOPTS cmsg let through" ok policy_run "$audit" $p route-cmsg 4 192.0.2.9 443 127.0.0.1
 
+# The trail: the packet's event names where it was really sent (the hop), in audit mode too; the
+# AF_UNSPEC datagram's names the IPv4 host it went to.
+# trail_run ID POLICY ARG...: runs ARG... as container ID under the policy; prints its trail's events as
+# [op, target, verdict].
+trail_run() {
+    id="$1" policy="$2"
+    shift 2
+    policy_bundle "$bundle" "$policy" "$@" || return 1
+    bundle_edit "$bundle" '.process.capabilities[] += ["CAP_NET_RAW"]'
+    rm -f "/var/log/cerberus/$id.jsonl"
+    cerberus run --bundle "$bundle" "$id" >/dev/null 2>&1
+    cerberus delete --force "$id" >/dev/null 2>&1
+    jq -c 'select(.type == "denial") | [.op, .target, .verdict]' "/var/log/cerberus/$id.jsonl"
+    rm -f "/var/log/cerberus/$id.jsonl"
+}
+vm_expect_contains "trail: the dropped packet, with its real destination" '["packet","127.0.0.1:443","denied"]' \
+    trail_run "reroute-trail-$$" "$enforce" $p route-cmsg 4 192.0.2.9 443 127.0.0.1
+vm_expect_contains "trail: audit reports the packet it let through" '["packet","127.0.0.1:443","audit"]' \
+    trail_run "reroute-audit-$$" "$audit" $p route-cmsg 4 192.0.2.9 443 127.0.0.1
+vm_expect_contains "trail: the AF_UNSPEC datagram as IPv4" '["sendmsg","203.0.113.9:53","denied"]' \
+    trail_run "reroute-unspec-$$" "$enforce" $p sendto-unspec 203.0.113.9 53
+
 # Replies to an accepted connection and connected datagrams on the container's own loopback.
 vm_expect_output "loopback IPv4 both ways" ok policy_run "$enforce" $p loopback 127.0.0.1
 vm_expect_output "loopback IPv6 both ways" ok policy_run "$enforce" $p loopback ::1
