@@ -209,16 +209,36 @@ int BPF_PROG(cerb_socket_create, int family, int type, int protocol, int kern, i
     if (!policy || !(policy->flags & CERB_HAS_HOSTS))
         return 0;
     int kind = type & SOCK_TYPE_MASK;
-    if (family != AF_PACKET && kind != SOCK_RAW && kind != SOCK_PACKET)
+    __u16 rule = 0;
+    if (family == AF_PACKET || kind == SOCK_RAW || kind == SOCK_PACKET)
+        rule = CERB_RULE_RAW_SOCKET;
+    else if ((family == AF_INET || family == AF_INET6) && !inet_protocol_allowed(kind, protocol))
+        rule = CERB_RULE_PROTOCOL;
+    if (!rule)
         return 0;
-    struct cerb_event *e = event_start(policy, cgroup_id, CERB_OP_SOCKET, CERB_RULE_RAW_SOCKET, EPERM);
+    struct cerb_event *e = event_start(policy, cgroup_id, CERB_OP_SOCKET, rule, EPERM);
     if (e) {
         e->target_kind = CERB_TARGET_NUMBER;
         e->family = family;
-        e->number = type;
+        e->number = rule == CERB_RULE_PROTOCOL ? protocol : type;
         bpf_ringbuf_submit(e, 0);
     }
     return verdict(policy, EPERM);
+}
+
+/* Options that reroute packets (option_reroutes) are refused under
+ * allowed_hosts, so the agent gets a clean EPERM where it sets them. */
+CERB_HOOK(socket_setsockopt, security_socket_setsockopt)
+int BPF_PROG(cerb_socket_setsockopt, struct socket *sock, int level, int optname, int ret)
+{
+    __u64 cgroup_id;
+    if (ret || !option_reroutes(level, optname))
+        return ret;
+    struct cerb_policy *policy = find_armed_policy(&cgroup_id);
+    if (!policy || !(policy->flags & CERB_HAS_HOSTS))
+        return 0;
+    return refuse(policy, cgroup_id, CERB_OP_SETSOCKOPT, CERB_RULE_REROUTED, EPERM, CERB_TARGET_NUMBER,
+                  (__u32)level << 16 | (__u16)optname);
 }
 
 CERB_HOOK(capable, security_capable)

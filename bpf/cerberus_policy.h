@@ -177,6 +177,8 @@ enum cerb_op {
     CERB_OP_CREATE = 17, /* mkdir, mknod, symlink */
     CERB_OP_SETATTR = 18, /* truncate, chmod, chown, times */
     CERB_OP_PTRACE = 19, /* of the runtime's set-up task (cerb_setup_tasks) */
+    CERB_OP_PACKET = 20, /* an outgoing packet, seen by the cgroup egress program */
+    CERB_OP_SETSOCKOPT = 21, /* number: level << 16 | optname */
     CERB_OP_XATTR = 22, /* setxattr, removexattr (POSIX ACLs too) */
     CERB_OP_CHROOT = 23,
 };
@@ -195,6 +197,8 @@ enum cerb_rule {
     CERB_RULE_ESCALATION = 10, /* bpf, perf, modules, kexec, userns, mount */
     CERB_RULE_PATH_UNRESOLVED = 11, /* too long or deep for the buffers, or a relative unix socket path */
     CERB_RULE_PING_SOCKET = 12, /* ICMP datagram socket: its destinations pass no cgroup socket program */
+    CERB_RULE_REROUTED = 13, /* IP options, a routing header, or a destination other than the one checked */
+    CERB_RULE_PROTOCOL = 14, /* inet protocol other than TCP and UDP: it names peers its own way */
     CERB_RULE_DETACHED_MOUNT = 15, /* a file on a mount outside the task's mount namespace (open_tree, fsmount) */
     CERB_RULE_RULE_NAME = 16, /* renaming, linking or removing a rule's path or a directory above it */
 };

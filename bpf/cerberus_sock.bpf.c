@@ -105,8 +105,10 @@ int cerb_sendmsg6(struct bpf_sock_addr *ctx)
 }
 
 /* Raw sockets and ICMP ("ping") sockets pass no address hook on their way
- * out, so under allowed_hosts they are not created at all. Runs for inet
- * sockets only; other families are refused by the policy's seccomp filter. */
+ * out, and protocols other than TCP and UDP name peers their own way
+ * (inet_protocol_allowed), so under allowed_hosts they are not created at
+ * all. Runs for inet sockets only; other families are refused by the
+ * policy's seccomp filter. */
 SEC("cgroup/sock_create")
 int cerb_sock_create(struct bpf_sock *sk)
 {
@@ -114,19 +116,139 @@ int cerb_sock_create(struct bpf_sock *sk)
     struct cerb_policy *policy = owner_policy(&cgroup_id);
     if (!policy || !(policy->flags & CERB_HAS_HOSTS))
         return ALLOW;
+    /* Read once: a field chosen by a condition would be a ctx access at a
+     * variable offset, which the verifier refuses. */
+    __u32 type = sk->type;
+    __u32 protocol = sk->protocol;
     __u16 rule = 0;
-    if (sk->type == SOCK_RAW)
+    if (type == SOCK_RAW)
         rule = CERB_RULE_RAW_SOCKET;
-    else if (sk->type == SOCK_DGRAM && (sk->protocol == IPPROTO_ICMP || sk->protocol == IPPROTO_ICMPV6))
+    else if (type == SOCK_DGRAM && (protocol == IPPROTO_ICMP || protocol == IPPROTO_ICMPV6))
         rule = CERB_RULE_PING_SOCKET;
+    else if (!inet_protocol_allowed(type, protocol))
+        rule = CERB_RULE_PROTOCOL;
     if (!rule)
         return ALLOW;
     struct cerb_event *e = event_start(policy, cgroup_id, CERB_OP_SOCKET, rule, EPERM);
     if (e) {
         e->target_kind = CERB_TARGET_NUMBER;
         e->family = sk->family;
-        e->number = sk->type;
+        e->number = rule == CERB_RULE_PROTOCOL ? protocol : type;
         bpf_ringbuf_submit(e, 0);
     }
     return verdict(policy, EPERM) ? DENY : ALLOW;
+}
+
+#define ETH_P_IP 0x0800
+#define ETH_P_IPV6 0x86DD
+#define IPV6_HEADER 40
+#define NEXTHDR_HOP 0
+#define NEXTHDR_ROUTING 43
+#define NEXTHDR_FRAGMENT 44
+#define NEXTHDR_AUTH 51
+#define NEXTHDR_DEST 60
+#define MAX_EXTENSION_HEADERS 8 /* more than any packet this host builds carries */
+
+/* A packet that does not go where connect and sendmsg were told: reported
+ * with the address it was really sent to. */
+static __always_inline int refuse_packet(struct cerb_policy *policy, __u64 cgroup_id, __u16 family, const void *addr,
+                                         int addr_len, __u16 port)
+{
+    submit_address(event_reserve(policy, cgroup_id, CERB_OP_PACKET, CERB_RULE_REROUTED, EPERM), family, addr,
+                   addr_len, port);
+    return verdict(policy, EPERM) ? DENY : ALLOW;
+}
+
+/* The destination port of a TCP or UDP header at offset (0 for others). */
+static __always_inline __u16 destination_port(struct __sk_buff *skb, __u32 offset, __u8 protocol)
+{
+    __u16 port = 0;
+    if (protocol != IPPROTO_TCP && protocol != IPPROTO_UDP && protocol != IPPROTO_UDPLITE)
+        return 0;
+    if (bpf_skb_load_bytes(skb, offset + 2, &port, sizeof(port)) < 0)
+        return 0;
+    return bpf_ntohs(port);
+}
+
+/* IPv4 options (source routes, and any option: none is needed by TCP or UDP),
+ * and a destination other than the connected peer's that allowed_hosts does
+ * not allow (a connected UDP socket may still sendto others: those passed
+ * sendmsg4). */
+static __always_inline int check_packet4(struct __sk_buff *skb, struct bpf_sock *sk, struct cerb_policy *policy,
+                                         __u64 cgroup_id)
+{
+    struct iphdr ip;
+    if (bpf_skb_load_bytes(skb, 0, &ip, sizeof(ip)) < 0)
+        return ALLOW;
+    __u16 port = destination_port(skb, ip.ihl * 4, ip.protocol);
+    if (ip.ihl > 5)
+        return refuse_packet(policy, cgroup_id, AF_INET, &ip.daddr, 4, port);
+    __u32 peer = sk->dst_ip4;
+    if (!peer || peer == ip.daddr || inet4_allowed(cgroup_id, (const __u8 *)&ip.daddr, port, false))
+        return ALLOW;
+    return refuse_packet(policy, cgroup_id, AF_INET, &ip.daddr, 4, port);
+}
+
+/* IPv6 routing headers (type 0, 2, segment routing: any), found by walking
+ * the extension headers before the payload; then as check_packet4. */
+static __always_inline int check_packet6(struct __sk_buff *skb, struct bpf_sock *sk, struct cerb_policy *policy,
+                                         __u64 cgroup_id)
+{
+    struct ipv6hdr ip;
+    if (bpf_skb_load_bytes(skb, 0, &ip, sizeof(ip)) < 0)
+        return ALLOW;
+    __u8 next = ip.nexthdr;
+    __u32 offset = IPV6_HEADER;
+    for (int i = 0; i < MAX_EXTENSION_HEADERS; i++) {
+        if (next == NEXTHDR_ROUTING)
+            return refuse_packet(policy, cgroup_id, AF_INET6, &ip.daddr, 16, 0);
+        if (next != NEXTHDR_HOP && next != NEXTHDR_DEST && next != NEXTHDR_FRAGMENT && next != NEXTHDR_AUTH)
+            break;
+        __u8 header[2];
+        if (bpf_skb_load_bytes(skb, offset, header, sizeof(header)) < 0)
+            return refuse_packet(policy, cgroup_id, AF_INET6, &ip.daddr, 16, 0);
+        if (next == NEXTHDR_FRAGMENT)
+            offset += 8;
+        else if (next == NEXTHDR_AUTH)
+            offset += ((__u32)header[1] + 2) * 4;
+        else
+            offset += ((__u32)header[1] + 1) * 8;
+        next = header[0];
+    }
+    if (next == NEXTHDR_ROUTING || next == NEXTHDR_HOP || next == NEXTHDR_DEST || next == NEXTHDR_FRAGMENT ||
+        next == NEXTHDR_AUTH)
+        return refuse_packet(policy, cgroup_id, AF_INET6, &ip.daddr, 16, 0); /* deeper than we look */
+    __u16 port = destination_port(skb, offset, next);
+    __u32 peer[4] = {sk->dst_ip6[0], sk->dst_ip6[1], sk->dst_ip6[2], sk->dst_ip6[3]};
+    __u32 daddr[4];
+    __builtin_memcpy(daddr, &ip.daddr, 16);
+    bool to_peer = peer[0] == daddr[0] && peer[1] == daddr[1] && peer[2] == daddr[2] && peer[3] == daddr[3];
+    if (all_zero((const __u8 *)peer, 16) || to_peer || inet6_allowed(cgroup_id, (const __u8 *)daddr, port, false))
+        return ALLOW;
+    return refuse_packet(policy, cgroup_id, AF_INET6, &ip.daddr, 16, port);
+}
+
+/* Where each packet of the container's sockets really goes, whatever set it
+ * up (options, cmsgs, tunnels): the connect and sendmsg programs (or hooks)
+ * judged the address the caller named. Packets of the kernel's own sockets
+ * and of request sockets (SYN-ACKs) are not the agent's. Returning 0 drops
+ * the packet, and the sender's send fails with EPERM. */
+SEC("cgroup_skb/egress")
+int cerb_egress(struct __sk_buff *skb)
+{
+    __u64 cgroup_id;
+    struct cerb_policy *policy = owner_policy(&cgroup_id);
+    if (!policy || !(policy->flags & CERB_HAS_HOSTS))
+        return ALLOW;
+    struct bpf_sock *sk = skb->sk;
+    if (!sk)
+        return ALLOW;
+    sk = bpf_sk_fullsock(sk);
+    if (!sk)
+        return ALLOW;
+    if (skb->protocol == bpf_htons(ETH_P_IP))
+        return check_packet4(skb, sk, policy, cgroup_id);
+    if (skb->protocol == bpf_htons(ETH_P_IPV6))
+        return check_packet6(skb, sk, policy, cgroup_id);
+    return ALLOW;
 }

@@ -182,11 +182,13 @@ static __always_inline struct scratch *get_scratch(void)
     return bpf_map_lookup_elem(&cerb_scratch, &zero);
 }
 
-/* Starts an event with the fields every operation shares; NULL (and one more
- * lost event counted) when the container already holds its share of unread
- * events or the ring buffer is full. */
-static __always_inline struct cerb_event *event_start(struct cerb_policy *policy, __u64 cgroup_id, __u16 op,
-                                                      __u16 rule, int err)
+/* Starts an event with the fields every operation shares, but not the
+ * task's: programs that run outside the sender's context (cgroup egress)
+ * cannot ask for them. NULL (and one more lost event counted) when the
+ * container already holds its share of unread events or the ring buffer is
+ * full. */
+static __always_inline struct cerb_event *event_reserve(struct cerb_policy *policy, __u64 cgroup_id, __u16 op,
+                                                        __u16 rule, int err)
 {
     struct cerb_event_acct *acct = bpf_map_lookup_elem(&cerb_event_acct, &cgroup_id);
     __u32 unread = policy->events_sent - (acct ? acct->consumed : 0);
@@ -199,19 +201,29 @@ static __always_inline struct cerb_event *event_start(struct cerb_policy *policy
     }
     __sync_fetch_and_add(&policy->events_sent, 1);
     __builtin_memset(e, 0, sizeof(*e));
-    __u64 pid_tgid = bpf_get_current_pid_tgid();
-    __u64 uid_gid = bpf_get_current_uid_gid();
     e->time_ns = bpf_ktime_get_boot_ns();
     e->cgroup_id = cgroup_id;
+    e->op = op;
+    e->rule = rule;
+    e->err = err;
+    e->verdict = (policy->flags & CERB_ENFORCE) ? CERB_VERDICT_DENIED : CERB_VERDICT_AUDIT;
+    return e;
+}
+
+/* event_reserve with the current task's ids and name. */
+static __always_inline struct cerb_event *event_start(struct cerb_policy *policy, __u64 cgroup_id, __u16 op,
+                                                      __u16 rule, int err)
+{
+    struct cerb_event *e = event_reserve(policy, cgroup_id, op, rule, err);
+    if (!e)
+        return NULL;
+    __u64 pid_tgid = bpf_get_current_pid_tgid();
+    __u64 uid_gid = bpf_get_current_uid_gid();
     e->pid = pid_tgid >> 32;
     e->tid = (__u32)pid_tgid;
     e->uid = (__u32)uid_gid;
     e->gid = uid_gid >> 32;
     bpf_get_current_comm(e->comm, sizeof(e->comm));
-    e->op = op;
-    e->rule = rule;
-    e->err = err;
-    e->verdict = (policy->flags & CERB_ENFORCE) ? CERB_VERDICT_DENIED : CERB_VERDICT_AUDIT;
     return e;
 }
 

@@ -57,21 +57,84 @@ static __always_inline bool inet6_allowed(__u64 cgroup_id, const __u8 *addr, __u
     return all_zero(addr, 15) && addr[15] == 1 && own_netns;
 }
 
+/* Sends e (when there is one) naming the address; addr_len 4, 16 or 0 (none). */
+static __always_inline void submit_address(struct cerb_event *e, __u16 family, const __u8 *addr, int addr_len,
+                                           __u16 port)
+{
+    if (!e)
+        return;
+    e->target_kind = CERB_TARGET_ADDRESS;
+    e->family = family;
+    e->port = port;
+    if (addr_len == 4)
+        __builtin_memcpy(e->addr, addr, 4);
+    else if (addr_len == 16)
+        __builtin_memcpy(e->addr, addr, 16);
+    bpf_ringbuf_submit(e, 0);
+}
+
 static __always_inline int refuse_address(struct cerb_policy *policy, __u64 cgroup_id, __u16 op, __u16 rule,
                                           __u16 family, const __u8 *addr, int addr_len, __u16 port)
 {
-    struct cerb_event *e = event_start(policy, cgroup_id, op, rule, EPERM);
-    if (e) {
-        e->target_kind = CERB_TARGET_ADDRESS;
-        e->family = family;
-        e->port = port;
-        if (addr_len == 4)
-            __builtin_memcpy(e->addr, addr, 4);
-        else if (addr_len == 16)
-            __builtin_memcpy(e->addr, addr, 16);
-        bpf_ringbuf_submit(e, 0);
-    }
+    submit_address(event_start(policy, cgroup_id, op, rule, EPERM), family, addr, addr_len, port);
     return verdict(policy, EPERM);
+}
+
+#define SOCK_STREAM_TYPE 1
+#define SOCK_DGRAM_TYPE 2
+#define SOL_IP 0
+#define SOL_IPV6 41
+#define IP_OPTIONS 4
+#define IP_RETOPTS 7
+#define IPV6_2292RTHDR 5
+#define IPV6_2292PKTOPTIONS 6
+#define IPV6_RTHDR 57
+
+/* Under allowed_hosts an inet socket may only be TCP or UDP (UDP-Lite sends
+ * through udp_sendmsg, so the same hooks see it): SCTP, MPTCP, DCCP, L2TP
+ * and the others name further peers their own way (connectx, bindx, announced
+ * subflow addresses) that no address hook sees. protocol is the resolved one
+ * (cgroup sock_create) or the caller's (socket_create, where 0 picks the
+ * type's first protocol: TCP for streams, UDP for datagrams). */
+static __always_inline bool inet_protocol_allowed(int type, int protocol)
+{
+    if (type == SOCK_STREAM_TYPE)
+        return protocol == 0 || protocol == IPPROTO_TCP;
+    if (type == SOCK_DGRAM_TYPE)
+        return protocol == 0 || protocol == IPPROTO_UDP || protocol == IPPROTO_UDPLITE;
+    return false;
+}
+
+/* Socket options that send packets elsewhere than to the address the connect
+ * and sendmsg checks saw: IPv4 source routes, IPv6 routing headers (type 0,
+ * 2 and segment routing alike), and the RFC 2292 option that sets them all
+ * at once. Their cmsg forms are dropped by the cgroup egress program. */
+static __always_inline bool option_reroutes(int level, int optname)
+{
+    if (level == SOL_IP)
+        return optname == IP_OPTIONS || optname == IP_RETOPTS;
+    if (level == SOL_IPV6)
+        return optname == IPV6_RTHDR || optname == IPV6_2292RTHDR || optname == IPV6_2292PKTOPTIONS;
+    return false;
+}
+
+/* The family the kernel reads an inet socket's destination as, whatever the
+ * caller wrote (Linux 6.1): connect with AF_UNSPEC disconnects; IPv4
+ * datagram sends (udp_sendmsg, raw_sendmsg, l2tp) take AF_UNSPEC as AF_INET;
+ * IPv6 UDP takes it as "the connected peer" and IPv6 raw as AF_INET6; TCP
+ * ignores the address of a send. Other families are refused by the kernel. */
+static __always_inline __u16 destination_family(struct socket *sock, __u16 family, __u16 op)
+{
+    __u16 sock_family = BPF_CORE_READ(sock, sk, __sk_common.skc_family);
+    if (family != AF_UNSPEC || op != CERB_OP_SENDMSG || (sock_family != AF_INET && sock_family != AF_INET6))
+        return family;
+    __u16 type = BPF_CORE_READ(sock, sk, sk_type);
+    __u16 protocol = BPF_CORE_READ(sock, sk, sk_protocol);
+    if (type == SOCK_STREAM_TYPE)
+        return AF_UNSPEC;
+    if (sock_family == AF_INET6 && (protocol == IPPROTO_UDP || protocol == IPPROTO_UDPLITE))
+        return AF_UNSPEC;
+    return sock_family;
 }
 
 /* A destination of connect or sendmsg; address is a kernel copy. */
@@ -81,6 +144,7 @@ static __always_inline int check_destination(struct cerb_policy *policy, __u64 c
     __u16 family = 0;
     if (bpf_probe_read_kernel(&family, sizeof(family), address) < 0)
         return 0;
+    family = destination_family(sock, family, op);
 
     if (family == AF_INET && (policy->flags & CERB_HAS_HOSTS)) {
         struct sockaddr_in sin = {};

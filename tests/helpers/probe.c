@@ -3,6 +3,8 @@
  * subcommand performs one action and prints "ok" or "errno=N (NAME)", so
  * tests assert what the container really gets from the kernel. */
 #define _GNU_SOURCE
+#include "probe_net.h"
+
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
@@ -26,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int report(int rc)
+int report(int rc)
 {
     if (rc < 0) {
         printf("errno=%d (%s)\n", errno, strerrorname_np(errno) ? strerrorname_np(errno) : "?");
@@ -37,7 +39,7 @@ static int report(int rc)
 }
 
 /* Fills an IPv4 or IPv6 socket address from text. */
-static socklen_t make_addr(const char* host, int port, struct sockaddr_storage* ss)
+socklen_t make_addr(const char* host, int port, struct sockaddr_storage* ss)
 {
     memset(ss, 0, sizeof *ss);
     struct sockaddr_in* in4 = (struct sockaddr_in*)ss;
@@ -486,6 +488,9 @@ static int run(int argc, char** argv)
         printf("%sfds=%d\n", count ? " " : "", count);
         return 0;
     }
+    int rc = probe_net(argc, argv);
+    if (rc >= 0)
+        return rc;
     fprintf(stderr, "unknown command %s\n", cmd);
     return 2;
 }

@@ -117,6 +117,32 @@ TEST_CASE("audit: capabilities, numbers and empty targets")
     CHECK(op_name(CERB_OP_BPF) == "bpf");
 }
 
+TEST_CASE("audit: rerouting options, rerouted packets and refused protocols name what was refused")
+{
+    cerb_event option = base_event(CERB_OP_SETSOCKOPT, CERB_RULE_REROUTED, 1);
+    option.target_kind = CERB_TARGET_NUMBER;
+    option.number = 41u << 16 | 57; // SOL_IPV6, IPV6_RTHDR
+    CHECK(op_name(option.op) == "setsockopt");
+    CHECK(target_text(option) == "level=41 optname=57");
+    CHECK(rule_text(option).find("rerouted") == 0);
+
+    cerb_event packet = base_event(CERB_OP_PACKET, CERB_RULE_REROUTED, 1);
+    packet.target_kind = CERB_TARGET_ADDRESS;
+    packet.family = AF_INET;
+    packet.port = 443;
+    const uint8_t hop[4] = {127, 0, 0, 1};
+    std::memcpy(packet.addr, hop, sizeof(hop));
+    CHECK(op_name(packet.op) == "packet");
+    CHECK(target_text(packet) == "127.0.0.1:443");
+
+    cerb_event protocol = base_event(CERB_OP_SOCKET, CERB_RULE_PROTOCOL, 1);
+    protocol.target_kind = CERB_TARGET_NUMBER;
+    protocol.family = AF_INET;
+    protocol.number = 262; // IPPROTO_MPTCP
+    CHECK(target_text(protocol) == "family=2 protocol=262");
+    CHECK(rule_text(protocol) == "only TCP and UDP inet sockets under allowed_hosts");
+}
+
 TEST_CASE("audit: bytes that are not UTF-8 do not break the line")
 {
     cerb_event e = path_event(CERB_OP_OPEN, CERB_RULE_NOT_IN_ALLOWED_PATHS, "/tmp/\xff\xfe");

@@ -11,6 +11,7 @@
 #include <doctest/doctest.h>
 
 #include <linux/landlock.h>
+#include <netinet/in.h>
 
 #include <algorithm>
 #include <cstring>
@@ -114,6 +115,25 @@ TEST_CASE("landlock seccomp: escalation always, families and io_uring under allo
     CHECK(has(hosts, "socket"));
     CHECK(has(hosts, "io_uring_setup"));
     CHECK(has(hosts, "memfd_create"));
+    // Options that reroute packets, refused by level and name; other setsockopt calls stay allowed.
+    auto refused_option = [&](const spec::Seccomp& filter, uint64_t level, uint64_t optname) {
+        for (const auto& rule : filter.syscalls)
+            if (std::find(rule.names.begin(), rule.names.end(), "setsockopt") != rule.names.end() &&
+                rule.args.size() == 2 && rule.args[0].index == 1 && rule.args[0].value == level &&
+                rule.args[1].index == 2 && rule.args[1].value == optname && rule.args[1].op == "SCMP_CMP_EQ")
+                return true;
+        return false;
+    };
+    for (auto [level, optname] : {std::pair{IPPROTO_IP, IP_OPTIONS}, {IPPROTO_IP, IP_RETOPTS},
+                                  {IPPROTO_IPV6, IPV6_RTHDR}, {IPPROTO_IPV6, IPV6_2292RTHDR},
+                                  {IPPROTO_IPV6, IPV6_2292PKTOPTIONS}}) {
+        CHECK(refused_option(hosts, level, optname));
+        CHECK_FALSE(refused_option(plain, level, optname));
+    }
+    CHECK_FALSE(refused_option(hosts, IPPROTO_IP, IP_TTL));
+    for (const auto& rule : hosts.syscalls) // no blanket rule on setsockopt
+        if (std::find(rule.names.begin(), rule.names.end(), "setsockopt") != rule.names.end())
+            CHECK(rule.args.size() == 2);
     CHECK_FALSE(has(landlock_seccomp(parse_policy(R"({"mode": "audit", "allowed_hosts": []})"), true), "socket"));
     CHECK_NOTHROW(seccomp::compile(hosts)); // libseccomp takes it, on every architecture listed
 }

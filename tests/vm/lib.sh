@@ -329,6 +329,28 @@ policy_or_plain_bundle() {
     fi
 }
 
+# net_policy_run DIR POLICY ARG...: runs ARG... in a fresh container (bundle DIR) under the policy, with
+# CAP_NET_RAW granted (Docker grants it), so that a refusal is the policy's doing, not the capability's.
+net_policy_run() {
+    local dir="$1" policy="$2"
+    shift 2
+    policy_bundle "$dir" "$policy" "$@" || return 99
+    bundle_edit "$dir" '.process.capabilities[] += ["CAP_NET_RAW"]'
+    vm_run_bundle "$dir"
+}
+
+# vm_expect_not_denied CHECK CMD...: the policy let a network action through; the kernel may still refuse
+# it later (no route in the container's network namespace), never with EPERM.
+vm_expect_not_denied() {
+    local check="$1"
+    shift
+    vm_run "$@"
+    case "$VM_STDOUT" in
+    *EPERM* | "") vm_fail "$check" "$(vm__said)" ;;
+    *) vm_ok "$check" ;;
+    esac
+}
+
 # --- the policy cases on every backend -------------------------------------------------------------------
 
 # The enforcement backend the policy cases run under: natively landlock; in the VM lane auto's choice, the

@@ -43,7 +43,9 @@ std::string number_text(const cerb_event& e)
 {
     std::string n = std::to_string(e.number);
     switch (e.op) {
-    case CERB_OP_SOCKET: return "family=" + std::to_string(e.family) + " type=" + n;
+    case CERB_OP_SOCKET:
+        return "family=" + std::to_string(e.family) + (e.rule == CERB_RULE_PROTOCOL ? " protocol=" : " type=") + n;
+    case CERB_OP_SETSOCKOPT: return "level=" + std::to_string(e.number >> 16) + " optname=" + std::to_string(e.number & 0xffff);
     case CERB_OP_BPF: return "cmd=" + n;
     case CERB_OP_PERF_EVENT: return "type=" + n;
     case CERB_OP_PTRACE: return "pid=" + n;
@@ -75,6 +77,8 @@ std::string op_name(uint16_t op)
     case CERB_OP_CREATE: return "create";
     case CERB_OP_SETATTR: return "setattr";
     case CERB_OP_PTRACE: return "ptrace";
+    case CERB_OP_PACKET: return "packet";
+    case CERB_OP_SETSOCKOPT: return "setsockopt";
     case CERB_OP_XATTR: return "xattr";
     case CERB_OP_CHROOT: return "chroot";
     }
@@ -93,6 +97,8 @@ std::string rule_text(const cerb_event& e)
     case CERB_RULE_ADDRESS_FAMILY: return "address family not allowed";
     case CERB_RULE_RAW_SOCKET: return "raw and packet sockets are refused";
     case CERB_RULE_PING_SOCKET: return "ICMP sockets are refused under allowed_hosts";
+    case CERB_RULE_REROUTED: return "rerouted: IP options, a routing header or another destination than checked";
+    case CERB_RULE_PROTOCOL: return "only TCP and UDP inet sockets under allowed_hosts";
     case CERB_RULE_NOT_IN_ALLOWED_PATHS: return "not in allowed_paths";
     case CERB_RULE_DENIED_PATH: return "denied_paths " + entry();
     case CERB_RULE_READ_ONLY_PATH: return "read_only_paths " + entry();

@@ -7,6 +7,7 @@
 #include "cerberus_policy_fmod_ret.skel.h"
 #include "policy/bpf_hooks.hpp"
 #include "policy/bpf_objects.hpp"
+#include "policy/socket_programs.hpp"
 
 #include <dirent.h>
 #include <linux/magic.h>
@@ -241,13 +242,28 @@ public:
 
     void adapt_spec(const Policy&, spec::Spec&, const std::string&) const override {}
 
-    void install(const CompiledPolicy& compiled, const ContainerCgroup&, const std::string& keys_file) const override
+    // Under allowed_hosts the cgroup egress program checks where packets
+    // really go: the hooks see the address the caller named, not the route
+    // options, cmsgs or tunnels send them by.
+    void install(const CompiledPolicy& compiled, const ContainerCgroup& cgroup,
+                 const std::string& keys_file) const override
     {
         bpf::install_entries(compiled, keys_file, traits_.backend_flag);
+        if (!(compiled.policy.flags & CERB_HAS_HOSTS))
+            return;
+        try {
+            socket_programs::ensure_loaded();
+            socket_programs::attach(cgroup.dir_fd, cgroup.id, socket_programs::Set::egress);
+        } catch (const Error&) {
+            bpf::remove_entries(cgroup.id, keys_file);
+            throw;
+        }
     }
 
     void remove(const ContainerCgroup& cgroup, const std::string& keys_file) const override
     {
+        if (cgroup.dir_fd >= 0)
+            socket_programs::detach(cgroup.dir_fd, cgroup.pin_dir);
         bpf::remove_entries(cgroup.id, keys_file, cgroup.pin_dir);
     }
 

@@ -9,6 +9,7 @@
 #include "policy/landlock.hpp"
 #include "policy/socket_programs.hpp"
 
+#include <netinet/in.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -22,6 +23,14 @@ constexpr const char* memfd_sysctl_file = "/proc/sys/vm/memfd_noexec";
 // socket programs see, and unix and netlink, which stay on the host.
 constexpr uint64_t allowed_families[] = {1 /* AF_UNIX */, 2 /* AF_INET */, 10 /* AF_INET6 */, 16 /* AF_NETLINK */};
 constexpr uint64_t highest_family_checked = 16;
+
+// Socket options that send packets elsewhere than to the address the socket
+// programs judged (bpf/policy_net.bpf.h, option_reroutes): {level, optname}.
+// Their cmsg forms are dropped by the egress program.
+constexpr std::pair<uint64_t, uint64_t> rerouting_options[] = {
+    {IPPROTO_IP, IP_OPTIONS},    {IPPROTO_IP, IP_RETOPTS},           {IPPROTO_IPV6, IPV6_RTHDR},
+    {IPPROTO_IPV6, IPV6_2292RTHDR}, {IPPROTO_IPV6, IPV6_2292PKTOPTIONS},
+};
 
 spec::SeccompSyscall refuse(std::vector<std::string> names, uint32_t err = EPERM, std::vector<spec::SeccompArg> args = {})
 {
@@ -112,9 +121,12 @@ public:
         };
         return {
             {RuleKind::allowed_hosts, Level::full, true, true,
-             "cgroup connect4/6 and sendmsg4/6 programs; IPv4-mapped IPv6 is checked as IPv4"},
+             "cgroup connect4/6 and sendmsg4/6 programs; IPv4-mapped IPv6 is checked as IPv4; a cgroup egress "
+             "program drops rerouted packets (IP options, IPv6 routing headers); the options that set routes "
+             "refused by seccomp, unreported"},
             {RuleKind::raw_sockets, Level::full, false, true,
-             "raw and ICMP inet sockets refused and reported by a cgroup sock_create program; other families "
+             "raw and ICMP inet sockets, and protocols other than TCP and UDP, refused and reported by a cgroup "
+             "sock_create program; other families "
              "(packet, vsock...) and io_uring refused by seccomp, unreported; in audit mode those are let through"},
             {RuleKind::paths, Level::full, files_reported, false,
              files_note(files_reported ? "denials read from the kernel audit log; pid and comm where the kernel "
@@ -160,7 +172,7 @@ public:
     {
         bpf::install_entries(compiled, keys_file, CERB_BACKEND_LANDLOCK);
         try {
-            socket_programs::attach(cgroup.dir_fd, cgroup.id);
+            socket_programs::attach(cgroup.dir_fd, cgroup.id, socket_programs::Set::every);
         } catch (const Error&) {
             bpf::remove_entries(cgroup.id, keys_file);
             throw;
@@ -226,6 +238,9 @@ spec::Seccomp landlock_seccomp(const Policy& policy, bool memfd_sysctl)
                 rules.push_back(refuse({"socket"}, EPERM, {{0, family, 0, "SCMP_CMP_EQ"}}));
         rules.push_back(refuse({"socket"}, EPERM, {{0, highest_family_checked + 1, 0, "SCMP_CMP_GE"}}));
         rules.push_back(refuse({"io_uring_setup"})); // its socket and connect operations pass no seccomp check
+        for (const auto& [level, optname] : rerouting_options)
+            rules.push_back(refuse({"setsockopt"}, EPERM,
+                                   {{1, level, 0, "SCMP_CMP_EQ"}, {2, optname, 0, "SCMP_CMP_EQ"}}));
     }
     // Landlock has no right for xattrs (POSIX ACLs are xattrs): under path rules every set and removal is
     // refused, allowed paths included, and io_uring, whose xattr operations pass no seccomp check.

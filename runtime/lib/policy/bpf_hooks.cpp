@@ -44,6 +44,7 @@ const std::vector<Hook> hooks = {
     {"cerb_unix_may_send", "unix_may_send", "security_unix_may_send", 2, 2, true, paths},
     {"cerb_socket_sendmsg", "socket_sendmsg", "security_socket_sendmsg", 3, 3, true, hosts | paths},
     {"cerb_socket_create", "socket_create", "security_socket_create", 4, 4, true, hosts},
+    {"cerb_socket_setsockopt", "socket_setsockopt", "security_socket_setsockopt", 3, 3, true, hosts},
     {"cerb_capable", "capable", "security_capable", 4, 4, true, caps},
     {"cerb_bpf", "bpf", "security_bpf", 3, 3, true, escalation},
     {"cerb_perf_event_open", "perf_event_open", "security_perf_event_open", 2, 2, true, escalation},

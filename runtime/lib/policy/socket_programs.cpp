@@ -25,11 +25,15 @@ constexpr const char* keepalive_name = "cerberus-sock-hooks"; // in the cgroup v
 struct Program {
     const char* name;
     bpf_attach_type type;
+    bool every_backend; // else only the landlock backend's: the policy programs judge the rest in their hooks
 };
 constexpr Program programs[] = {
-    {"cerb_connect4", BPF_CGROUP_INET4_CONNECT},   {"cerb_connect6", BPF_CGROUP_INET6_CONNECT},
-    {"cerb_sendmsg4", BPF_CGROUP_UDP4_SENDMSG},    {"cerb_sendmsg6", BPF_CGROUP_UDP6_SENDMSG},
-    {"cerb_sock_create", BPF_CGROUP_INET_SOCK_CREATE},
+    {"cerb_connect4", BPF_CGROUP_INET4_CONNECT, false},
+    {"cerb_connect6", BPF_CGROUP_INET6_CONNECT, false},
+    {"cerb_sendmsg4", BPF_CGROUP_UDP4_SENDMSG, false},
+    {"cerb_sendmsg6", BPF_CGROUP_UDP6_SENDMSG, false},
+    {"cerb_sock_create", BPF_CGROUP_INET_SOCK_CREATE, false},
+    {"cerb_egress", BPF_CGROUP_INET_EGRESS, true},
 };
 
 struct SkeletonDeleter {
@@ -122,11 +126,13 @@ void ensure_loaded()
     hold_hooks_on();
 }
 
-void attach(int cgroup_dir_fd, uint64_t cgroup_id)
+void attach(int cgroup_dir_fd, uint64_t cgroup_id, Set set)
 {
     std::vector<std::pair<UniqueFd, bpf_attach_type>> attached;
     try {
         for (const auto& program : programs) {
+            if (set == Set::egress && !program.every_backend)
+                continue;
             UniqueFd prog = open_pin(program.name);
             check(bpf_prog_attach(prog.get(), cgroup_dir_fd, program.type, BPF_F_ALLOW_MULTI),
                   std::string("attaching ") + program.name + " to cgroup " + std::to_string(cgroup_id));

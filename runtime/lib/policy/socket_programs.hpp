@@ -18,12 +18,18 @@ void ensure_loaded();
 
 bool loaded();
 
-// Attaches every program to the cgroup directory and records cgroup_id as
-// their owner; all or nothing.
-void attach(int cgroup_dir_fd, uint64_t cgroup_id);
+// Which programs a backend attaches: all of them (the landlock backend), or
+// only the egress program, which judges where packets really go (options,
+// routing headers, tunnels), for the backends whose hooks judge addresses.
+enum class Set { every, egress };
 
-// Detaches the programs pinned in pin_dir (the container's, from its state);
-// a no-op for those not attached (or nothing pinned there).
+// Attaches the set's programs to the cgroup directory and records cgroup_id
+// as their owner; all or nothing.
+void attach(int cgroup_dir_fd, uint64_t cgroup_id, Set set);
+
+// Detaches the programs pinned in pin_dir (the container's, from its state),
+// whichever set was attached; a no-op for those not attached (or nothing
+// pinned there).
 void detach(int cgroup_dir_fd, const std::string& pin_dir);
 
 // How many of them are attached to the directory (tests, `cerberus check`).
