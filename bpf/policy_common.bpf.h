@@ -50,12 +50,12 @@
 #define VM_EXEC 0x4
 #define CAP_OPT_NOAUDIT 0x2
 #define UNIX_PATH_MAX 108
-#define MAX_CGROUP_NESTING 8 /* cgroup levels below a container that stay policed */
 #define MAX_DEPTH 32 /* path components build_path follows; a power of two */
 #define NAME_BUF 256 /* NAME_MAX + 1 */
 #define DELETED_SUFFIX " (deleted)" /* what d_path appends to an unlinked file */
 #define MNT_NOEXEC 0x04
-#define MNT_NS_INTERNAL 1 /* struct mount.mnt_ns of kern_mount()s: pipes, sockets, memfds */
+/* struct mount.mnt_ns of mounts in no namespace (fs/mount.h: ERR_PTR(-EINVAL)) */
+#define MNT_NS_INTERNAL ((struct mnt_namespace *)-22)
 #define SB_I_NOEXEC 0x02
 #define FNV_OFFSET 0xcbf29ce484222325ULL
 #define FNV_PRIME 0x100000001b3ULL
@@ -139,23 +139,40 @@ struct {
     __type(value, struct scratch);
 } cerb_scratch SEC(".maps");
 
+struct policy_search {
+    int level; /* the current task's cgroup level, where the search starts */
+    __u64 cgroup_id; /* the nearest ancestor with a policy of this backend; 0: none */
+};
+
+static long search_level(__u32 i, void *ctx)
+{
+    struct policy_search *search = ctx;
+    int level = search->level - (int)i;
+    if (level < 1)
+        return 1;
+    __u64 id = bpf_get_current_ancestor_cgroup_id(level);
+    struct cerb_policy *policy = bpf_map_lookup_elem(&cerb_policies, &id);
+    /* Another backend's container: its own programs enforce it. */
+    if (!policy || (policy->flags & CERB_BACKEND_MASK) != CERB_THIS_BACKEND)
+        return 0;
+    search->cgroup_id = id;
+    return 1;
+}
+
+/* The policy of the task's cgroup or of its nearest ancestor that has one,
+ * however deep below the container the task has moved itself (a writable
+ * cgroupfs lets it nest as deep as it likes). */
 static __always_inline struct cerb_policy *find_policy(__u64 *cgroup_id)
 {
     struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-    int level = BPF_CORE_READ(task, cgroups, dfl_cgrp, level);
-
-    for (int i = 0; i < MAX_CGROUP_NESTING; i++) {
-        if (level - i < 1)
-            break;
-        __u64 id = bpf_get_current_ancestor_cgroup_id(level - i);
-        struct cerb_policy *policy = bpf_map_lookup_elem(&cerb_policies, &id);
-        /* Another backend's container: its own programs enforce it. */
-        if (policy && (policy->flags & CERB_BACKEND_MASK) == CERB_THIS_BACKEND) {
-            *cgroup_id = id;
-            return policy;
-        }
-    }
-    return NULL;
+    struct policy_search search = {.level = BPF_CORE_READ(task, cgroups, dfl_cgrp, level)};
+    if (search.level < 1)
+        return NULL;
+    bpf_loop(search.level, search_level, &search, 0);
+    if (!search.cgroup_id)
+        return NULL;
+    *cgroup_id = search.cgroup_id;
+    return bpf_map_lookup_elem(&cerb_policies, &search.cgroup_id);
 }
 
 /* True when the current task is judged as the agent under policy: the

@@ -34,8 +34,6 @@ struct {
     __type(value, struct write_mount);
 } cerb_write_mounts SEC(".maps");
 
-#define MNT_NS_INTERNAL ((struct mnt_namespace *)-22) /* ERR_PTR(-EINVAL), fs/mount.h */
-
 /* A mount of no namespace, which no task can name: overlayfs's private
  * clones of its layers (it opens, copies up and changes files there for the
  * task, whose access was judged on the overlay's own inode), and the kernel's

@@ -124,7 +124,7 @@ static __always_inline bool mount_detached(struct vfsmount *vfsmnt)
     struct task_struct *task = (struct task_struct *)bpf_get_current_task();
     struct mount *mnt = container_of(vfsmnt, struct mount, mnt);
     struct mnt_namespace *ns = BPF_CORE_READ(mnt, mnt_ns);
-    return ns != BPF_CORE_READ(task, nsproxy, mnt_ns) && (__u64)ns != MNT_NS_INTERNAL;
+    return ns != BPF_CORE_READ(task, nsproxy, mnt_ns) && ns != MNT_NS_INTERNAL;
 }
 
 /* check_path for a file or name in the mount vfsmnt. */
