@@ -29,3 +29,8 @@ run_case() {
 @test "policy entry through exec on landlock" { run_case entry; }
 @test "policy lifecycle on landlock" { run_case lifecycle; }
 @test "policy names bound to rules on landlock" { run_case names; }
+@test "policy inode changes on landlock" { run_case inode; }
+@test "policy rerouted packets on landlock" { run_case reroute; }
+@test "policy nesting on landlock" { run_case nesting; }
+@test "policy exec into a running container on landlock" { run_case exec_into; }
+@test "policy learn on landlock" { run_case learn; }

@@ -82,9 +82,26 @@ TEST_CASE("landlock mounts: writable before read-only before hidden, parents fir
     auto narrow = landlock_path_mounts(
         parse_policy(R"({"allowed_paths": ["/workspace"], "denied_paths": ["/workspace/.env", "/data/secret"]})"),
         false);
-    CHECK(narrow.size() == 2); // /data/secret is outside every list: Landlock denies it already
-    CHECK(narrow.back().path == "/workspace/.env");
+    // /data/secret is outside every list: Landlock denies it already, but a name of it in /workspace would not be
+    REQUIRE(narrow.size() == 3);
+    CHECK(narrow[1].kind == Kind::sole_name);
+    CHECK(narrow[1].path == "/data/secret");
+    CHECK(narrow[2].kind == Kind::hide);
+    CHECK(narrow[2].path == "/workspace/.env");
     CHECK_FALSE(narrow.front().no_exec);
+}
+
+TEST_CASE("BPF backends: every denied path is checked for other names, and nothing is mounted")
+{
+    auto policy = parse_policy(R"({"allowed_paths": ["/workspace"], "denied_paths": ["/workspace/.env", "/data"]})");
+    for (auto e : {Enforcement::bpf_lsm, Enforcement::fmod_ret}) {
+        auto planned = backend(e).restrictions(policy, spec::Spec{}).path_mounts;
+        REQUIRE(planned.size() == 2);
+        for (const auto& m : planned)
+            CHECK(m.kind == mounts::PathMount::Kind::sole_name);
+    }
+    CHECK(backend(Enforcement::bpf_lsm).restrictions(parse_policy(R"({"allowed_paths": ["/w"]})"), spec::Spec{})
+              .path_mounts.empty());
 }
 
 TEST_CASE("landlock seccomp: escalation always, families and io_uring under allowed_hosts, xattrs under path rules, in enforce mode")

@@ -275,7 +275,15 @@ public:
         return maps->path_seed();
     }
 
-    ProcessRestrictions restrictions(const Policy&, const spec::Spec&) const override { return {}; }
+    // Path rules follow names: a denied path's files may have no other name
+    // (a hard link, another mount) for the rule to miss.
+    ProcessRestrictions restrictions(const Policy& policy, const spec::Spec&) const override
+    {
+        ProcessRestrictions restrictions;
+        for (const auto& path : policy.denied_paths)
+            restrictions.path_mounts.push_back({mounts::PathMount::Kind::sole_name, path, false});
+        return restrictions;
+    }
     void fill_restrictions(const Policy&, ProcessRestrictions&, int) const override {}
 
     void exempt_until_exec(pid_t pid, const ContainerCgroup& cgroup) const override

@@ -266,9 +266,11 @@ std::vector<mounts::PathMount> landlock_path_mounts(const Policy& policy, bool m
     if (bins && memfd_sysctl)
         planned.push_back({Kind::read_only, "/proc/sys", false}); // vm.memfd_noexec stays 2
     bool everything_allowed = !policy.restricts_paths();
-    for (const auto& path : sorted(policy.denied_paths))
-        if (everything_allowed || under_any(path, policy.allowed_paths) || under_any(path, policy.read_only_paths))
-            planned.push_back({Kind::hide, path, false});
+    for (const auto& path : sorted(policy.denied_paths)) {
+        bool reachable =
+            everything_allowed || under_any(path, policy.allowed_paths) || under_any(path, policy.read_only_paths);
+        planned.push_back({reachable ? Kind::hide : Kind::sole_name, path, false});
+    }
     return planned;
 }
 

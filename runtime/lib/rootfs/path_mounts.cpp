@@ -165,7 +165,7 @@ void refuse_other_mounts(const std::string& path, dev_t dev, const std::vector<M
         if (alias == path)
             continue;
         throw Error("denied path " + path + " is also reachable as " + alias +
-                        " (another mount of the same files), which a hidden path cannot cover",
+                        " (another mount of the same files), where its rule would not follow it",
                     EXDEV);
     }
 }
@@ -173,7 +173,7 @@ void refuse_other_mounts(const std::string& path, dev_t dev, const std::vector<M
 [[noreturn]] void refuse_links(const std::string& path, const std::string& file, nlink_t links)
 {
     throw Error("denied path " + path + ": " + file + " has " + std::to_string(links) +
-                    " hard links, whose other names a hidden path cannot cover",
+                    " hard links, whose other names its rule would not follow",
                 EMLINK);
 }
 
@@ -229,7 +229,7 @@ void apply_path_mounts(const std::vector<PathMount>& mounts)
         }
         PathMount target = m;
         target.path = resolved;
-        if (m.kind != PathMount::Kind::hide) {
+        if (m.kind == PathMount::Kind::read_only || m.kind == PathMount::Kind::writable) {
             bind_onto_itself(target);
             continue;
         }
@@ -239,6 +239,8 @@ void apply_path_mounts(const std::vector<PathMount>& mounts)
         if (table.empty())
             table = read_mounts();
         refuse_other_mounts(target.path, st.st_dev, table);
+        if (m.kind == PathMount::Kind::sole_name)
+            continue;
         if (!hider)
             hider.emplace();
         hider->cover(target.path, S_ISDIR(st.st_mode));

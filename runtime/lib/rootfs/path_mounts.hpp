@@ -4,8 +4,9 @@
 // needs the file system itself to refuse what its access rules cannot: a
 // read-only or writable copy of a path's mount (so attribute changes, which
 // Landlock does not govern, meet EROFS), exec refused below a writable path,
-// and a denied path hidden under an empty, read-only, mode-000 file or
-// directory that no further mount can take away from a Landlock domain.
+// a denied path hidden under an empty, read-only, mode-000 file or directory
+// that no further mount can take away from a Landlock domain, and a check
+// that a denied path's files have no other name for any backend to miss.
 #pragma once
 
 #include <string>
@@ -14,7 +15,8 @@
 namespace cerberus::mounts {
 
 struct PathMount {
-    enum class Kind { read_only, writable, hide };
+    // sole_name mounts nothing: it only refuses the other names hide refuses.
+    enum class Kind { read_only, writable, hide, sole_name };
     Kind kind = Kind::read_only;
     std::string path; // as the container sees it
     bool no_exec = false;
@@ -22,10 +24,10 @@ struct PathMount {
 
 // Called by finish_rootfs, before the root turns read-only. In order: the
 // writable ones, then the read-only ones, then those to hide, each parents
-// first. Paths that do not
-// exist are skipped. A path to hide fails, naming it, when the object stays
-// reachable by another name: a file with other hard links, a directory
-// holding one, or another mount in the container showing the same files.
+// first. Paths that do not exist are skipped. A path to hide (or to check as
+// sole_name) fails, naming it, when the object stays reachable by another
+// name: a file with other hard links, a directory holding one, or another
+// mount in the container showing the same files.
 void apply_path_mounts(const std::vector<PathMount>& mounts);
 
 } // namespace cerberus::mounts

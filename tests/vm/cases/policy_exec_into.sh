@@ -8,7 +8,7 @@
 # control without the policy.
 # vm-timeout: 420
 # vm-boots: bpf-lsm no-bpf-lsm
-. /vm/lib.sh
+. "${VM_LIB:-/vm/lib.sh}"
 
 vm_has_cerberus && vm_has_probe || exit 0
 p=/bin/cerberus-probe

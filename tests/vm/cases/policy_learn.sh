@@ -5,9 +5,11 @@
 # enforce mode is denied nothing, and with one new forbidden action it is denied exactly that one.
 # `cerberus policy check` agrees: nothing recorded is denied by the learned policy, much by the first one.
 # vm-timeout: 180
-. /vm/lib.sh
+. "${VM_LIB:-/vm/lib.sh}"
 
 vm_has_cerberus && vm_has_probe || exit 0
+cannot_hold landlock "learn over a trail of every rule kind" \
+    "audit mode of file and exec rules needs a BPF backend (landlock_trail.bats learns over landlock's trail)" && exit 0
 bundle=/tmp/bundle-policy-learn
 # The agent reads its actions from /workspace/actions, one a line, and says what the kernel answered to
 # each: network, files (three in /etc, which learn folds into the directory), a write and a directory
