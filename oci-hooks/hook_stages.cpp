@@ -41,16 +41,23 @@ std::string cgroup2_path(pid_t pid)
     throw Error(file + ": the process is in no cgroup2 directory", ENOENT);
 }
 
-// The id of the container's own cgroup2 directory. The root or the hook's
-// own directory would key the policy to processes outside the container.
-uint64_t container_cgroup_id(pid_t pid)
+// The container's own cgroup2 directory: its id keys the policy, and the
+// cgroup programs attach to it. The root or the hook's own directory would
+// key the policy to processes outside the container.
+struct OwnCgroup {
+    uint64_t id = 0;
+    UniqueFd dir;
+};
+
+OwnCgroup container_cgroup(pid_t pid)
 {
     std::string path = cgroup2_path(pid);
     if (path == "/" || path == cgroup2_path(::getpid()))
         throw Error("container process " + std::to_string(pid) + " has no cgroup2 directory of its own (it is in " +
                         path + "), so no policy can be keyed to it",
                     EPERM);
-    return cgroups::Cgroup::open(path).id();
+    auto cgroup = cgroups::Cgroup::open(path);
+    return {cgroup.id(), cgroup.open_unified_dir()};
 }
 
 // Undoes a half-done police, newest step first.
@@ -61,7 +68,7 @@ struct Rollback {
             return;
         try {
             if (cgroup_id)
-                policy::bpf_lsm_backend().remove({cgroup_id, -1}, dir + "/policy.keys");
+                policy::bpf_lsm_backend().remove({cgroup_id, cgroup_dir}, dir + "/policy.keys");
         } catch (const std::exception& e) {
             spdlog::warn("cleaning up after a failed createRuntime hook: {}", e.what());
         }
@@ -73,6 +80,7 @@ struct Rollback {
     bool armed = true;
     std::string dir;
     uint64_t cgroup_id = 0;
+    int cgroup_dir = -1; // the container's cgroup, held open by police
 };
 
 } // namespace
@@ -104,7 +112,7 @@ void police(const RuntimeOptions& rt, const ContainerState& state)
     });
     // Where the container is goes first: without a cgroup of its own nothing
     // can be keyed to it, whatever the kernel offers.
-    uint64_t cgroup_id = container_cgroup_id(state.pid);
+    OwnCgroup cgroup = container_cgroup(state.pid);
     // Only the BPF LSM binds a container another runtime starts: the other
     // backends need the container's own processes to apply their part.
     RuntimeOptions under_bpf_lsm = rt;
@@ -125,11 +133,12 @@ void police(const RuntimeOptions& rt, const ContainerState& state)
                     err);
     }
     // Written before the entries exist, so that poststop always finds them.
-    files::write_file_atomic(rollback.dir + "/cgroup.id", std::to_string(cgroup_id), 0600);
-    rollback.cgroup_id = cgroup_id;
-    policy::assign_cgroup(prepared.compiled, cgroup_id);
-    prepared.backend->install(prepared.compiled, {cgroup_id, -1}, rollback.dir + "/policy.keys");
-    audit::register_container(rt, state.id, cgroup_id, container::trail_start(*prepared.backend, *prepared.policy));
+    files::write_file_atomic(rollback.dir + "/cgroup.id", std::to_string(cgroup.id), 0600);
+    rollback.cgroup_id = cgroup.id;
+    rollback.cgroup_dir = cgroup.dir.get();
+    policy::assign_cgroup(prepared.compiled, cgroup.id);
+    prepared.backend->install(prepared.compiled, {cgroup.id, cgroup.dir.get()}, rollback.dir + "/policy.keys");
+    audit::register_container(rt, state.id, cgroup.id, container::trail_start(*prepared.backend, *prepared.policy));
     rollback.armed = false;
 }
 

@@ -306,7 +306,16 @@ void finish_rootfs(const spec::Spec& spec, const std::vector<PathMount>& path_mo
         }
         remount_bind(path, MS_RDONLY | MS_REC);
     }
-    apply_path_mounts(path_mounts);
+    // A masked path is covered already (by /dev/null, or the tmpfs all masked
+    // directories share, whose other names are those covers): the file a
+    // denied rule names is not there to hide or to have other names.
+    std::vector<PathMount> unmasked;
+    for (const auto& m : path_mounts) {
+        bool denied = m.kind == PathMount::Kind::hide || m.kind == PathMount::Kind::sole_name;
+        if (!denied || std::find(linux.masked_paths.begin(), linux.masked_paths.end(), m.path) == linux.masked_paths.end())
+            unmasked.push_back(m);
+    }
+    apply_path_mounts(unmasked);
     if (spec.root.readonly)
         remount_bind("/", MS_RDONLY);
     for (const auto& [name, flag] : propagation_flags)

@@ -47,6 +47,11 @@ vm_expect_errno "after unmounting what covers it" EACCES hidden_run "$policy" - 
 vm_expect_refused "a hard link made before the start" "hard links" hidden_run "$policy" link $p read /workspace/alias
 vm_expect_refused "another mount of the same files" "also reachable as /mirror/sub/secret" \
     hidden_run "$policy" mirror $p read /mirror/sub/secret
+# Paths the spec masks (a file under /dev/null, directories under one shared tmpfs) are covered already:
+# their covers' other names are no alias of what the rule names.
+vm_expect_output "denied paths the spec masks" ok hidden_run \
+    '{"allowed_paths": ["/workspace", "/tmp", "/dev"], "read_only_paths": ["/bin", "/etc", "/proc"],
+      "denied_paths": ["/proc/kcore", "/proc/acpi", "/proc/scsi"]}' - echo ok
 # A denied path outside every allowed list: Landlock need not hide it, but a name inside one would reach it.
 vm_expect_refused "a hard link of an unlisted denied file" "hard links" hidden_run \
     '{"allowed_paths": ["/workspace/alias", "/tmp", "/dev"], "read_only_paths": ["/bin", "/etc", "/proc"],
