@@ -31,6 +31,8 @@
 #define CERB_MAP_EVENT_ACCT cerb_event_acct
 #define CERB_MAP_EVENTS cerb_events
 #define CERB_MAP_SETUP_TASKS cerb_setup_tasks
+#define CERB_MAP_NAMES cerb_names
+#define CERB_MAP_DNS_PEERS cerb_dns_peers
 /* Pinned by the runtime under that name: the socket programs' per-cgroup owner
  * storage (cerb_sock_owner in cerberus_sock.bpf.c), key and value a cgroup id. */
 #define CERB_PIN_SOCK_OWNER "sock_owner"
@@ -47,6 +49,8 @@
 #define CERB_PATH_MAX 4096 /* scratch buffer for bpf_d_path; a power of two */
 #define CERB_EVENT_PATH 256 /* bytes of the path kept in an event */
 #define CERB_MAX_PORT_RANGES 8
+#define CERB_MAX_NAME_ADDRESSES 65536 /* addresses the DNS gate has admitted, every container together */
+#define CERB_MAX_DNS_PEERS 65536 /* sockets with a DNS query in flight */
 
 /* struct cerb_policy.flags */
 #define CERB_ENFORCE (1u << 0) /* else audit: allow and report */
@@ -66,6 +70,17 @@
 #define CERB_BACKEND_BPF_LSM (0u << 6)
 #define CERB_BACKEND_FMOD_RET (1u << 6)
 #define CERB_BACKEND_LANDLOCK (2u << 6)
+/* allowed_hosts names hosts: the container's DNS goes to the DNS gate, which
+ * admits the addresses of the answers for allowed names in CERB_MAP_NAMES. */
+#define CERB_HAS_NAMES (1u << 8)
+
+/* Where the cgroup socket programs send every DNS query (TCP or UDP to port
+ * CERB_DNS_PORT, to any address) of a container with CERB_HAS_NAMES: the DNS
+ * gate's sockets in the container's own network namespace. IPv4 and
+ * IPv4-mapped destinations go to CERB_DNS_GATE_IP4 (127.53.0.1), IPv6 ones to
+ * ::1. */
+#define CERB_DNS_PORT 53
+#define CERB_DNS_GATE_IP4 0x7f350001 /* host byte order */
 
 /* CERB_MAP_SETUP_TASKS: task storage, written by the runtime through a pidfd.
  * A task marked there is the runtime's own, entering a container to exec a
@@ -121,6 +136,32 @@ struct cerb_port_range {
 struct cerb_net_value {
     __u32 nranges;
     struct cerb_port_range ranges[CERB_MAX_PORT_RANGES];
+};
+
+/* CERB_MAP_NAMES: a hash, written only by the DNS gate: an address an
+ * answer for an allowed name carried, admitted for the container until
+ * expires_ns with the ports of the names that led to it. IPv4 addresses are
+ * kept IPv4-mapped (::ffff:a.b.c.d). */
+struct cerb_name_key {
+    __u64 cgroup_id;
+    __u8 addr[16];
+};
+
+struct cerb_name_value {
+    __u64 expires_ns; /* bpf_ktime_get_boot_ns; the programs ignore the entry from then on */
+    struct cerb_net_value ports;
+    __u32 pad;
+};
+
+/* CERB_MAP_DNS_PEERS: an LRU hash, socket cookie -> where the socket's last
+ * DNS query was sent before the socket programs steered it to the gate; the
+ * recvmsg programs give that back as the answer's source, because resolvers
+ * drop an answer from another address than the one they asked. */
+struct cerb_dns_peer {
+    __u8 addr[16]; /* IPv4 in the first 4 bytes when family is AF_INET */
+    __u16 port; /* network byte order, as the socket programs see it */
+    __u16 family;
+    __u32 pad;
 };
 
 /* CERB_MAP_PATHS: one entry per path rule. The hash is FNV-1a over the path
@@ -181,6 +222,7 @@ enum cerb_op {
     CERB_OP_SETSOCKOPT = 21, /* number: level << 16 | optname */
     CERB_OP_XATTR = 22, /* setxattr, removexattr (POSIX ACLs too) */
     CERB_OP_CHROOT = 23,
+    CERB_OP_BIND = 24,
 };
 
 /* Which rule decided. */
@@ -201,6 +243,7 @@ enum cerb_rule {
     CERB_RULE_PROTOCOL = 14, /* inet protocol other than TCP and UDP: it names peers its own way */
     CERB_RULE_DETACHED_MOUNT = 15, /* a file on a mount outside the task's mount namespace (open_tree, fsmount) */
     CERB_RULE_RULE_NAME = 16, /* renaming, linking or removing a rule's path or a directory above it */
+    CERB_RULE_DNS_PORT = 17, /* binding the DNS port under names: the socket could answer the gate's upstream queries */
 };
 
 #define CERB_VERDICT_DENIED 1
