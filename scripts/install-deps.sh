@@ -11,6 +11,8 @@ packages=(
     # The engine tier's CRI client (tests/engines/cri_client.py), its pods' CNI network, and curl
     # for the Docker Engine API (tests/engines/docker.sh).
     python3-grpcio python3-protobuf protobuf-compiler containernetworking-plugins curl
+    # The resolver the DNS gate's tests forward to (tests/vm/cases/policy_dns.sh), dig for its benchmark.
+    dnsmasq-base bind9-dnsutils
     # The dashboard: cpp-httplib from its Debian source package (scripts/fetch-httplib.sh) and the
     # browser tier's headless chromium (tests/browser/).
     dpkg-dev chromium

@@ -228,14 +228,14 @@ static int burst(int n, const char* host, int port)
 /* Benchmark loops: each repeats one operation n times and prints
  * "ns_per_op=T failed=F last_error=NAME", so the policy's cost on a syscall
  * path can be compared inside and outside policed containers. */
-static long long now_ns(void)
+long long now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static int loop_report(long long start, int n, int failed, const char* last_error)
+int loop_report(long long start, int n, int failed, const char* last_error)
 {
     printf("ns_per_op=%lld failed=%d last_error=%s\n", (now_ns() - start) / (n > 0 ? n : 1), failed,
            last_error ? last_error : "none");
@@ -489,6 +489,8 @@ static int run(int argc, char** argv)
         return 0;
     }
     int rc = probe_net(argc, argv);
+    if (rc < 0)
+        rc = probe_dns(argc, argv);
     if (rc >= 0)
         return rc;
     fprintf(stderr, "unknown command %s\n", cmd);

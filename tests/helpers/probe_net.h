@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* cerberus-probe's rerouting and protocol commands (probe_net.c). */
+/* cerberus-probe's rerouting and protocol commands (probe_net.c) and its DNS
+ * client (probe_dns.c). */
 #pragma once
 
 #include <sys/socket.h>
@@ -10,5 +11,14 @@ socklen_t make_addr(const char* host, int port, struct sockaddr_storage* ss);
 /* Prints "ok" when rc is not negative, else errno's number and name; 0 or 1 (probe.c). */
 int report(int rc);
 
+/* CLOCK_MONOTONIC in nanoseconds, and the line every loop command prints:
+ * "ns_per_op=N failed=N last_error=NAME" (probe.c). */
+long long now_ns(void);
+int loop_report(long long start, int n, int failed, const char* last_error);
+
 /* Runs argv[1] if it is one of them; -1 if it is not. */
 int probe_net(int argc, char** argv);
+
+/* "dns NAME SERVER udp|tcp [A|AAAA]", "loop-dns N NAME SERVER" (NAME may hold
+ * one %d: the query's number, 1 to N); -1 for another command. */
+int probe_dns(int argc, char** argv);

@@ -250,6 +250,8 @@ build_initramfs() {
         [[ ! -x "$build_dir/cerberus-hook" ]] ||
             install_file "$root" "$build_dir/cerberus-hook" /usr/local/bin/cerberus-hook
         ! command -v runc >/dev/null || install_file "$root" "$(command -v runc)" /usr/sbin/runc
+        # The resolver the DNS gate forwards to (tests/vm/cases/policy_dns.sh).
+        ! command -v dnsmasq >/dev/null || install_file "$root" "$(command -v dnsmasq)" /usr/sbin/dnsmasq
         # Fills a kernel function's BPF trampoline, as other tools could (tests/vm/cases/trampoline_full.sh).
         [[ ! -x "$build_dir/cerberus-fill-trampoline" ]] ||
             install_file "$root" "$build_dir/cerberus-fill-trampoline" /usr/local/bin/cerberus-fill-trampoline
