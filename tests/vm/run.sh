@@ -21,8 +21,8 @@
 #             their libraries
 #   --keep    keep the work directory (initramfs, console logs); it is kept anyway when the lane fails
 #   --console-log  copy the serial console logs of every boot, in order (carriage returns removed), to FILE
-# Environment: VM_TIMEOUT (each boot, s, default 900; 1500 with --systemd), VM_MEMORY (guest RAM, MiB,
-# default 1024; 2048 with --systemd), VM_CASE_TIMEOUT (per case, s, default 120; a case may say
+# Environment: VM_TIMEOUT (each boot, s; default 180, 600 with --systemd, plus each case's limit),
+# VM_MEMORY (guest RAM, MiB, default 1024; 2048 with --systemd), VM_CASE_TIMEOUT (per case, s, default 120; a case may say
 # `# vm-timeout: N`), VM_MODULES (kernel modules to load, default "overlay veth"; a case may add its own with
 # `# vm-modules: a b`; `# vm-cri: yes` brings a containerd node and a CRI client, see add_cri_node),
 # CERBERUS_CACHE (kernel and root image cache, default /var/cache/cerberus), VM_QEMU_ARGS (more qemu
@@ -57,7 +57,6 @@ done
 [[ -n "$build_dir" || ! -d "$repo/build" ]] || build_dir="$repo/build"
 [[ -z "$build_dir" || -d "$build_dir" ]] || { echo "run.sh: no build directory $build_dir" >&2; exit 2; }
 
-vm_timeout="${VM_TIMEOUT:-$((systemd ? 1500 : 900))}"
 vm_memory="${VM_MEMORY:-$((systemd ? 2048 : 1024))}"
 case_timeout="${VM_CASE_TIMEOUT:-120}"
 modules_wanted="${VM_MODULES:-overlay veth}"
@@ -333,6 +332,18 @@ if [[ $systemd -eq 1 ]]; then
 fi
 t_built="$(now)"
 
+# boot_limit RUN_LIST: how long a boot may take, in s: the boot itself, and each case of the list up to its
+# own limit (`# vm-timeout: N`, else the default), which /init enforces; so a boot that reaches it is stuck,
+# never merely slow with many cases.
+boot_limit() {
+    local limit=$((systemd ? 600 : 180)) case_file case_limit
+    while read -r case_file; do
+        case_limit="$(sed -n 's/^# vm-timeout: *\([0-9][0-9]*\).*/\1/p' "$root$case_file" | head -n1)"
+        limit=$((limit + ${case_limit:-$case_timeout}))
+    done <"$1"
+    echo "$limit"
+}
+
 # run_boot NAME: runs the VM once with that boot's LSMs and run list; its console goes to console.NAME.log.
 # Keeps the boot's timing lines; counts its verdicts into passed/failed/skipped.
 passed=0 failed=0 skipped=0 timings=()
@@ -340,6 +351,7 @@ run_boot() {
     local name="$1" log="$work/console.$1.log" status=0 t_boot t_done verdicts n_pass n_fail n_skip boot_s
     local systemd_ready case_times problem=""
     [[ -s "$root/vm/run.$name.list" ]] || return 0
+    local vm_timeout="${VM_TIMEOUT:-$(boot_limit "$root/vm/run.$name.list")}"
     if [[ $systemd -eq 1 ]]; then
         # Every boot starts from the cached image: writes go to an overlay that is removed with the work dir.
         rm -f "$work/root.qcow2"
