@@ -36,6 +36,8 @@ vm_expect_errno "names: binding UDP port 53 refused" EPERM policy_run "$names" $
 vm_expect_errno "names: binding TCP [::]:53 refused" EPERM policy_run "$names" $p bind tcp :: 53
 vm_expect_output "names: binding UDP port 5353 works" ok policy_run "$names" $p bind udp 0.0.0.0 5353
 vm_expect_output "no names: binding UDP port 53 works" ok policy_run "$plain" $p bind udp 0.0.0.0 53
+vm_expect_output "names, audit mode: binding UDP port 53 not refused" ok \
+    policy_run '{"mode": "audit", "allowed_hosts": ["api.example.org:443"]}' $p bind udp 0.0.0.0 53
 
 # Queries to a resolver the policy does not list are steered, not refused; other ports are refused.
 expect_steered "names: UDP query by connect steered" ECONNREFUSED "$names" $p udp-exchange 203.0.113.53 53 connect
