@@ -3,7 +3,9 @@
  * the policy checks (tests/vm/cases/policy_reroute.sh): an unspecified
  * address family, IPv6 routing headers and IPv4 source routes set by socket
  * option or by cmsg, protocols other than TCP and UDP, and the loopback
- * traffic that must keep working. Each prints "ok" or "errno=N (NAME)". */
+ * traffic that must keep working; binding, and the UDP exchanges that show
+ * DNS queries steered to the gate (tests/integration/policy_dns_kernel.bats).
+ * Each prints "ok" or "errno=N (NAME)" unless said otherwise. */
 #define _GNU_SOURCE
 #include "probe_net.h"
 
@@ -14,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 /* make_addr (probe.c) for an address known to be IPv4, or IPv6. */
@@ -180,6 +183,75 @@ static int loopback_traffic(const char* host)
     return report(0);
 }
 
+/* Binds a TCP or UDP socket to HOST:PORT (the DNS port under host names). */
+static int bind_to(const char* type, const char* host, int port)
+{
+    struct sockaddr_storage ss;
+    socklen_t length = make_addr(host, port, &ss);
+    int fd = socket(ss.ss_family, strcmp(type, "udp") == 0 ? SOCK_DGRAM : SOCK_STREAM, 0);
+    if (fd < 0)
+        return report(-1);
+    return report(bind(fd, (struct sockaddr*)&ss, length));
+}
+
+/* A UDP datagram to HOST:PORT, by connect and send ("connect") or by sendto,
+ * then one reply awaited for a second: prints where the reply came from
+ * ("from=ADDR:PORT"), or the errno of the first step that failed (EPERM from
+ * the policy; ECONNREFUSED on a connected socket when nothing listens where
+ * the datagram went; EAGAIN when nothing answered). */
+static int udp_exchange(const char* host, int port, const char* how)
+{
+    struct sockaddr_storage ss, from;
+    socklen_t length = make_addr(host, port, &ss);
+    socklen_t from_length = sizeof from;
+    int fd = socket(ss.ss_family, SOCK_DGRAM, 0);
+    struct timeval second = {.tv_sec = 1};
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &second, sizeof second) < 0)
+        return report(-1);
+    if (!strcmp(how, "connect")) {
+        if (connect(fd, (struct sockaddr*)&ss, length) < 0 || send(fd, "q", 1, 0) < 0)
+            return report(-1);
+    } else if (sendto(fd, "q", 1, 0, (struct sockaddr*)&ss, length) < 0) {
+        return report(-1);
+    }
+    char reply[64];
+    if (recvfrom(fd, reply, sizeof reply, 0, (struct sockaddr*)&from, &from_length) < 0)
+        return report(-1);
+    char text[INET6_ADDRSTRLEN] = "?";
+    int from_port = 0;
+    if (from.ss_family == AF_INET) {
+        inet_ntop(AF_INET, &((struct sockaddr_in*)&from)->sin_addr, text, sizeof text);
+        from_port = ntohs(((struct sockaddr_in*)&from)->sin_port);
+    } else if (from.ss_family == AF_INET6) {
+        inet_ntop(AF_INET6, &((struct sockaddr_in6*)&from)->sin6_addr, text, sizeof text);
+        from_port = ntohs(((struct sockaddr_in6*)&from)->sin6_port);
+    }
+    printf("from=%s:%d\n", text, from_port);
+    return 0;
+}
+
+/* Answers COUNT datagrams at HOST:PORT with their own bytes (the test's
+ * stand-in for the gate's socket, run in the container's network namespace
+ * from outside its cgroup); prints "listening" once bound. */
+static int udp_echo(const char* host, int port, int count)
+{
+    struct sockaddr_storage ss, from;
+    socklen_t length = make_addr(host, port, &ss);
+    int fd = socket(ss.ss_family, SOCK_DGRAM, 0);
+    if (fd < 0 || bind(fd, (struct sockaddr*)&ss, length) < 0)
+        return report(-1);
+    printf("listening\n");
+    fflush(stdout);
+    for (int i = 0; i < count; i++) {
+        char buffer[512];
+        socklen_t from_length = sizeof from;
+        ssize_t n = recvfrom(fd, buffer, sizeof buffer, 0, (struct sockaddr*)&from, &from_length);
+        if (n < 0 || sendto(fd, buffer, (size_t)n, 0, (struct sockaddr*)&from, from_length) < 0)
+            return report(-1);
+    }
+    return 0;
+}
+
 static int family_of(const char* name)
 {
     return !strcmp(name, "inet6") ? AF_INET6 : AF_INET;
@@ -207,6 +279,12 @@ int probe_net(int argc, char** argv)
         return send_routed(argv[2], argv[3], atoi(argv[4]), argv[5]);
     if (!strcmp(cmd, "loopback") && argc > 2)
         return loopback_traffic(argv[2]);
+    if (!strcmp(cmd, "bind") && argc > 4) /* bind tcp|udp HOST PORT */
+        return bind_to(argv[2], argv[3], atoi(argv[4]));
+    if (!strcmp(cmd, "udp-exchange") && argc > 4) /* udp-exchange HOST PORT connect|sendto */
+        return udp_exchange(argv[2], atoi(argv[3]), argv[4]);
+    if (!strcmp(cmd, "udp-echo") && argc > 4) /* udp-echo HOST PORT COUNT */
+        return udp_echo(argv[2], atoi(argv[3]), atoi(argv[4]));
     if (!strcmp(cmd, "socket") && argc > 4) /* socket inet|inet6 stream|dgram|seqpacket PROTOCOL */
         return report(socket(family_of(argv[2]), type_of(argv[3]), atoi(argv[4])));
     return -1;

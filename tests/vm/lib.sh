@@ -427,16 +427,28 @@ audit_run_dir() {
     cerberus check 2>/dev/null | sed -n 's/^audit run dir: *\([^ ]*\).*/\1/p'
 }
 
-# policy_entries_of CGROUP_ID: how many entries of the pinned policy maps are keyed by the cgroup id.
+# policy_entries_of CGROUP_ID: how many entries of the pinned policy maps (the addresses the DNS gate
+# admitted among them) are keyed by the cgroup id.
 policy_entries_of() {
+    entries_of "$1" cerb_policies:0 cerb_paths:0 cerb_net4:4 cerb_net6:4 cerb_names:0
+}
+
+# names_entries_of CGROUP_ID: how many addresses the DNS gate admitted for the cgroup (cerb_names).
+names_entries_of() {
+    entries_of "$1" cerb_names:0
+}
+
+# entries_of CGROUP_ID MAP:OFFSET...: how many entries of the pinned maps have the cgroup id at the offset of their key.
+entries_of() {
     local id="$1" hex="" i=0 total=0 map offset n maps
+    shift
     maps="$(pin_dir)"
     while [ $i -lt 8 ]; do
         hex="$hex\"0x$(printf '%02x' $(((id >> (8 * i)) & 255)))\""
         [ $i -lt 7 ] && hex="$hex,"
         i=$((i + 1))
     done
-    for spec in cerb_policies:0 cerb_paths:0 cerb_net4:4 cerb_net6:4; do
+    for spec in "$@"; do
         map="${spec%%:*}" offset="${spec#*:}"
         n="$(bpftool map dump pinned "$maps/$map" -j 2>/dev/null |
             jq --argjson want "[$hex]" --argjson o "$offset" \
