@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The DNS gate alone, against a real resolver: run by dns_gate.bats in a mount
+# namespace of its own (unshare -m), where a fresh bpffs holds the cerb_names
+# map the gate writes and a tmpfs its run directory, so nothing of the host's
+# pins or gates is touched. A container (no policy) gives the network
+# namespace; dnsmasq in it, on 192.0.2.53, is the container's nameserver; dig
+# in it asks the gate on 127.53.0.1:53 and [::1]:53. Each check prints
+# "ok ..." or "FAIL ..."; the exit status counts the failures.
+set -uo pipefail
+: "${CERBERUS:?}" "${ROOT:?}" "${BUNDLE:?}" "${ID:?}" "${WORK:?}"
+failures=0
+ok() { echo "ok $*"; }
+fail() { echo "FAIL $*"; failures=$((failures + 1)); }
+expect() { # expect DESCRIPTION COMMAND...: passes when the command succeeds
+    local what=$1; shift
+    if "$@"; then ok "$what"; else fail "$what"; fi
+}
+
+mount --make-rprivate /
+mount -t bpf bpf /sys/fs/bpf
+mkdir -p /run/cerberus-dns && mount -t tmpfs tmpfs /run/cerberus-dns
+layout=$(grep -a -m1 -o '/sys/fs/bpf/cerberus/[0-9a-f]\{12\}' "$CERBERUS" | head -1)
+run_dir=/run/cerberus-dns/${layout##*/}
+mkdir -p "$layout" "$run_dir/containers"
+bpftool map create "$layout/cerb_names" type hash key 24 value 48 entries 1024 name cerb_names
+
+"$CERBERUS" --root "$ROOT" create -b "$BUNDLE" "$ID" || exit 1
+pid=$("$CERBERUS" --root "$ROOT" state "$ID" | jq -r .pid)
+cgroup2=$(findmnt -n -t cgroup2 -o TARGET | head -1)
+cgroup_id=$(stat -c %i "$cgroup2$(sed -n 's/^0:://p' "/proc/$pid/cgroup")")
+in_ns() { nsenter --net="/proc/$pid/ns/net" "$@"; }
+
+in_ns ip addr add 192.0.2.53/32 dev lo
+in_ns dnsmasq --keep-in-foreground --no-resolv --no-hosts --bind-interfaces --listen-address=192.0.2.53 \
+    --local-ttl=30 --user=root --pid-file="$WORK/dnsmasq.pid" \
+    --address=/allowed.example/203.0.113.7 --address=/allowed.example/2001:db8::7 \
+    --address=/private.example/10.1.2.3 --address=/a.wild.example/198.51.100.9 \
+    --address=/wild.example/198.51.100.10 --address=/evil.example/203.0.113.66 &
+dnsmasq_pid=$!
+gate_pid=
+cleanup() {
+    [ -n "$gate_pid" ] && kill "$gate_pid" 2>/dev/null
+    kill "$dnsmasq_pid" 2>/dev/null
+    wait 2>/dev/null
+    "$CERBERUS" --root "$ROOT" delete --force "$ID" >/dev/null 2>&1
+}
+trap cleanup EXIT
+
+cat > "$run_dir/containers/$cgroup_id.json" <<JSON
+{"id":"$ID","cgroup_id":$cgroup_id,"trail":"$WORK/trail.jsonl","mode":"enforce",
+ "names":[{"name":"allowed.example","ports":[[443,443]]},{"name":"private.example","ports":[[443,443]]},
+          {"name":"*.wild.example","ports":[[80,80]]}],
+ "networks":[],"nameservers":["192.0.2.53:53"]}
+JSON
+"$CERBERUS" dns-gate 2>"$WORK/gate.log" &
+gate_pid=$!
+ask() { python3 -c 'import socket,sys
+s=socket.socket(socket.AF_UNIX,socket.SOCK_SEQPACKET); s.connect(sys.argv[1]); s.send(sys.argv[2].encode()); print(s.recv(512).decode())' "$run_dir/gate.sock" "$1"; }
+wait_for_gate() { for _ in $(seq 50); do [ -S "$run_dir/gate.sock" ] && break; sleep 0.1; done; }
+wait_for_gate
+expect "the gate serves the registered container" [ "$(ask "serve $cgroup_id")" = ok ]
+
+dig_gate() { in_ns dig +time=3 +tries=1 "$@"; }
+entry_for() { # entry_for HEX-OF-ADDRESS: the map has the cgroup's entry for it
+    bpftool map dump pinned "$layout/cerb_names" | tr -d '\n' | grep -q "$1"
+}
+
+# Control: the resolver itself answers every one of these names.
+expect "control: the resolver answers evil.example" [ "$(dig_gate @192.0.2.53 +short evil.example A)" = 203.0.113.66 ]
+expect "control: the resolver answers wild.example" [ "$(dig_gate @192.0.2.53 +short wild.example A)" = 198.51.100.10 ]
+
+expect "an allowed name is answered through the gate (UDP, IPv4)" \
+    [ "$(dig_gate @127.53.0.1 +short allowed.example A)" = 203.0.113.7 ]
+expect "its address is admitted in cerb_names (cb 00 71 07 = 203.0.113.7)" entry_for "cb 00 71 07"
+expect "an allowed name over TCP" [ "$(dig_gate @127.53.0.1 +tcp +short allowed.example AAAA)" = 2001:db8::7 ]
+expect "an allowed name on [::1]:53" [ "$(dig_gate @::1 +short allowed.example A)" = 203.0.113.7 ]
+expect "its AAAA address is admitted (20 01 0d b8)" entry_for "20 01 0d b8"
+expect "a wildcard matches one label below" [ "$(dig_gate @127.53.0.1 +short a.wild.example A)" = 198.51.100.9 ]
+expect "an unlisted name is REFUSED" bash -c "nsenter --net=/proc/$pid/ns/net dig +time=3 +tries=1 @127.53.0.1 evil.example A | grep -q 'status: REFUSED'"
+expect "over TCP too" bash -c "nsenter --net=/proc/$pid/ns/net dig +tcp +time=3 +tries=1 @127.53.0.1 evil.example TXT | grep -q 'status: REFUSED'"
+expect "a wildcard never matches its parent" bash -c "nsenter --net=/proc/$pid/ns/net dig +time=3 +tries=1 @127.53.0.1 wild.example A | grep -q 'status: REFUSED'"
+expect "an answer in a private range reaches the agent" [ "$(dig_gate @127.53.0.1 +short private.example A)" = 10.1.2.3 ]
+expect "but is not admitted (0a 01 02 03)" bash -c "! bpftool map dump pinned $layout/cerb_names | tr -d '\n' | grep -q '0a 01 02 03'"
+expect "the trail records the refusal" grep -q '"type":"dns".*"name":"evil.example","qtype":"A","verdict":"refused","rule":"not in allowed_hosts"' "$WORK/trail.jsonl"
+expect "the trail records the address not admitted" grep -q '"name":"private.example".*"verdict":"not admitted","rule":"private range 10.0.0.0/8","address":"10.1.2.3"' "$WORK/trail.jsonl"
+echo "info the gate's memory serving one container: $(grep VmRSS /proc/$gate_pid/status)"
+expect "the snapshot shows the admitted addresses" bash -c "jq -e '[.[] | select(.name == \"allowed.example\" and .ports == \"443\")] | length == 2' $run_dir/admitted/$cgroup_id.json >/dev/null"
+
+# A gate that dies: names stop resolving, admitted addresses stay; the next one rebuilds from the map.
+kill -KILL "$gate_pid"
+wait "$gate_pid" 2>/dev/null || true # "Killed"
+rm -f "$run_dir/gate.sock"
+expect "with the gate gone, names stop resolving" bash -c "! nsenter --net=/proc/$pid/ns/net dig +time=1 +tries=1 +short @127.53.0.1 allowed.example A | grep -q 203.0.113.7"
+expect "and what it admitted stays in the map" entry_for "cb 00 71 07"
+"$CERBERUS" dns-gate 2>>"$WORK/gate.log" &
+gate_pid=$!
+wait_for_gate
+expect "at start, its snapshot (rebuilt from the map) names the addresses" bash -c "jq -e '[.[] | select(.name == \"allowed.example\")] | length == 2' $run_dir/admitted/$cgroup_id.json >/dev/null"
+expect "a new gate serves the registration again" [ "$(dig_gate @127.53.0.1 +short allowed.example A)" = 203.0.113.7 ]
+
+expect "forget is answered" [ "$(ask "forget $cgroup_id")" = ok ]
+expect "the cgroup's entries are gone" bash -c "[ \"\$(bpftool -j map dump pinned $layout/cerb_names)\" = '[]' ]"
+expect "and its registration" [ ! -e "$run_dir/containers/$cgroup_id.json" ]
+expect "a query finds no gate (fail closed)" bash -c "! nsenter --net=/proc/$pid/ns/net dig +time=1 +tries=1 +short @127.53.0.1 allowed.example A | grep -q 203.0.113.7"
+for _ in $(seq 150); do kill -0 "$gate_pid" 2>/dev/null || break; sleep 0.1; done
+expect "the gate exits once nothing is registered" bash -c "! kill -0 $gate_pid 2>/dev/null"
+gate_pid=
+[ "$failures" -eq 0 ] || cat "$WORK/gate.log"
+exit "$failures"
