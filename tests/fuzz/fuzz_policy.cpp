@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The policy document: parsing, host-name resolution, compilation to map
+// The policy document: parsing, host names kept as names, compilation to map
 // entries. A document is either compiled or refused with a cerberus::Error;
 // what parse_policy accepts never has an allowed_bins entry its own rules make
 // writable, and policy_access agrees with the naive reference.
@@ -9,6 +9,7 @@
 #include "policy/policy_compile.hpp"
 #include "reference_access.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <set>
@@ -37,6 +38,10 @@ void check_access(const Policy& p)
 
 void check_compiled(const Policy& p, const CompiledPolicy& c)
 {
+    bool names = p.allowed_hosts && std::any_of(p.allowed_hosts->begin(), p.allowed_hosts->end(),
+                                                [](const HostRule& rule) { return !rule.network; });
+    if (names != ((c.policy.flags & CERB_HAS_NAMES) != 0))
+        reference::fail("CERB_HAS_NAMES does not say whether the policy names hosts");
     std::set<std::string> paths;
     for (const auto* list : {&p.allowed_paths, &p.read_only_paths, &p.allowed_bins}) {
         for (const auto& path : list->value_or(std::vector<std::string>{}))
@@ -68,12 +73,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     try {
         Policy p = parse_policy(text);
         check_access(p);
-        Policy resolved = resolve_host_names(p, reference::resolve);
-        check_compiled(resolved, compile_policy(resolved, 0x100000007ULL, 0x1234));
-        cerberus::launch::ProcessConstraints forced = forced_on_processes(resolved);
+        check_compiled(p, compile_policy(p, 0x100000007ULL, 0x1234));
+        cerberus::launch::ProcessConstraints forced = forced_on_processes(p);
         if (!forced.no_new_privileges)
             reference::fail("noNewPrivileges not forced");
-        for (int cap : resolved.forbidden_caps)
+        for (int cap : p.forbidden_caps)
             if (cap < 0 || cap >= 64 || !(forced.forbidden_capabilities & (uint64_t{1} << cap)))
                 reference::fail("forbidden capability " + std::to_string(cap) + " not dropped");
     } catch (const cerberus::Error&) {

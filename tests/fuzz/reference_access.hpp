@@ -64,8 +64,28 @@ inline bool host_allowed(const Policy& p, const Cidr& address, unsigned port)
     if (!p.allowed_hosts)
         return true;
     return std::any_of(p.allowed_hosts->begin(), p.allowed_hosts->end(), [&](const HostRule& rule) {
-        return rule.network->contains(address) && rule.ports.first <= port && port <= rule.ports.last;
+        return rule.network && rule.network->contains(address) && rule.ports.first <= port && port <= rule.ports.last;
     });
+}
+
+// Whether a query for name (a plain name) would be admitted on port.
+inline bool name_allowed(const Policy& p, const std::string& name, unsigned port)
+{
+    if (!p.allowed_hosts)
+        return true;
+    return std::any_of(p.allowed_hosts->begin(), p.allowed_hosts->end(), [&](const HostRule& rule) {
+        return !rule.network && cerberus::policy::host_name_matches(rule.host_name, name) && rule.ports.first <= port &&
+               port <= rule.ports.last;
+    });
+}
+
+// Names a host-name rule stands for: itself, or some below a wildcard's parent.
+inline std::vector<std::string> probe_names(const std::string& pattern)
+{
+    if (!pattern.starts_with("*."))
+        return {pattern};
+    std::string parent = pattern.substr(2);
+    return {"a." + parent, "a.b." + parent};
 }
 
 // Paths where two policies can differ, and a few below them.
@@ -91,24 +111,6 @@ inline std::vector<std::string> probe_paths(const std::vector<const Policy*>& po
 {
     std::fprintf(stderr, "reference check failed: %s\n", what.c_str());
     std::abort();
-}
-
-// Deterministic stand-in for DNS: a name maps to one IPv4 and one IPv6
-// address made from its bytes; names starting with "x" do not resolve.
-inline std::vector<Cidr> resolve(const std::string& name)
-{
-    if (!name.empty() && name[0] == 'x')
-        throw cerberus::Error("cannot resolve \"" + name + "\"", ENOENT);
-    unsigned hash = 2166136261u;
-    for (unsigned char c : name)
-        hash = (hash ^ c) * 16777619u;
-    Cidr v4{.family = AF_INET, .prefix = 32};
-    Cidr v6{.family = AF_INET6, .prefix = 128};
-    for (int i = 0; i < 4; ++i)
-        v4.addr[i] = v6.addr[12 + i] = static_cast<uint8_t>(hash >> (8 * i));
-    v6.addr[0] = 0x20;
-    v6.addr[1] = 0x01;
-    return {v4, v6};
 }
 
 } // namespace reference

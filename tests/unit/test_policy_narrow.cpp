@@ -15,15 +15,9 @@ using namespace cerberus::policy;
 
 namespace {
 
-std::vector<Cidr> no_dns(const std::string& name)
-{
-    throw Error("cannot resolve \"" + name + "\"", ENOENT);
-}
-
 Policy narrow(const std::string& base, const std::string& annotation)
 {
-    return narrow_policy(resolve_host_names(parse_policy(base), no_dns),
-                         resolve_host_names(parse_policy(annotation), no_dns));
+    return narrow_policy(parse_policy(base), parse_policy(annotation));
 }
 
 // The error narrowing gives, or "accepted".

@@ -9,7 +9,6 @@
 
 #include <array>
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -49,11 +48,12 @@ struct Cidr {
     bool contains(const Cidr& other) const;
 };
 
-// One allowed_hosts entry: a network, or a host name until resolve_host_names.
+// One allowed_hosts entry: a network, or a host name, which the DNS gate
+// admits the addresses of as answers for it arrive (never resolved at create).
 struct HostRule {
     std::string text; // as written, for messages
     std::optional<Cidr> network;
-    std::string host_name;
+    std::string host_name; // when no network: lower case, no trailing dot, maybe a leading "*."
     PortRange ports;
 };
 
@@ -76,8 +76,16 @@ struct Policy {
 Policy parse_policy(const std::string& json);
 
 // One allowed_hosts entry ("1.1.1.1:443", "[2001:db8::1]:443", "10.0.0.0/8:1000-2000",
-// "2001:db8::/32", "example.org:443"); field names the entry in errors.
+// "2001:db8::/32", "example.org:443", "*.example.org:443"); field names the entry in errors.
 HostRule parse_host_rule(const std::string& text, const std::string& field);
+
+// True when name (as a DNS query carries it: any case, maybe a trailing dot)
+// is pattern (a HostRule::host_name) or, for "*.example.org", one label or
+// more below example.org (never example.org itself).
+bool host_name_matches(const std::string& pattern, const std::string& name);
+
+// True when the policy names hosts (the container's DNS goes through the gate).
+bool has_host_names(const Policy& policy);
 
 // Paths are absolute; "." and ".." components are refused; "//" and a
 // trailing "/" are dropped. Returns the normal form ("/" stays "/").
@@ -93,15 +101,6 @@ std::optional<int> capability_number(const std::string& name);
 // field, unless it already is what forced_on_processes would make it.
 void require_policy_applied(const Policy& policy, const spec::Spec& spec);
 
-// Returns the addresses (as /32 or /128 networks) a host name stands for.
-using HostResolver = std::function<std::vector<Cidr>(const std::string& host_name)>;
-
-// getaddrinfo, A and AAAA.
-std::vector<Cidr> resolve_with_getaddrinfo(const std::string& host_name);
-
-// Replaces each host-name rule by one rule per address, same ports.
-Policy resolve_host_names(Policy policy, const HostResolver& resolve);
-
 // --lock-policy: the annotation may only narrow the default. Returns the
 // effective policy, or throws an error naming the first widening entry.
 Policy narrow_policy(const Policy& locked_default, const Policy& annotation);
@@ -111,10 +110,9 @@ struct PolicySources {
     std::string policy_dir = default_policy_dir;
     std::string default_policy_file; // --default-policy, empty: none
     bool lock = false; // --lock-policy
-    HostResolver resolve = resolve_with_getaddrinfo;
 };
 
-// The effective policy of a bundle (host names resolved), or nullopt when
+// The effective policy of a bundle, or nullopt when
 // neither an annotation nor a default policy gives one. Called in create,
 // before anything is set up.
 std::optional<Policy> resolve_policy(const std::map<std::string, std::string>& annotations,

@@ -193,9 +193,8 @@ HostIndex::HostIndex(const std::vector<HostRule>& rules)
 {
     std::vector<std::pair<Cidr, PortRange>> flat;
     for (const auto& rule : rules) {
-        if (!rule.network)
-            throw Error("policy.allowed_hosts: host name \"" + rule.host_name + "\" was not resolved", EINVAL);
-        flat.emplace_back(*rule.network, rule.ports);
+        if (rule.network) // names are the DNS gate's, address by address
+            flat.emplace_back(*rule.network, rule.ports);
     }
     std::sort(flat.begin(), flat.end(), [](const auto& a, const auto& b) { return sort_key(a.first) < sort_key(b.first); });
     for (const auto& [network, ports] : flat) {

@@ -38,7 +38,7 @@ struct PathPoint {
 // n·log n in the number of entries.
 std::vector<PathPoint> path_points(const std::vector<const Policy*>& policies);
 
-// The networks of a resolved allowed_hosts list, for asking what it allows.
+// The networks of an allowed_hosts list (its names left out), for asking what they allow.
 class HostIndex {
 public:
     explicit HostIndex(const std::vector<HostRule>& rules);

@@ -153,6 +153,8 @@ std::optional<std::string> denying_rule(const Policy& policy, const Action& acti
             return std::nullopt;
         return "executable mapping not in allowed_bins or read_only_paths";
     }
+    if (action.op == "bind") // only the DNS port is refused, and only under host names
+        return has_host_names(policy) ? std::optional(action.rule) : std::nullopt;
     if ((action.op == "connect" || action.op == "sendmsg") && !is_path(action.target))
         return host_rule(policy, action.target);
     if (is_path(action.target))

@@ -119,8 +119,10 @@ CompiledPolicy compile_policy(const Policy& policy, uint64_t cgroup_id, uint64_t
         flags |= CERB_ENFORCE;
     if (policy.allowed_hosts) {
         flags |= CERB_HAS_HOSTS;
-        compile_hosts(*policy.allowed_hosts, out);
+        compile_hosts(*policy.allowed_hosts, out); // names add no entries: the DNS gate admits their addresses
     }
+    if (has_host_names(policy))
+        flags |= CERB_HAS_NAMES;
     if (policy.restricts_paths())
         flags |= CERB_HAS_PATHS;
     if (!policy.denied_paths.empty())

@@ -5,12 +5,11 @@
 #include "base/error.hpp"
 
 #include <arpa/inet.h>
-#include <netdb.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
-#include <cstring>
-#include <memory>
+#include <string_view>
 
 namespace cerberus::policy {
 
@@ -40,6 +39,60 @@ PortRange parse_ports(const std::string& text, const std::string& field, const s
     return {static_cast<uint16_t>(*first), static_cast<uint16_t>(*last)};
 }
 
+std::string lower(std::string text)
+{
+    std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+    return text;
+}
+
+// A name as queries carry it and as the policy keeps it: lower case, no trailing dot.
+std::string canonical_name(std::string name)
+{
+    if (!name.empty() && name.back() == '.')
+        name.pop_back();
+    return lower(std::move(name));
+}
+
+bool valid_label(std::string_view label)
+{
+    return !label.empty() && label.size() <= 63 && label.front() != '-' && label.back() != '-' &&
+           std::all_of(label.begin(), label.end(),
+                       [](unsigned char c) { return std::isalnum(c) || c == '-' || c == '_'; });
+}
+
+// Why name (canonical, "*." kept) is no host name, or nullptr when it is one.
+const char* host_name_fault(const std::string& name)
+{
+    std::string_view rest = name;
+    if (rest.starts_with("*."))
+        rest.remove_prefix(2);
+    if (rest.find('*') != std::string_view::npos)
+        return "a wildcard is only a leading \"*.\" before a name";
+    if (rest.empty())
+        return "empty host name";
+    if (rest.size() > 253)
+        return "host name longer than 253 bytes";
+    std::string_view last;
+    for (size_t start = 0;;) {
+        size_t dot = rest.find('.', start);
+        std::string_view label = rest.substr(start, dot == std::string_view::npos ? rest.npos : dot - start);
+        if (label.empty())
+            return "empty label in host name";
+        if (label.size() > 63)
+            return "label longer than 63 bytes in host name";
+        if (!valid_label(label))
+            return "bad character in host name";
+        last = label;
+        if (dot == std::string_view::npos)
+            break;
+        start = dot + 1;
+    }
+    // 1.2.3 or 300.1.1.1: a mistyped address, never a name.
+    if (std::all_of(last.begin(), last.end(), [](unsigned char c) { return std::isdigit(c); }))
+        return "bad address or host name";
+    return nullptr;
+}
+
 bool host_bits_zero(const Cidr& network)
 {
     size_t bytes = network.family == AF_INET ? 4 : 16;
@@ -60,6 +113,8 @@ std::optional<Cidr> parse_network(const std::string& text, const std::string& fi
         network.family = AF_INET;
     else if (inet_pton(AF_INET6, address.c_str(), network.addr.data()) == 1)
         network.family = AF_INET6;
+    else if (slash != std::string::npos && !host_name_fault(canonical_name(address)))
+        invalid(field, "a host name cannot have a CIDR suffix", entry);
     else if (slash != std::string::npos)
         invalid(field, "bad CIDR", entry);
     else
@@ -75,14 +130,6 @@ std::optional<Cidr> parse_network(const std::string& text, const std::string& fi
             invalid(field, "bad CIDR (host bits set)", entry);
     }
     return network;
-}
-
-bool valid_host_name(const std::string& name)
-{
-    if (name.empty() || name.size() > 253 || name.front() == '-' || name.front() == '.')
-        return false;
-    return std::all_of(name.begin(), name.end(),
-                       [](unsigned char c) { return std::isalnum(c) || c == '-' || c == '.' || c == '_'; });
 }
 
 } // namespace
@@ -128,63 +175,30 @@ HostRule parse_host_rule(const std::string& text, const std::string& field)
     }
     rule.network = parse_network(host, field, text);
     if (!rule.network) {
-        if (!valid_host_name(host))
-            invalid(field, "bad address or host name", text);
-        rule.host_name = host;
+        std::string name = canonical_name(host);
+        if (const char* fault = host_name_fault(name))
+            invalid(field, fault, text);
+        rule.host_name = std::move(name);
     }
     return rule;
 }
 
-std::vector<Cidr> resolve_with_getaddrinfo(const std::string& host_name)
+bool has_host_names(const Policy& policy)
 {
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo* found = nullptr;
-    int rc = getaddrinfo(host_name.c_str(), nullptr, &hints, &found);
-    if (rc != 0)
-        throw Error("cannot resolve \"" + host_name + "\": " + gai_strerror(rc), rc == EAI_SYSTEM ? errno : ENOENT);
-    std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> owner(found, freeaddrinfo);
-    std::vector<Cidr> addresses;
-    for (auto* info = found; info; info = info->ai_next) {
-        Cidr address{.family = info->ai_family};
-        if (info->ai_family == AF_INET) {
-            std::memcpy(address.addr.data(), &reinterpret_cast<sockaddr_in*>(info->ai_addr)->sin_addr, 4);
-            address.prefix = 32;
-        } else if (info->ai_family == AF_INET6) {
-            std::memcpy(address.addr.data(), &reinterpret_cast<sockaddr_in6*>(info->ai_addr)->sin6_addr, 16);
-            address.prefix = 128;
-        } else {
-            continue;
-        }
-        if (std::find(addresses.begin(), addresses.end(), address) == addresses.end())
-            addresses.push_back(address);
-    }
-    return addresses;
+    return policy.allowed_hosts && std::any_of(policy.allowed_hosts->begin(), policy.allowed_hosts->end(),
+                                               [](const HostRule& rule) { return !rule.network; });
 }
 
-Policy resolve_host_names(Policy policy, const HostResolver& resolve)
+bool host_name_matches(const std::string& pattern, const std::string& name)
 {
-    if (!policy.allowed_hosts)
-        return policy;
-    std::vector<HostRule> resolved;
-    for (size_t i = 0; i < policy.allowed_hosts->size(); ++i) {
-        const auto& rule = (*policy.allowed_hosts)[i];
-        if (rule.network) {
-            resolved.push_back(rule);
-            continue;
-        }
-        auto addresses = with_context("policy.allowed_hosts[" + std::to_string(i) + "]",
-                                      [&] { return resolve(rule.host_name); });
-        if (addresses.empty())
-            throw Error("policy.allowed_hosts[" + std::to_string(i) + "]: \"" + rule.host_name +
-                            "\" has no IPv4 or IPv6 address",
-                        ENOENT);
-        for (const auto& address : addresses)
-            resolved.push_back({.text = rule.text, .network = address, .ports = rule.ports});
-    }
-    policy.allowed_hosts = std::move(resolved);
-    return policy;
+    std::string asked = canonical_name(name);
+    if (!pattern.starts_with("*."))
+        return asked == pattern;
+    std::string_view suffix = std::string_view(pattern).substr(1); // ".example.com"
+    if (asked.size() <= suffix.size() || !asked.ends_with(suffix))
+        return false;
+    std::string_view labels = std::string_view(asked).substr(0, asked.size() - suffix.size());
+    return labels.front() != '.' && labels.back() != '.' && labels.find("..") == std::string_view::npos;
 }
 
 } // namespace cerberus::policy

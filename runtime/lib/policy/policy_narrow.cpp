@@ -82,12 +82,38 @@ void check_paths(const Policy& base, const Policy& narrowed)
     }
 }
 
+// Whether every name pattern matches, base_pattern matches too: a wildcard
+// is covered only by an equal or broader wildcard.
+bool name_covers(const std::string& base_pattern, const std::string& pattern)
+{
+    if (!pattern.starts_with("*."))
+        return host_name_matches(base_pattern, pattern);
+    std::string parent = pattern.substr(2);
+    return base_pattern.starts_with("*.") && (base_pattern == pattern || host_name_matches(base_pattern, parent));
+}
+
+// Names are compared as names (what they will resolve to is the gate's
+// business, answer by answer): the base's names covering this one must allow
+// every port of it.
+bool name_allowed(const std::vector<HostRule>& base, const HostRule& rule)
+{
+    std::vector<PortRange> ports;
+    for (const auto& allowed : base) {
+        if (!allowed.network && name_covers(allowed.host_name, rule.host_name))
+            ports.push_back(allowed.ports);
+    }
+    auto merged = merge_port_ranges(std::move(ports));
+    return std::any_of(merged.begin(), merged.end(), [&](const PortRange& range) {
+        return range.first <= rule.ports.first && rule.ports.last <= range.last;
+    });
+}
+
 void check_hosts(const std::vector<HostRule>& base, const std::vector<HostRule>& annotation)
 {
     HostIndex allowed(base);
     for (size_t i = 0; i < annotation.size(); ++i) {
         const auto& rule = annotation[i];
-        if (!allowed.allows(*rule.network, {rule.ports}))
+        if (rule.network ? !allowed.allows(*rule.network, {rule.ports}) : !name_allowed(base, rule))
             widens("policy.allowed_hosts[" + std::to_string(i) + "]", "\"" + rule.text + "\"");
     }
 }

@@ -5,7 +5,39 @@
 #include "base/files.hpp"
 #include "policy/rule_paths.hpp"
 
+#include <sys/stat.h>
+
 namespace cerberus::policy_setup {
+
+namespace {
+
+bool same_file(const std::string& a, const std::string& b)
+{
+    struct stat first{}, second{};
+    return ::stat(a.c_str(), &first) == 0 && ::stat(b.c_str(), &second) == 0 && first.st_dev == second.st_dev &&
+           first.st_ino == second.st_ino;
+}
+
+// The DNS gate listens in the container's network namespace; in the host's it
+// would steer, and admit answers for, everything else on the host.
+void require_own_network(const policy::Policy& policy, const spec::Spec& spec)
+{
+    if (!policy::has_host_names(policy))
+        return;
+    const spec::Namespace* network = spec.find_namespace("network");
+    if (network && (network->path.empty() || (!same_file(network->path, "/proc/self/ns/net") &&
+                                               !same_file(network->path, "/proc/1/ns/net"))))
+        return;
+    size_t i = 0;
+    while ((*policy.allowed_hosts)[i].network)
+        ++i;
+    throw Error("policy.allowed_hosts[" + std::to_string(i) +
+                    "]: host names need the container in a network namespace of its own (the DNS gate listens "
+                    "there); list addresses instead",
+                EINVAL);
+}
+
+} // namespace
 
 policy::Enforcement requested_enforcement(const RuntimeOptions& rt)
 {
@@ -29,6 +61,7 @@ std::optional<policy::Policy> resolve(const RuntimeOptions& rt, const spec::Spec
 Prepared prepare(const RuntimeOptions& rt, policy::Policy policy, spec::Spec& spec, const std::string& rootfs)
 {
     Prepared prepared;
+    require_own_network(policy, spec);
     prepared.policy = std::move(policy);
     // Fail closed before anything is set up: never run the agent unprotected.
     prepared.backend = &policy::choose_backend(requested_enforcement(rt), *prepared.policy);

@@ -52,13 +52,10 @@ std::optional<Policy> resolve_policy(const std::map<std::string, std::string>& a
     if (!from_annotation && !default_policy)
         return std::nullopt;
     if (!from_annotation)
-        return resolve_host_names(std::move(*default_policy), sources.resolve);
-    Policy chosen = resolve_host_names(std::move(*from_annotation), sources.resolve);
+        return default_policy;
     if (sources.lock && default_policy)
-        return with_context("--lock-policy", [&] {
-            return narrow_policy(resolve_host_names(std::move(*default_policy), sources.resolve), chosen);
-        });
-    return chosen;
+        return with_context("--lock-policy", [&] { return narrow_policy(*default_policy, *from_annotation); });
+    return from_annotation;
 }
 
 } // namespace cerberus::policy
