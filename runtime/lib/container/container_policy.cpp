@@ -5,7 +5,6 @@
 #include "base/error.hpp"
 #include "base/files.hpp"
 #include "dns/dns_gate.hpp"
-#include "dns/dns_standin.hpp"
 #include "kernel/pinned_maps.hpp"
 #include "policy/policy_document.hpp"
 
