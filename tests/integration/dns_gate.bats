@@ -1,8 +1,9 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: Apache-2.0
-# The DNS gate alone (`cerberus dns-gate`) against dnsmasq in a container's
-# network namespace: see dns_gate_alone.sh. The policy case with the kernel's
-# steering is tests/vm/cases/policy_dns.sh.
+# The DNS gate against dnsmasq in a container's network namespace, alone
+# (`cerberus dns-gate`) and in a policed container's lifecycle: see
+# dns_gate.sh. The policy case with the kernel's steering is
+# tests/vm/cases/policy_dns.sh.
 
 load helpers
 
@@ -13,6 +14,14 @@ setup() {
     done
     setup_bundle
     set_args sleep 300
+    ln -sf busybox "$BUNDLE/rootfs/bin/nslookup"
+}
+
+run_script() {
+    run env CERBERUS="$CERBERUS" ROOT="$ROOT" BUNDLE="$BUNDLE" ID="$ID" WORK="$BATS_TEST_TMPDIR" \
+        unshare -m "$BATS_TEST_DIRNAME/dns_gate.sh" "$1"
+    echo "$output"
+    [ "$status" -eq 0 ]
 }
 
 teardown() {
@@ -21,8 +30,11 @@ teardown() {
 }
 
 @test "dns gate: allowed names answered and admitted, others REFUSED, private answers kept out, forget" {
-    run env CERBERUS="$CERBERUS" ROOT="$ROOT" BUNDLE="$BUNDLE" ID="$ID" WORK="$BATS_TEST_TMPDIR" \
-        unshare -m "$BATS_TEST_DIRNAME/dns_gate_alone.sh"
-    echo "$output"
-    [ "$status" -eq 0 ]
+    run_script gate
+}
+
+@test "dns gate: a policy with names is served from create to delete (landlock backend)" {
+    "$CERBERUS" check | grep -q '^  landlock  usable' || skip "this host cannot run the landlock backend"
+    edit_config '.annotations["io.cerberus.policy"] = "{\"allowed_hosts\":[\"allowed.example:443\"]}"'
+    run_script lifecycle
 }

@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The DNS gate alone, against a real resolver: run by dns_gate.bats in a mount
-# namespace of its own (unshare -m), where a fresh bpffs holds the cerb_names
-# map the gate writes and a tmpfs its run directory, so nothing of the host's
-# pins or gates is touched. A container (no policy) gives the network
-# namespace; dnsmasq in it, on 192.0.2.53, is the container's nameserver; dig
-# in it asks the gate on 127.53.0.1:53 and [::1]:53. Each check prints
-# "ok ..." or "FAIL ..."; the exit status counts the failures.
+# The DNS gate against a real resolver, run by dns_gate.bats in a mount
+# namespace of its own (unshare -m), where a fresh bpffs holds the maps and a
+# tmpfs the run directories, so nothing of the host's pins, gates or
+# collectors is touched. dnsmasq on 192.0.2.53 in the container's network
+# namespace is the container's nameserver. Two modes:
+#   gate       the gate alone (`cerberus dns-gate`), asked by this script for a
+#              container without a policy; dig asks 127.53.0.1:53 and [::1]:53;
+#   lifecycle  create, exec and delete of a container whose policy names hosts
+#              (the landlock backend), asking the gate from inside.
+# Each check prints "ok ..." or "FAIL ..."; the exit status counts the failures.
 set -uo pipefail
 : "${CERBERUS:?}" "${ROOT:?}" "${BUNDLE:?}" "${ID:?}" "${WORK:?}"
+mode=$1
 failures=0
 ok() { echo "ok $*"; }
 fail() { echo "FAIL $*"; failures=$((failures + 1)); }
@@ -19,33 +23,76 @@ expect() { # expect DESCRIPTION COMMAND...: passes when the command succeeds
 
 mount --make-rprivate /
 mount -t bpf bpf /sys/fs/bpf
-mkdir -p /run/cerberus-dns && mount -t tmpfs tmpfs /run/cerberus-dns
+for dir in /run/cerberus-dns /run/cerberus-audit; do
+    mkdir -p "$dir" && mount -t tmpfs tmpfs "$dir"
+done
 layout=$(grep -a -m1 -o '/sys/fs/bpf/cerberus/[0-9a-f]\{12\}' "$CERBERUS" | head -1)
 run_dir=/run/cerberus-dns/${layout##*/}
 mkdir -p "$layout" "$run_dir/containers"
-bpftool map create "$layout/cerb_names" type hash key 24 value 48 entries 1024 name cerb_names
+# As the programs declare it (so that they reuse it once they pin it themselves).
+bpftool map create "$layout/cerb_names" type hash key 24 value 48 entries 65536 flags 1 name cerb_names
+cerb() { "$CERBERUS" --root "$ROOT" --audit-dir "$WORK/audit" --enforcement landlock "$@"; }
+entry_for() { # entry_for HEX-BYTES-OF-ADDRESS: cerb_names has an entry for it
+    bpftool map dump pinned "$layout/cerb_names" | tr -d '\n' | grep -q "$1"
+}
+map_empty() { [ "$(bpftool -j map dump pinned "$layout/cerb_names")" = '[]' ]; }
+dnsmasq_pid= gate_pid=
+cleanup() {
+    [ -n "$gate_pid" ] && kill "$gate_pid" 2>/dev/null
+    [ -n "$dnsmasq_pid" ] && kill "$dnsmasq_pid" 2>/dev/null
+    wait 2>/dev/null
+    cerb delete --force "$ID" >/dev/null 2>&1
+}
+trap cleanup EXIT
+# start_resolver PID: dnsmasq in that process's network namespace, on 192.0.2.53.
+start_resolver() {
+    nsenter --net="/proc/$1/ns/net" ip addr add 192.0.2.53/32 dev lo
+    nsenter --net="/proc/$1/ns/net" dnsmasq --keep-in-foreground --no-resolv --no-hosts --bind-interfaces \
+        --listen-address=192.0.2.53 --local-ttl=30 --user=root --pid-file="$WORK/dnsmasq.pid" \
+        --address=/allowed.example/203.0.113.7 --address=/allowed.example/2001:db8::7 \
+        --address=/private.example/10.1.2.3 --address=/a.wild.example/198.51.100.9 \
+        --address=/wild.example/198.51.100.10 --address=/evil.example/203.0.113.66 &
+    dnsmasq_pid=$!
+    sleep 0.3
+}
+
+output_has() { # output_has PATTERN COMMAND...: the command's output matches the pattern, whatever its status
+    local pattern=$1 output; shift
+    output=$("$@" 2>&1)
+    grep -q -- "$pattern" <<<"$output"
+}
+state_has() { "$CERBERUS" --root "$ROOT" state "$ID" | jq -e "$1" >/dev/null; }
+cgroup_of() { stat -c %i "$(findmnt -n -t cgroup2 -o TARGET | head -1)$(sed -n 's/^0:://p' "/proc/$1/cgroup")"; }
+
+if [ "$mode" = lifecycle ]; then
+    echo "nameserver 192.0.2.53" > "$BUNDLE/rootfs/etc/resolv.conf"
+    expect "create registers a policy with names with the gate" cerb create -b "$BUNDLE" "$ID"
+    pid=$(cerb state "$ID" | jq -r .pid)
+    cgroup_id=$(cgroup_of "$pid")
+    expect "its registration names the container's nameserver" \
+        jq -e '.nameservers == ["192.0.2.53:53"] and .names[0].name == "allowed.example"' "$run_dir/containers/$cgroup_id.json" >/dev/null
+    expect "state shows what the gate admitted (nothing yet)" state_has '.cerberus.dns == []'
+    start_resolver "$pid"
+    cerb start "$ID"
+    expect "an allowed name is answered inside the container" \
+        output_has 203.0.113.7 cerb exec "$ID" nslookup -type=a allowed.example 127.53.0.1
+    expect "an unlisted name is REFUSED" output_has REFUSED cerb exec "$ID" nslookup -type=a evil.example 127.53.0.1
+    expect "state shows the admitted address with its name, ports and expiry" state_has '.cerberus.dns |
+        map(select(.name == "allowed.example" and .address == "203.0.113.7" and .ports == "443" and (.expires | test("Z$"))))
+        | length == 1'
+    expect "the trail's text shows the refusal" \
+        output_has 'dns evil.example A REFUSED (not in allowed_hosts)' cerb events --denials "$ID"
+    expect "delete succeeds" cerb delete --force "$ID"
+    expect "and leaves no registration" [ ! -e "$run_dir/containers/$cgroup_id.json" ]
+    expect "nor cerb_names entries" map_empty
+    exit "$failures"
+fi
 
 "$CERBERUS" --root "$ROOT" create -b "$BUNDLE" "$ID" || exit 1
 pid=$("$CERBERUS" --root "$ROOT" state "$ID" | jq -r .pid)
-cgroup2=$(findmnt -n -t cgroup2 -o TARGET | head -1)
-cgroup_id=$(stat -c %i "$cgroup2$(sed -n 's/^0:://p' "/proc/$pid/cgroup")")
+cgroup_id=$(cgroup_of "$pid")
 in_ns() { nsenter --net="/proc/$pid/ns/net" "$@"; }
-
-in_ns ip addr add 192.0.2.53/32 dev lo
-in_ns dnsmasq --keep-in-foreground --no-resolv --no-hosts --bind-interfaces --listen-address=192.0.2.53 \
-    --local-ttl=30 --user=root --pid-file="$WORK/dnsmasq.pid" \
-    --address=/allowed.example/203.0.113.7 --address=/allowed.example/2001:db8::7 \
-    --address=/private.example/10.1.2.3 --address=/a.wild.example/198.51.100.9 \
-    --address=/wild.example/198.51.100.10 --address=/evil.example/203.0.113.66 &
-dnsmasq_pid=$!
-gate_pid=
-cleanup() {
-    [ -n "$gate_pid" ] && kill "$gate_pid" 2>/dev/null
-    kill "$dnsmasq_pid" 2>/dev/null
-    wait 2>/dev/null
-    "$CERBERUS" --root "$ROOT" delete --force "$ID" >/dev/null 2>&1
-}
-trap cleanup EXIT
+start_resolver "$pid"
 
 cat > "$run_dir/containers/$cgroup_id.json" <<JSON
 {"id":"$ID","cgroup_id":$cgroup_id,"trail":"$WORK/trail.jsonl","mode":"enforce",
@@ -62,9 +109,6 @@ wait_for_gate
 expect "the gate serves the registered container" [ "$(ask "serve $cgroup_id")" = ok ]
 
 dig_gate() { in_ns dig +time=3 +tries=1 "$@"; }
-entry_for() { # entry_for HEX-OF-ADDRESS: the map has the cgroup's entry for it
-    bpftool map dump pinned "$layout/cerb_names" | tr -d '\n' | grep -q "$1"
-}
 
 # Control: the resolver itself answers every one of these names.
 expect "control: the resolver answers evil.example" [ "$(dig_gate @192.0.2.53 +short evil.example A)" = 203.0.113.66 ]
@@ -100,7 +144,7 @@ expect "at start, its snapshot (rebuilt from the map) names the addresses" bash 
 expect "a new gate serves the registration again" [ "$(dig_gate @127.53.0.1 +short allowed.example A)" = 203.0.113.7 ]
 
 expect "forget is answered" [ "$(ask "forget $cgroup_id")" = ok ]
-expect "the cgroup's entries are gone" bash -c "[ \"\$(bpftool -j map dump pinned $layout/cerb_names)\" = '[]' ]"
+expect "the cgroup's entries are gone" map_empty
 expect "and its registration" [ ! -e "$run_dir/containers/$cgroup_id.json" ]
 expect "a query finds no gate (fail closed)" bash -c "! nsenter --net=/proc/$pid/ns/net dig +time=1 +tries=1 +short @127.53.0.1 allowed.example A | grep -q 203.0.113.7"
 for _ in $(seq 150); do kill -0 "$gate_pid" 2>/dev/null || break; sleep 0.1; done
