@@ -41,9 +41,9 @@ void register_container(const std::string& id, uint64_t cgroup_id, const std::st
             std::string answer = daemon::ask(gate_daemon(), "serve " + std::to_string(cgroup_id), 10);
             if (answer != "ok")
                 throw Error(answer, EIO);
-        } catch (const Error&) {
+        } catch (const Error& e) {
             forget_container(cgroup_id);
-            throw;
+            throw Error(std::string(e.what()) + " (the gate's log: " + gate_daemon().path(".log") + ")", e.errnum());
         }
     });
 }
