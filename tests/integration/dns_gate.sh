@@ -94,12 +94,13 @@ cgroup_id=$(cgroup_of "$pid")
 in_ns() { nsenter --net="/proc/$pid/ns/net" "$@"; }
 start_resolver "$pid"
 
-cat > "$run_dir/containers/$cgroup_id.json" <<JSON
+cat > "$WORK/registration.json" <<JSON
 {"id":"$ID","cgroup_id":$cgroup_id,"trail":"$WORK/trail.jsonl","mode":"enforce",
  "names":[{"name":"allowed.example","ports":[[443,443]]},{"name":"private.example","ports":[[443,443]]},
           {"name":"*.wild.example","ports":[[80,80]]}],
  "networks":[],"nameservers":["192.0.2.53:53"]}
 JSON
+cp "$WORK/registration.json" "$run_dir/containers/$cgroup_id.json"
 "$CERBERUS" dns-gate 2>"$WORK/gate.log" &
 gate_pid=$!
 ask() { python3 -c 'import socket,sys
@@ -132,8 +133,7 @@ echo "info the gate's memory serving one container: $(grep VmRSS /proc/$gate_pid
 expect "the snapshot shows the admitted addresses" bash -c "jq -e '[.[] | select(.name == \"allowed.example\" and .ports == \"443\")] | length == 2' $run_dir/admitted/$cgroup_id.json >/dev/null"
 
 # A gate that dies: names stop resolving, admitted addresses stay; the next one rebuilds from the map.
-kill -KILL "$gate_pid"
-wait "$gate_pid" 2>/dev/null || true # "Killed"
+{ kill -KILL "$gate_pid" && wait "$gate_pid"; } 2>/dev/null # bash's "Killed" notice
 rm -f "$run_dir/gate.sock"
 expect "with the gate gone, names stop resolving" bash -c "! nsenter --net=/proc/$pid/ns/net dig +time=1 +tries=1 +short @127.53.0.1 allowed.example A | grep -q 203.0.113.7"
 expect "and what it admitted stays in the map" entry_for "cb 00 71 07"
@@ -146,6 +146,14 @@ expect "a new gate serves the registration again" [ "$(dig_gate @127.53.0.1 +sho
 expect "forget is answered" [ "$(ask "forget $cgroup_id")" = ok ]
 expect "the cgroup's entries are gone" map_empty
 expect "and its registration" [ ! -e "$run_dir/containers/$cgroup_id.json" ]
+# Audit mode: an unlisted name is forwarded and admitted, and the record says "audit".
+jq -c '.mode = "audit"' > "$WORK/audit.json" <<<"$(cat "$WORK/registration.json")"
+mv "$WORK/audit.json" "$run_dir/containers/$cgroup_id.json"
+expect "the gate serves the container again, in audit mode" [ "$(ask "serve $cgroup_id")" = ok ]
+expect "an unlisted name is answered in audit mode" [ "$(dig_gate @127.53.0.1 +short evil.example A)" = 203.0.113.66 ]
+expect "and its address admitted (cb 00 71 42)" entry_for "cb 00 71 42"
+expect "the record says audit" grep -q '"name":"evil.example","qtype":"A","verdict":"audit"' "$WORK/trail.jsonl"
+expect "forget is answered again" [ "$(ask "forget $cgroup_id")" = ok ]
 expect "a query finds no gate (fail closed)" bash -c "! nsenter --net=/proc/$pid/ns/net dig +time=1 +tries=1 +short @127.53.0.1 allowed.example A | grep -q 203.0.113.7"
 for _ in $(seq 150); do kill -0 "$gate_pid" 2>/dev/null || break; sleep 0.1; done
 expect "the gate exits once nothing is registered" bash -c "! kill -0 $gate_pid 2>/dev/null"
