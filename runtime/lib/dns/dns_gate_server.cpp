@@ -131,11 +131,13 @@ socklen_t sockaddr_of(const Endpoint& endpoint, sockaddr_storage& addr)
     return sizeof(sockaddr_in6);
 }
 
-// A gate socket in the container's namespace; nullopt-like empty fd when the
-// address is not there (a namespace without ::1).
+// A gate socket in the container's namespace; an empty fd when the address
+// is not there (a namespace without ::1, a kernel without IPv6).
 UniqueFd gate_socket(int family, int type)
 {
     UniqueFd fd(socket(family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (!fd && family == AF_INET6 && errno == EAFNOSUPPORT)
+        return fd;
     if (!fd)
         throw_errno("socket");
     int on = 1;
