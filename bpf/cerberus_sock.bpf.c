@@ -45,6 +45,62 @@ static __always_inline bool own_netns_of(void *ctx)
     return config && bpf_get_netns_cookie(ctx) != config->host_netns_cookie;
 }
 
+/* A DNS query of a container whose policy names hosts, in its own network
+ * namespace (where the gate listens): sent to the gate whatever address it
+ * named, TCP or UDP. Other protocols never get a socket under allowed_hosts
+ * (cerb_sock_create). */
+static __always_inline bool to_gate(struct bpf_sock_addr *ctx, struct cerb_policy *policy, __u16 port)
+{
+    return (policy->flags & CERB_HAS_NAMES) && port == CERB_DNS_PORT && own_netns_of(ctx);
+}
+
+/* Keeps where the query was sent, for the answer's source (cerb_recvmsg4|6). */
+static __always_inline void remember_peer(struct bpf_sock_addr *ctx, const void *addr, int addr_len, __u16 family)
+{
+    struct cerb_dns_peer peer = {.port = (__u16)ctx->user_port, .family = family};
+    if (addr_len == 4)
+        __builtin_memcpy(peer.addr, addr, 4);
+    else
+        __builtin_memcpy(peer.addr, addr, 16);
+    __u64 cookie = bpf_get_socket_cookie(ctx);
+    bpf_map_update_elem(&cerb_dns_peers, &cookie, &peer, BPF_ANY);
+}
+
+/* A destination steered already (a v6 socket's v4-mapped query passes connect6,
+ * then connect4 with what connect6 made of it) is not the one the query named. */
+static __always_inline void steer4(struct bpf_sock_addr *ctx, __u32 ip)
+{
+    if (ip != bpf_htonl(CERB_DNS_GATE_IP4))
+        remember_peer(ctx, &ip, 4, AF_INET);
+    ctx->user_ip4 = bpf_htonl(CERB_DNS_GATE_IP4);
+    ctx->user_port = bpf_htons(CERB_DNS_PORT);
+}
+
+static __always_inline bool is_v4_mapped(const __u32 *ip)
+{
+    return ip[0] == 0 && ip[1] == 0 && ip[2] == bpf_htonl(0xffff);
+}
+
+/* The gate's IPv6 addresses: ::1 and ::ffff:127.53.0.1. */
+static __always_inline bool is_gate6(const __u32 *ip)
+{
+    return ip[0] == 0 && ip[1] == 0 &&
+           ((ip[2] == 0 && ip[3] == bpf_htonl(1)) || (is_v4_mapped(ip) && ip[3] == bpf_htonl(CERB_DNS_GATE_IP4)));
+}
+
+/* IPv4-mapped destinations go to the gate's IPv4 address, others to ::1. */
+static __always_inline void steer6(struct bpf_sock_addr *ctx, const __u32 *ip)
+{
+    if (!is_gate6(ip))
+        remember_peer(ctx, ip, 16, AF_INET6);
+    bool mapped = is_v4_mapped(ip);
+    ctx->user_ip6[0] = 0;
+    ctx->user_ip6[1] = 0;
+    ctx->user_ip6[2] = mapped ? bpf_htonl(0xffff) : 0;
+    ctx->user_ip6[3] = mapped ? bpf_htonl(CERB_DNS_GATE_IP4) : bpf_htonl(1);
+    ctx->user_port = bpf_htons(CERB_DNS_PORT);
+}
+
 /* The attach type says the family: the family field the caller wrote is not
  * trusted (UDP takes AF_UNSPEC as IPv4). */
 static __always_inline int check_inet4(struct bpf_sock_addr *ctx, __u16 op)
@@ -55,6 +111,10 @@ static __always_inline int check_inet4(struct bpf_sock_addr *ctx, __u16 op)
         return ALLOW;
     __u32 ip = ctx->user_ip4;
     __u16 port = bpf_ntohs((__u16)ctx->user_port);
+    if (to_gate(ctx, policy, port)) {
+        steer4(ctx, ip);
+        return ALLOW;
+    }
     if (inet4_allowed(cgroup_id, (const __u8 *)&ip, port, own_netns_of(ctx)))
         return ALLOW;
     return refuse_address(policy, cgroup_id, op, CERB_RULE_NOT_IN_ALLOWED_HOSTS, AF_INET, (const __u8 *)&ip, 4,
@@ -71,6 +131,10 @@ static __always_inline int check_inet6(struct bpf_sock_addr *ctx, __u16 op)
         return ALLOW;
     __u32 ip[4] = {ctx->user_ip6[0], ctx->user_ip6[1], ctx->user_ip6[2], ctx->user_ip6[3]};
     __u16 port = bpf_ntohs((__u16)ctx->user_port);
+    if (to_gate(ctx, policy, port)) {
+        steer6(ctx, ip);
+        return ALLOW;
+    }
     if (inet6_allowed(cgroup_id, (const __u8 *)ip, port, own_netns_of(ctx)))
         return ALLOW;
     return refuse_address(policy, cgroup_id, op, CERB_RULE_NOT_IN_ALLOWED_HOSTS, AF_INET6, (const __u8 *)ip, 16,
@@ -102,6 +166,89 @@ SEC("cgroup/sendmsg6")
 int cerb_sendmsg6(struct bpf_sock_addr *ctx)
 {
     return check_inet6(ctx, CERB_OP_SENDMSG);
+}
+
+/* An answer from the gate (to a query steer4|6 sent there) is given the
+ * source the query named: resolvers drop answers from another address than
+ * the one they asked. Only datagrams from the gate's address and port, on a
+ * socket the programs steered, are changed. */
+SEC("cgroup/recvmsg4")
+int cerb_recvmsg4(struct bpf_sock_addr *ctx)
+{
+    if (ctx->user_ip4 != bpf_htonl(CERB_DNS_GATE_IP4) || ctx->user_port != bpf_htons(CERB_DNS_PORT))
+        return ALLOW;
+    __u64 cookie = bpf_get_socket_cookie(ctx);
+    struct cerb_dns_peer *peer = bpf_map_lookup_elem(&cerb_dns_peers, &cookie);
+    if (!peer || peer->family != AF_INET)
+        return ALLOW;
+    __u32 ip;
+    __builtin_memcpy(&ip, peer->addr, 4);
+    ctx->user_ip4 = ip;
+    ctx->user_port = peer->port;
+    return ALLOW;
+}
+
+SEC("cgroup/recvmsg6")
+int cerb_recvmsg6(struct bpf_sock_addr *ctx)
+{
+    __u32 ip[4] = {ctx->user_ip6[0], ctx->user_ip6[1], ctx->user_ip6[2], ctx->user_ip6[3]};
+    if (!is_gate6(ip) || ctx->user_port != bpf_htons(CERB_DNS_PORT))
+        return ALLOW;
+    __u64 cookie = bpf_get_socket_cookie(ctx);
+    struct cerb_dns_peer *peer = bpf_map_lookup_elem(&cerb_dns_peers, &cookie);
+    if (!peer)
+        return ALLOW;
+    if (peer->family == AF_INET6) {
+        __builtin_memcpy(ip, peer->addr, 16);
+    } else if (peer->family == AF_INET && is_v4_mapped(ip)) { /* a v4-mapped query remembered as IPv4 */
+        __builtin_memcpy(&ip[3], peer->addr, 4);
+    } else {
+        return ALLOW;
+    }
+    ctx->user_ip6[0] = ip[0];
+    ctx->user_ip6[1] = ip[1];
+    ctx->user_ip6[2] = ip[2];
+    ctx->user_ip6[3] = ip[3];
+    ctx->user_port = peer->port;
+    return ALLOW;
+}
+
+/* Under names, no socket of the container may hold the DNS port: bound there
+ * it could answer the gate's upstream queries in the resolver's name (their
+ * sockets share the container's network namespace). */
+static __always_inline int check_bind(struct bpf_sock_addr *ctx, __u16 family)
+{
+    __u64 cgroup_id;
+    struct cerb_policy *policy = owner_policy(&cgroup_id);
+    if (!policy || !(policy->flags & CERB_HAS_NAMES) || ctx->user_port != bpf_htons(CERB_DNS_PORT))
+        return ALLOW;
+    struct cerb_event *e = event_start(policy, cgroup_id, CERB_OP_BIND, CERB_RULE_DNS_PORT, EPERM);
+    if (e) {
+        e->target_kind = CERB_TARGET_ADDRESS;
+        e->family = family;
+        e->port = CERB_DNS_PORT;
+        if (family == AF_INET) {
+            __u32 ip = ctx->user_ip4;
+            __builtin_memcpy(e->addr, &ip, 4);
+        } else {
+            __u32 ip[4] = {ctx->user_ip6[0], ctx->user_ip6[1], ctx->user_ip6[2], ctx->user_ip6[3]};
+            __builtin_memcpy(e->addr, ip, 16);
+        }
+        bpf_ringbuf_submit(e, 0);
+    }
+    return verdict(policy, EPERM) ? DENY : ALLOW;
+}
+
+SEC("cgroup/bind4")
+int cerb_bind4(struct bpf_sock_addr *ctx)
+{
+    return check_bind(ctx, AF_INET);
+}
+
+SEC("cgroup/bind6")
+int cerb_bind6(struct bpf_sock_addr *ctx)
+{
+    return check_bind(ctx, AF_INET6);
 }
 
 /* Raw sockets and ICMP ("ping") sockets pass no address hook on their way
@@ -170,6 +317,12 @@ static __always_inline __u16 destination_port(struct __sk_buff *skb, __u32 offse
     return bpf_ntohs(port);
 }
 
+/* A query sendmsg4|6 steered to the gate from a socket connected elsewhere. */
+static __always_inline bool to_gate_packet(struct cerb_policy *policy, bool to_gate_address, __u16 port)
+{
+    return (policy->flags & CERB_HAS_NAMES) && to_gate_address && port == CERB_DNS_PORT;
+}
+
 /* IPv4 options (source routes, and any option: none is needed by TCP or UDP),
  * and a destination other than the connected peer's that allowed_hosts does
  * not allow (a connected UDP socket may still sendto others: those passed
@@ -184,7 +337,8 @@ static __always_inline int check_packet4(struct __sk_buff *skb, struct bpf_sock 
     if (ip.ihl > 5)
         return refuse_packet(policy, cgroup_id, AF_INET, &ip.daddr, 4, port);
     __u32 peer = sk->dst_ip4;
-    if (!peer || peer == ip.daddr || inet4_allowed(cgroup_id, (const __u8 *)&ip.daddr, port, false))
+    if (!peer || peer == ip.daddr || to_gate_packet(policy, ip.daddr == bpf_htonl(CERB_DNS_GATE_IP4), port) ||
+        inet4_allowed(cgroup_id, (const __u8 *)&ip.daddr, port, false))
         return ALLOW;
     return refuse_packet(policy, cgroup_id, AF_INET, &ip.daddr, 4, port);
 }
@@ -223,7 +377,8 @@ static __always_inline int check_packet6(struct __sk_buff *skb, struct bpf_sock 
     __u32 daddr[4];
     __builtin_memcpy(daddr, &ip.daddr, 16);
     bool to_peer = peer[0] == daddr[0] && peer[1] == daddr[1] && peer[2] == daddr[2] && peer[3] == daddr[3];
-    if (all_zero((const __u8 *)peer, 16) || to_peer || inet6_allowed(cgroup_id, (const __u8 *)daddr, port, false))
+    if (all_zero((const __u8 *)peer, 16) || to_peer || to_gate_packet(policy, is_gate6(daddr), port) ||
+        inet6_allowed(cgroup_id, (const __u8 *)daddr, port, false))
         return ALLOW;
     return refuse_packet(policy, cgroup_id, AF_INET6, &ip.daddr, 16, port);
 }

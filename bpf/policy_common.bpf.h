@@ -117,6 +117,26 @@ struct {
     __uint(max_entries, CERB_EVENTS_BYTES);
 } CERB_MAP_EVENTS SEC(".maps");
 
+/* Written by the DNS gate, read by every program (inet4_allowed). */
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(pinning, LIBBPF_PIN_BY_NAME);
+    __uint(max_entries, CERB_MAX_NAME_ADDRESSES);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
+    __type(key, struct cerb_name_key);
+    __type(value, struct cerb_name_value);
+} CERB_MAP_NAMES SEC(".maps");
+
+/* Written and read by the socket programs only: an LRU, so that sockets
+ * closed with a query in flight never fill it. */
+struct {
+    __uint(type, BPF_MAP_TYPE_LRU_HASH);
+    __uint(pinning, LIBBPF_PIN_BY_NAME);
+    __uint(max_entries, CERB_MAX_DNS_PEERS);
+    __type(key, __u64);
+    __type(value, struct cerb_dns_peer);
+} CERB_MAP_DNS_PEERS SEC(".maps");
+
 struct {
     __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
     __uint(pinning, LIBBPF_PIN_BY_NAME);

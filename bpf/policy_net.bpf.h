@@ -24,6 +24,24 @@ static __always_inline bool own_network_namespace(struct socket *sock)
     return config && BPF_CORE_READ(sock, sk, __sk_common.skc_net.net, ns.inum) != config->host_netns;
 }
 
+static __always_inline bool all_zero(const __u8 *bytes, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (bytes[i])
+            return false;
+    }
+    return true;
+}
+
+/* An address the DNS gate admitted for the container (an answer for an
+ * allowed name), still live; key.addr is IPv6 or IPv4-mapped. Expiry is
+ * judged here, so enforcement never waits on the gate to delete it. */
+static __always_inline bool name_admits(struct cerb_name_key *key, __u16 port)
+{
+    struct cerb_name_value *v = bpf_map_lookup_elem(&cerb_names, key);
+    return v && v->expires_ns > bpf_ktime_get_boot_ns() && ports_allow(&v->ports, port);
+}
+
 /* own_netns: the socket is in a network namespace other than the host's. */
 static __always_inline bool inet4_allowed(__u64 cgroup_id, const __u8 *addr, __u16 port, bool own_netns)
 {
@@ -32,16 +50,11 @@ static __always_inline bool inet4_allowed(__u64 cgroup_id, const __u8 *addr, __u
     struct cerb_net_value *v = bpf_map_lookup_elem(&cerb_net4, &key);
     if (v && ports_allow(v, port))
         return true;
-    return addr[0] == 127 && own_netns;
-}
-
-static __always_inline bool all_zero(const __u8 *bytes, int n)
-{
-    for (int i = 0; i < n; i++) {
-        if (bytes[i])
-            return false;
-    }
-    return true;
+    if (addr[0] == 127 && own_netns)
+        return true;
+    struct cerb_name_key name = {.cgroup_id = cgroup_id, .addr = {[10] = 0xff, [11] = 0xff}};
+    __builtin_memcpy(name.addr + 12, addr, 4);
+    return name_admits(&name, port);
 }
 
 static __always_inline bool inet6_allowed(__u64 cgroup_id, const __u8 *addr, __u16 port, bool own_netns)
@@ -54,7 +67,19 @@ static __always_inline bool inet6_allowed(__u64 cgroup_id, const __u8 *addr, __u
     struct cerb_net_value *v = bpf_map_lookup_elem(&cerb_net6, &key);
     if (v && ports_allow(v, port))
         return true;
-    return all_zero(addr, 15) && addr[15] == 1 && own_netns;
+    if (all_zero(addr, 15) && addr[15] == 1 && own_netns)
+        return true;
+    struct cerb_name_key name = {.cgroup_id = cgroup_id};
+    __builtin_memcpy(name.addr, addr, 16);
+    return name_admits(&name, port);
+}
+
+/* A DNS query of a container whose policy names hosts: the cgroup socket
+ * programs steer it to the DNS gate (cerberus_sock.bpf.c), which answers only
+ * for allowed names, so the destination it named is not judged. */
+static __always_inline bool steered_to_gate(struct cerb_policy *policy, __u16 port)
+{
+    return (policy->flags & CERB_HAS_NAMES) && port == CERB_DNS_PORT;
 }
 
 /* Sends e (when there is one) naming the address; addr_len 4, 16 or 0 (none). */
@@ -151,7 +176,8 @@ static __always_inline int check_destination(struct cerb_policy *policy, __u64 c
         if (addrlen < (int)sizeof(sin) || bpf_probe_read_kernel(&sin, sizeof(sin), address) < 0)
             return 0; /* the kernel rejects it as EINVAL */
         __u16 port = bpf_ntohs(sin.sin_port);
-        if (inet4_allowed(cgroup_id, (const __u8 *)&sin.sin_addr, port, own_network_namespace(sock)))
+        if (steered_to_gate(policy, port) ||
+            inet4_allowed(cgroup_id, (const __u8 *)&sin.sin_addr, port, own_network_namespace(sock)))
             return 0;
         return refuse_address(policy, cgroup_id, op, CERB_RULE_NOT_IN_ALLOWED_HOSTS, family,
                               (const __u8 *)&sin.sin_addr, 4, port);
@@ -161,7 +187,8 @@ static __always_inline int check_destination(struct cerb_policy *policy, __u64 c
         if (addrlen < 24 || bpf_probe_read_kernel(&sin6, sizeof(sin6), address) < 0)
             return 0; /* SIN6_LEN_RFC2133 is the kernel's minimum */
         __u16 port = bpf_ntohs(sin6.sin6_port);
-        if (inet6_allowed(cgroup_id, (const __u8 *)&sin6.sin6_addr, port, own_network_namespace(sock)))
+        if (steered_to_gate(policy, port) ||
+            inet6_allowed(cgroup_id, (const __u8 *)&sin6.sin6_addr, port, own_network_namespace(sock)))
             return 0;
         return refuse_address(policy, cgroup_id, op, CERB_RULE_NOT_IN_ALLOWED_HOSTS, family,
                               (const __u8 *)&sin6.sin6_addr, 16, port);

@@ -143,6 +143,17 @@ TEST_CASE("audit: rerouting options, rerouted packets and refused protocols name
     CHECK(rule_text(protocol) == "only TCP and UDP inet sockets under allowed_hosts");
 }
 
+TEST_CASE("audit: binding the DNS port under host names names the address and the rule")
+{
+    cerb_event bind = base_event(CERB_OP_BIND, CERB_RULE_DNS_PORT, 1);
+    bind.target_kind = CERB_TARGET_ADDRESS;
+    bind.family = AF_INET;
+    bind.port = 53;
+    CHECK(op_name(bind.op) == "bind");
+    CHECK(target_text(bind) == "0.0.0.0:53");
+    CHECK(rule_text(bind) == "the DNS port is the gate's under host names");
+}
+
 TEST_CASE("audit: bytes that are not UTF-8 do not break the line")
 {
     cerb_event e = path_event(CERB_OP_OPEN, CERB_RULE_NOT_IN_ALLOWED_PATHS, "/tmp/\xff\xfe");

@@ -91,6 +91,7 @@ std::string op_name(uint16_t op)
     case CERB_OP_SETSOCKOPT: return "setsockopt";
     case CERB_OP_XATTR: return "xattr";
     case CERB_OP_CHROOT: return "chroot";
+    case CERB_OP_BIND: return "bind";
     }
     return "op-" + std::to_string(op);
 }
@@ -119,6 +120,7 @@ std::string rule_text(const cerb_event& e)
     case CERB_RULE_PATH_UNRESOLVED: return "path could not be resolved";
     case CERB_RULE_DETACHED_MOUNT: return "mount outside the container's mount namespace";
     case CERB_RULE_RULE_NAME: return "a path rule is keyed on this name";
+    case CERB_RULE_DNS_PORT: return "the DNS port is the gate's under host names";
     }
     return "rule-" + std::to_string(e.rule);
 }

@@ -244,7 +244,8 @@ public:
 
     // Under allowed_hosts the cgroup egress program checks where packets
     // really go: the hooks see the address the caller named, not the route
-    // options, cmsgs or tunnels send them by.
+    // options, cmsgs or tunnels send them by. Under names every socket
+    // program: the hooks let DNS queries through for them to steer to the gate.
     void install(const CompiledPolicy& compiled, const ContainerCgroup& cgroup,
                  const std::string& keys_file) const override
     {
@@ -253,7 +254,9 @@ public:
             return;
         try {
             socket_programs::ensure_loaded();
-            socket_programs::attach(cgroup.dir_fd, cgroup.id, socket_programs::Set::egress);
+            socket_programs::attach(cgroup.dir_fd, cgroup.id,
+                                    (compiled.policy.flags & CERB_HAS_NAMES) ? socket_programs::Set::every
+                                                                              : socket_programs::Set::egress);
         } catch (const Error&) {
             bpf::remove_entries(cgroup.id, keys_file);
             throw;

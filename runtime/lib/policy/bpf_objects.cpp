@@ -240,6 +240,7 @@ std::optional<PolicyMaps> PolicyMaps::open_pinned(const std::string& pin_dir)
     maps.paths_ = kernel::open_map(kernel::paths_map, pin_dir);
     maps.config_ = kernel::open_map(kernel::config_map, pin_dir);
     maps.setup_tasks_ = kernel::open_map(kernel::setup_tasks_map, pin_dir);
+    maps.names_ = kernel::open_map(kernel::names_map, pin_dir);
     return maps;
 }
 
@@ -313,6 +314,15 @@ void PolicyMaps::remove(const policy::PolicyKeys& keys)
         for (const auto& key : keys.paths)
             erase(paths_.get(), kernel::paths_map.name, &key);
     });
+    remove_names(keys.cgroup_id);
+}
+
+void PolicyMaps::remove_names(uint64_t cgroup_id)
+{
+    with_context("removing the admitted addresses of cgroup " + std::to_string(cgroup_id), [&] {
+        delete_matching<cerb_name_key>(names_.get(), kernel::names_map.name,
+                                       [&](const cerb_name_key& key) { return key.cgroup_id == cgroup_id; });
+    });
 }
 
 void PolicyMaps::remove_by_scan(uint64_t cgroup_id)
@@ -327,6 +337,7 @@ void PolicyMaps::remove_by_scan(uint64_t cgroup_id)
         delete_matching<cerb_path_key>(paths_.get(), kernel::paths_map.name,
                                        [&](const cerb_path_key& key) { return key.cgroup_id == cgroup_id; });
     });
+    remove_names(cgroup_id);
 }
 
 void install_entries(const policy::CompiledPolicy& compiled, const std::string& keys_file, uint32_t backend_flag)

@@ -67,12 +67,17 @@ public:
     void install(const policy::CompiledPolicy& compiled);
 
     // Deletes the container's policy entry and the given keys; a no-op for
-    // those that are gone already.
+    // those that are gone already. Then the addresses the DNS gate admitted
+    // for it, whether or not the gate still runs (remove_names).
     void remove(const policy::PolicyKeys& keys);
 
     // Deletes every entry keyed by the cgroup id, looking through the whole
     // maps: for a container whose keys were not kept.
     void remove_by_scan(uint64_t cgroup_id);
+
+    // Deletes every CERB_MAP_NAMES entry of the cgroup (the gate writes them,
+    // so no record of their keys exists: the whole map is looked through).
+    void remove_names(uint64_t cgroup_id);
 
     // True when the cgroup has a policy entry.
     bool installed(uint64_t cgroup_id) const;
@@ -85,7 +90,7 @@ public:
 private:
     PolicyMaps() = default;
 
-    UniqueFd policies_, net4_, net6_, paths_, config_, setup_tasks_;
+    UniqueFd policies_, net4_, net6_, paths_, config_, setup_tasks_, names_;
 };
 
 // A container's entries, with their keys recorded in keys_file first (so no

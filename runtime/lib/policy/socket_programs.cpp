@@ -32,6 +32,10 @@ constexpr Program programs[] = {
     {"cerb_connect6", BPF_CGROUP_INET6_CONNECT, false},
     {"cerb_sendmsg4", BPF_CGROUP_UDP4_SENDMSG, false},
     {"cerb_sendmsg6", BPF_CGROUP_UDP6_SENDMSG, false},
+    {"cerb_recvmsg4", BPF_CGROUP_UDP4_RECVMSG, false}, // the DNS gate's answers (policies with names)
+    {"cerb_recvmsg6", BPF_CGROUP_UDP6_RECVMSG, false},
+    {"cerb_bind4", BPF_CGROUP_INET4_BIND, false},
+    {"cerb_bind6", BPF_CGROUP_INET6_BIND, false},
     {"cerb_sock_create", BPF_CGROUP_INET_SOCK_CREATE, false},
     {"cerb_egress", BPF_CGROUP_INET_EGRESS, true},
 };

@@ -18,9 +18,12 @@ void ensure_loaded();
 
 bool loaded();
 
-// Which programs a backend attaches: all of them (the landlock backend), or
-// only the egress program, which judges where packets really go (options,
-// routing headers, tunnels), for the backends whose hooks judge addresses.
+// Which programs a backend attaches: all of them (the landlock backend, and
+// every backend for a policy with host names: only these programs steer DNS
+// queries to the gate, give its answers their source and refuse binding the
+// DNS port), or only the egress program, which judges where packets really go
+// (options, routing headers, tunnels), for the backends whose hooks judge
+// addresses.
 enum class Set { every, egress };
 
 // Attaches the set's programs to the cgroup directory and records cgroup_id
