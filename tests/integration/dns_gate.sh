@@ -29,7 +29,7 @@ done
 layout=$(grep -a -m1 -o '/sys/fs/bpf/cerberus/[0-9a-f]\{12\}' "$CERBERUS" | head -1)
 run_dir=/run/cerberus-dns/${layout##*/}
 mkdir -p "$layout" "$run_dir/containers"
-# As the programs declare it (so that they reuse it once they pin it themselves).
+# As the programs declare it (they reuse it when they pin theirs; the gate alone needs it made).
 bpftool map create "$layout/cerb_names" type hash key 24 value 48 entries 65536 flags 1 name cerb_names
 cerb() { "$CERBERUS" --root "$ROOT" --audit-dir "$WORK/audit" --enforcement landlock "$@"; }
 entry_for() { # entry_for HEX-BYTES-OF-ADDRESS: cerb_names has an entry for it
@@ -77,6 +77,22 @@ if [ "$mode" = lifecycle ]; then
     expect "an allowed name is answered inside the container" \
         output_has 203.0.113.7 cerb exec "$ID" nslookup -type=a allowed.example 127.53.0.1
     expect "an unlisted name is REFUSED" output_has REFUSED cerb exec "$ID" nslookup -type=a evil.example 127.53.0.1
+    # The programs steer every query to port 53 to the gate: the resolver's own address too.
+    expect "an allowed name asked of the resolver's address is answered through the gate" \
+        output_has 203.0.113.7 cerb exec "$ID" nslookup -type=a allowed.example 192.0.2.53
+    expect "an unlisted name asked of the resolver's address is REFUSED by the gate" \
+        output_has REFUSED cerb exec "$ID" nslookup -type=a evil.example 192.0.2.53
+    expect "and so is one asked of any other address" \
+        output_has REFUSED cerb exec "$ID" nslookup -type=a evil.example 198.51.100.53
+    # The answer's address is open on the name's port only; an address never admitted stays shut.
+    # Both are put on the namespace's lo so that an allowed connect meets ECONNREFUSED, not ENETUNREACH.
+    nsenter --net="/proc/$pid/ns/net" ip addr add 203.0.113.7/32 dev lo
+    nsenter --net="/proc/$pid/ns/net" ip addr add 203.0.113.66/32 dev lo
+    expect "a connect to the admitted address on the name's port is let through" \
+        output_has ECONNREFUSED cerb exec "$ID" probe connect tcp 203.0.113.7 443
+    expect "on another port it is refused" output_has EPERM cerb exec "$ID" probe connect tcp 203.0.113.7 80
+    expect "and an address no allowed answer carried is refused" \
+        output_has EPERM cerb exec "$ID" probe connect tcp 203.0.113.66 443
     expect "state shows the admitted address with its name, ports and expiry" state_has '.cerberus.dns |
         map(select(.name == "allowed.example" and .address == "203.0.113.7" and .ports == "443" and (.expires | test("Z$"))))
         | length == 1'

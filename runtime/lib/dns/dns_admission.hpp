@@ -7,7 +7,7 @@
 
 #include "base/fd.hpp"
 #include "dns/dns_answers.hpp"
-#include "dns/dns_standin.hpp"
+#include "kernel/pinned_maps.hpp"
 #include "policy/policy.hpp"
 
 #include <cstdint>
