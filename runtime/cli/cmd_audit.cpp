@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// audit-collector (hidden): the host-wide collector of policy denials that
-// create starts; see audit_collector.hpp.
+// audit-collector and dns-gate (hidden): the host-wide daemons create
+// starts; see audit_collector.hpp and dns_gate_server.hpp.
 #include "audit/audit_collector.hpp"
 #include "commands.hpp"
+#include "dns/dns_gate_server.hpp"
 #include "options.hpp"
 
 namespace cerberus::cli {
@@ -12,6 +13,15 @@ int cmd_audit_collector(const RuntimeOptions&, const Args& args)
     ParsedOptions opts = parse_options(args, {});
     expect_positional(opts, 0, 0, "cerberus audit-collector");
     return audit::run_collector();
+}
+
+// dns-gate (hidden): the host-wide DNS gate create starts for policies that
+// name hosts; see dns_gate_server.hpp.
+int cmd_dns_gate(const RuntimeOptions&, const Args& args)
+{
+    ParsedOptions opts = parse_options(args, {});
+    expect_positional(opts, 0, 0, "cerberus dns-gate");
+    return dns::run_gate();
 }
 
 } // namespace cerberus::cli

@@ -5,6 +5,7 @@
 #include "base/files.hpp"
 #include "commands.hpp"
 #include "container/container.hpp"
+#include "dns/dns_gate.hpp"
 #include "oci/spec_default.hpp"
 #include "options.hpp"
 
@@ -27,6 +28,8 @@ json state_json(const container::Snapshot& s)
         j["cerberus.enforcement"] = s.state.enforcement; // the backend the policy runs under
     if (auto lost = s.state.has_policy ? audit::events_lost(s.state.cgroup_id) : std::nullopt)
         j["cerberus.eventsLost"] = *lost; // policy denials the ring buffer could not take
+    if (auto names = s.state.has_policy ? dns::admitted(s.state.cgroup_id) : std::nullopt)
+        j["cerberus"]["dns"] = *names; // what the DNS gate admitted, per name, until when
     return j;
 }
 
@@ -36,6 +39,7 @@ int cmd_state(const RuntimeOptions& rt, const Args& args)
 {
     ParsedOptions opts = parse_options(args, {});
     expect_positional(opts, 1, 1, "cerberus state ID");
+    dns::restart_if_needed();
     std::printf("%s\n", state_json(container::inspect(rt, opts.positional[0])).dump(2).c_str());
     return 0;
 }
@@ -44,6 +48,7 @@ int cmd_list(const RuntimeOptions& rt, const Args& args)
 {
     ParsedOptions opts = parse_options(args, {{"format", 'f', true}, {"quiet", 'q', false}});
     expect_positional(opts, 0, 0, "cerberus list [--format table|json] [--quiet]");
+    dns::restart_if_needed();
     auto containers = container::list(rt);
     std::string format = opts.get("format", "table");
     if (opts.flag("quiet")) {

@@ -45,6 +45,7 @@ constexpr Command commands[] = {
     {"policy", cli::cmd_policy, "learn a policy from an audit-mode trail, or check a policy against one"},
     {"dashboard", cli::cmd_dashboard, "serve the live web view of every policed container's denials"},
     {"audit-collector", cli::cmd_audit_collector, "collect policy denials into the audit trails", true},
+    {"dns-gate", cli::cmd_dns_gate, "answer the DNS queries of policed containers whose policies name hosts", true},
 };
 
 const std::vector<cli::OptionSpec> global_options = {

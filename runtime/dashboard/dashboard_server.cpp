@@ -5,6 +5,7 @@
 #include "base/error.hpp"
 #include "container/state.hpp"
 #include "dashboard/dashboard_assets.hpp"
+#include "dns/dns_gate.hpp"
 
 #include <arpa/inet.h>
 #include <signal.h>
@@ -137,8 +138,12 @@ void add_routes(httplib::Server& server, DashboardHub& hub)
     server.Get("/app.js", [](const Request&, Response& res) { serve_asset(res, "app.js"); });
     server.Get("/app.css", [](const Request&, Response& res) { serve_asset(res, "app.css"); });
     server.Get("/api/containers", [&hub](const Request&, Response& res) {
-        res.set_content(hub.containers().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-                        "application/json");
+        nlohmann::json list = hub.containers();
+        for (auto& container : list)
+            if (container.contains("cgroup_id"))
+                if (auto names = dns::admitted(container["cgroup_id"].get<uint64_t>()))
+                    container["dns"] = *names; // [{name, address, ports, expires}]: what the DNS gate admitted
+        res.set_content(list.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), "application/json");
     });
     server.Get("/api/trail", [&hub](const Request& req, Response& res) {
         auto trail = hub.trail(req.get_param_value("id"), std::min<uint64_t>(

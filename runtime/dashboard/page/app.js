@@ -76,6 +76,14 @@ function recordRow(r, withContainer) {
     cells.push(el('td', 'target', r.target));
     cells.push(el('td', 'rule', r.rule));
     cells.push(el('td', 'errno', r.error ? r.error + ' (' + r.errno + ')' : r.errno));
+  } else if (r.type === 'dns') {
+    // The DNS gate's: a name refused (or let through in audit mode), or an answer's address kept out.
+    tr.classList.add(r.verdict === 'audit' ? 'audit' : 'denied');
+    cells.push(el('td', 'process', ''));
+    cells.push(el('td', 'op', 'dns ' + r.qtype));
+    cells.push(el('td', 'target', r.name + (r.address ? ' -> ' + r.address : '')));
+    cells.push(el('td', 'rule', r.rule));
+    cells.push(el('td', 'errno', r.verdict));
   } else if (r.type === 'lost') {
     tr.classList.add('lost');
     const td = el('td', 'note', r.count + ' events lost (' + r.total + ' in all)');
@@ -138,8 +146,12 @@ function renderContainers(list) {
     tr.appendChild(el('td', 'id', c.id));
     tr.appendChild(el('td', 'status status-' + c.status, c.status));
     tr.appendChild(el('td', 'backend', c.enforcement));
-    const policy = el('td', 'policy', policySummary(c.policy));
-    policy.title = JSON.stringify(c.policy);
+    // What the DNS gate admitted for the policy's names: the count, and each address on hover.
+    const admitted = Array.isArray(c.dns) ? c.dns : [];
+    const policy = el('td', 'policy', policySummary(c.policy) +
+      (admitted.length > 0 ? '; ' + admitted.length + ' admitted by DNS' : ''));
+    policy.title = JSON.stringify(c.policy) + admitted.map((a) =>
+      '\n' + a.name + ' -> ' + a.address + ':' + a.ports + ' until ' + a.expires).join('');
     tr.appendChild(policy);
     tr.appendChild(el('td', 'denials num', c.denials));
     tr.appendChild(el('td', 'audits num', c.audits));
@@ -153,8 +165,6 @@ function renderContainers(list) {
     tbody.appendChild(tr);
     if (![...select.options].some((o) => o.value === c.id)) select.appendChild(new Option(c.id, c.id));
   }
-  // The DNS gate (issue 17) adds the names and addresses it admitted per
-  // container to /api/containers; their panel goes here once it exists.
 }
 
 async function refreshContainers() {

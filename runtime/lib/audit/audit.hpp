@@ -9,6 +9,7 @@
 #pragma once
 
 #include "audit/audit_format.hpp"
+#include "base/daemon.hpp"
 #include "base/runtime_options.hpp"
 #include "kernel/pinned_maps.hpp"
 
@@ -46,8 +47,7 @@ void finish_container(uint64_t cgroup_id, const std::string& pin_dir);
 // has no policy entry (no policy, or nothing pinned).
 std::optional<uint64_t> events_lost(uint64_t cgroup_id);
 
-// Starts the collector (double fork, setsid, exec of this binary) unless the
-// lock shows one running.
-void ensure_collector();
+// The collector as a daemon (base/daemon.hpp) in run_dir, started on demand.
+daemon::Daemon collector_daemon();
 
 } // namespace cerberus::audit

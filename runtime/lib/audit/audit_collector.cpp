@@ -5,6 +5,7 @@
 #include "audit/audit_format.hpp"
 #include "audit/audit_registry.hpp"
 #include "audit/landlock_records.hpp"
+#include "base/daemon.hpp"
 #include "base/error.hpp"
 #include "base/fd.hpp"
 #include "base/files.hpp"
@@ -21,7 +22,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <spdlog/spdlog.h>
@@ -36,8 +36,6 @@
 namespace cerberus::audit {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 constexpr uint32_t commit_every = 256;      // events read before cerb_event_acct is told
 constexpr size_t write_every = 64 * 1024;   // bytes of a trail kept before they are written
 constexpr auto tick = std::chrono::seconds(1); // lost counts, fdatasync, registry, exit check
@@ -48,11 +46,6 @@ constexpr auto idle_linger = std::chrono::seconds(10);
 
 // epoll tags
 constexpr uint32_t ring_ready = 0, request_ready = 1, audit_log_ready = 2;
-
-std::string run_path(const std::string& name)
-{
-    return std::string(run_dir) + "/" + name;
-}
 
 struct RingDeleter {
     void operator()(ring_buffer* ring) const { ring_buffer__free(ring); }
@@ -87,8 +80,6 @@ private:
     void on_tick();
     void serve_request();
     std::string finish(uint64_t cgroup_id);
-    bool take_lock();
-    void listen_socket();
     bool policy_present(uint64_t cgroup_id) const;
     void subscribe_audit_log();
     void read_audit_log();
@@ -113,41 +104,11 @@ private:
     uint64_t audit_lost_ = 0, unknown_domains_ = 0;
 };
 
-bool Collector::take_lock()
-{
-    if (flock(lock_.get(), LOCK_EX | LOCK_NB) < 0)
-        return false;
-    std::string pid = std::to_string(getpid()) + "\n";
-    if (ftruncate(lock_.get(), 0) < 0 || pwrite(lock_.get(), pid.data(), pid.size(), 0) < 0)
-        spdlog::warn("writing the pid to {}: {}", run_path("collector.lock"), std::strerror(errno));
-    return true;
-}
-
-void Collector::listen_socket()
-{
-    std::string path = run_path("collector.sock");
-    unlink(path.c_str()); // a dead collector's; we hold the lock
-    listener_.reset(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-    if (!listener_)
-        throw_errno("socket");
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
-    check(bind(listener_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), "bind " + path);
-    check(chmod(path.c_str(), 0600), "chmod " + path);
-    check(listen(listener_.get(), 64), "listen " + path);
-    epoll_event ev{.events = EPOLLIN, .data = {.u32 = request_ready}};
-    check(epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, listener_.get(), &ev), "epoll_ctl");
-}
-
 bool Collector::start()
 {
     files::make_dirs(registry_dir(), 0700);
-    std::string lock_path = run_path("collector.lock");
-    lock_.reset(open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
-    if (!lock_)
-        throw_errno("opening " + lock_path);
-    if (!take_lock())
+    lock_ = daemon::open_lock(collector_daemon());
+    if (!daemon::take_lock(collector_daemon(), lock_.get()))
         return false;
     policies_ = kernel::open_map(kernel::policies_map);
     acct_ = kernel::open_map(kernel::event_acct_map);
@@ -161,7 +122,7 @@ bool Collector::start()
     epoll_event ev{.events = EPOLLIN, .data = {.u32 = ring_ready}};
     check(epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, ring_buffer__epoll_fd(ring_.get()), &ev), "epoll_ctl");
     subscribe_audit_log(); // before the socket: create waits for the socket before the init runs
-    listen_socket();
+    listener_ = daemon::listen(collector_daemon(), epoll_.get(), {.u32 = request_ready});
     reload_registry();
     spdlog::info("audit collector {} started", getpid());
     return true;
@@ -467,63 +428,35 @@ std::string Collector::finish(uint64_t cgroup_id)
 
 void Collector::serve_request()
 {
-    UniqueFd conn(accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
-    if (!conn)
-        return;
-    timeval timeout{.tv_sec = 1, .tv_usec = 0};
-    setsockopt(conn.get(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-    char buf[128];
-    ssize_t n = recv(conn.get(), buf, sizeof(buf) - 1, 0);
-    if (n <= 0)
-        return;
-    std::string request(buf, static_cast<size_t>(n));
-    std::string answer = "unknown request";
-    if (request.rfind("finish ", 0) == 0)
-        answer = finish(std::strtoull(request.c_str() + 7, nullptr, 10));
-    else if (request == "ping")
-        answer = "ok"; // create, making sure a collector listens before the init runs
-    send(conn.get(), answer.data(), answer.size(), MSG_NOSIGNAL);
+    daemon::answer_request(listener_.get(), [&](const std::string& request) -> std::string {
+        if (request.rfind("finish ", 0) == 0)
+            return finish(std::strtoull(request.c_str() + 7, nullptr, 10));
+        if (request == "ping")
+            return "ok"; // create, making sure a collector listens before the init runs
+        return "unknown request";
+    });
 }
 
 void Collector::run()
 {
-    auto next_tick = Clock::now() + tick;
-    auto busy_at = Clock::now();
-    for (;;) {
-        int wait_ms = static_cast<int>(
-            std::chrono::duration_cast<std::chrono::milliseconds>(next_tick - Clock::now()).count());
-        epoll_event events[4];
-        int n = epoll_wait(epoll_.get(), events, 4, std::max(wait_ms, 0));
-        if (n < 0 && errno != EINTR)
-            throw_errno("epoll_wait");
-        for (int i = 0; i < n; ++i) {
-            if (events[i].data.u32 == ring_ready)
-                consume();
-            else if (events[i].data.u32 == audit_log_ready)
-                read_audit_log();
-            else
-                serve_request();
-        }
-        if (Clock::now() < next_tick)
-            continue;
-        next_tick = Clock::now() + tick;
-        on_tick();
-        if (!trails_.empty())
-            busy_at = Clock::now();
-        if (Clock::now() - busy_at < idle_linger)
-            continue;
-        // Nothing left to collect. A create may register right now: it starts
-        // a collector unless it sees the lock held, so look once more after
-        // letting go, and take the lock back if a container came.
-        epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, listener_.get(), nullptr);
-        listener_.reset();
-        unlink(run_path("collector.sock").c_str());
-        flock(lock_.get(), LOCK_UN);
-        reload_registry();
-        if (trails_.empty() || !take_lock())
-            return;
-        listen_socket();
-    }
+    daemon::Life life{collector_daemon(), lock_.get(), epoll_.get(), listener_, {.u32 = request_ready}, tick, idle_linger,
+                      [&](const epoll_event& event) {
+                          if (event.data.u32 == ring_ready)
+                              consume();
+                          else if (event.data.u32 == audit_log_ready)
+                              read_audit_log();
+                          else
+                              serve_request();
+                      },
+                      [&] {
+                          on_tick();
+                          return !trails_.empty();
+                      },
+                      [&] {
+                          reload_registry();
+                          return !trails_.empty();
+                      }};
+    life.serve();
 }
 
 } // namespace
@@ -531,16 +464,7 @@ void Collector::run()
 int run_collector()
 {
     Collector collector;
-    try {
-        if (!collector.start())
-            return 0;
-        collector.run();
-    } catch (const Error& e) {
-        spdlog::error("audit collector: {}", e.what());
-        return 1;
-    }
-    spdlog::info("audit collector {}: no policed container left, exiting", getpid());
-    return 0;
+    return daemon::run("audit collector", [&] { return collector.start(); }, [&] { collector.run(); });
 }
 
 } // namespace cerberus::audit

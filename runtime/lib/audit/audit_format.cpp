@@ -53,6 +53,16 @@ std::string number_text(const cerb_event& e)
     }
 }
 
+// What every record but a denial begins with.
+ordered_json record_head(const char* type, const std::string& id, int64_t wall_ns)
+{
+    ordered_json j;
+    j["type"] = type;
+    j["time"] = rfc3339_ns(wall_ns);
+    j["id"] = id;
+    return j;
+}
+
 } // namespace
 
 std::string op_name(uint16_t op)
@@ -186,21 +196,27 @@ ordered_json event_json(const cerb_event& e, const EventContext& ctx)
 
 ordered_json lost_json(const std::string& id, int64_t wall_ns, uint64_t count, uint64_t total)
 {
-    ordered_json j;
-    j["type"] = "lost";
-    j["time"] = rfc3339_ns(wall_ns);
-    j["id"] = id;
+    ordered_json j = record_head("lost", id, wall_ns);
     j["count"] = count;
     j["total"] = total;
     return j;
 }
 
+ordered_json dns_json(const std::string& id, int64_t wall_ns, const DnsVerdict& dns)
+{
+    ordered_json j = record_head("dns", id, wall_ns);
+    j["name"] = dns.name;
+    j["qtype"] = dns.qtype;
+    j["verdict"] = dns.verdict;
+    j["rule"] = dns.rule;
+    if (!dns.address.empty())
+        j["address"] = dns.address;
+    return j;
+}
+
 ordered_json start_json(const std::string& id, int64_t wall_ns, const TrailStart& start)
 {
-    ordered_json j;
-    j["type"] = "start";
-    j["time"] = rfc3339_ns(wall_ns);
-    j["id"] = id;
+    ordered_json j = record_head("start", id, wall_ns);
     j["enforcement"] = start.enforcement;
     j["mode"] = start.policy.value("mode", "enforce");
     j["policy"] = start.policy;
@@ -240,6 +256,14 @@ std::string text_line(const std::string& json_line)
         list("not_reported", "not reported");
         list("partly_enforced", "partly enforced");
         return line;
+    }
+    if (str("type") == "dns") {
+        line += "dns " + str("name") + " " + str("qtype");
+        if (!str("address").empty())
+            line += " -> " + str("address");
+        std::string verdict = str("verdict");
+        std::transform(verdict.begin(), verdict.end(), verdict.begin(), [](unsigned char c) { return std::toupper(c); });
+        return line + " " + verdict + " (" + str("rule") + ")";
     }
     line += str("comm") + "[" + num("pid") + "] " + str("op");
     if (!str("target").empty())

@@ -46,6 +46,19 @@ nlohmann::ordered_json event_json(const cerb_event& e, const EventContext& ctx);
 // the container were dropped (T in all), counted by the BPF programs.
 nlohmann::ordered_json lost_json(const std::string& id, int64_t wall_ns, uint64_t count, uint64_t total);
 
+// What the DNS gate decided about a query or an answer's address.
+struct DnsVerdict {
+    std::string name; // the name queried
+    std::string qtype; // "A", "AAAA", "TXT"...
+    std::string verdict; // "refused", "audit" (refused but for audit mode) or "not admitted"
+    std::string rule; // "not in allowed_hosts", "private range 10.0.0.0/8"
+    std::string address; // the address not admitted; empty for a query
+};
+
+// {"type":"dns","time":...,"id":...,"name":...,"qtype":...,"verdict":...,"rule":...[,"address":...]}:
+// written by the DNS gate, not the collector.
+nlohmann::ordered_json dns_json(const std::string& id, int64_t wall_ns, const DnsVerdict& dns);
+
 // What a container's trail says first: the policy it runs under and the
 // backend that enforces it, with the rule kinds of the policy whose denials
 // that backend cannot report, or carries out only in part (docs/policy.md says how).

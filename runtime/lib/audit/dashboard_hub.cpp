@@ -190,9 +190,11 @@ json DashboardHub::containers() const
     for (auto& row : rows) {
         // Outside the lock: the state dir and the kernel map are read per request.
         row.view["status"] = row.view["live"].get<bool>() ? status_of_(row.root, row.view["id"]) : "deleted";
-        if (row.view["live"].get<bool>())
+        if (row.view["live"].get<bool>()) {
+            row.view["cgroup_id"] = row.cgroup_id; // the server adds what the DNS gate admitted for it
             if (auto lost = events_lost(row.cgroup_id))
                 row.view["lost"] = std::max(*lost, row.view["lost"].get<uint64_t>());
+        }
         list.push_back(std::move(row.view));
     }
     std::sort(list.begin(), list.end(), [](const json& a, const json& b) {

@@ -247,6 +247,8 @@ pid_t create(const RuntimeOptions& rt, const CreateOptions& opts)
         if (!root)
             throw_errno("opening the container's root through /proc/" + std::to_string(pid) + "/root");
         policy.backend->fill_restrictions(*policy.policy, restrictions, root.get());
+        // Its loopback is up and its resolv.conf in place; the agent has not run.
+        rollback.policy->open_dns_gate(rt, opts.id, *policy.policy, root.get());
     }
     st.pid = pid;
     st.pid_start_time = state::process_start_time(pid);

@@ -4,6 +4,7 @@
 #include "audit/audit.hpp"
 #include "base/error.hpp"
 #include "base/files.hpp"
+#include "dns/dns_gate.hpp"
 #include "kernel/pinned_maps.hpp"
 #include "policy/policy_document.hpp"
 
@@ -56,7 +57,17 @@ PolicyGuard PolicyGuard::install(const RuntimeOptions& rt, const std::string& id
     guard.armed_ = true; // install is all or nothing, and removal a no-op for what is not there
     prepared.backend->install(prepared.compiled, {guard.cgroup_id_, guard.cgroup_dir_.get()}, guard.keys_file_);
     audit::register_container(rt, id, guard.cgroup_id_, trail_start(*prepared.backend, *prepared.policy));
+    dns::restart_if_needed(); // for the containers of a gate that died
     return guard;
+}
+
+void PolicyGuard::open_dns_gate(const RuntimeOptions& rt, const std::string& id, const policy::Policy& policy,
+                                int root_fd) const
+{
+    if (!policy::has_host_names(policy))
+        return;
+    dns::register_container(id, cgroup_id_, audit::trail_path(rt.audit_dir, id), policy,
+                            dns::container_nameservers(root_fd));
 }
 
 const policy::Backend& recorded_backend(const state::ContainerState& st)
@@ -100,6 +111,8 @@ PolicyGuard::~PolicyGuard()
 
 void PolicyGuard::remove_entries() const
 {
+    if (pin_dir_ == CERB_PIN_DIR) // another build's gate serves the containers of its layout
+        dns::forget_container(cgroup_id_);
     backend_->remove({cgroup_id_, cgroup_dir_.get(), pin_dir_}, keys_file_);
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // One owner for a container's policy once it leaves create's preparation:
 // the backend's part in the kernel (keyed by the container's cgroup) and its
-// registration with the audit collector. create installs and then registers;
+// registration with the audit collector and the DNS gate. create installs and then registers;
 // delete finishes with the collector and then removes; a create that fails
 // removes only what it installed.
 #pragma once
@@ -33,6 +33,12 @@ public:
     // collector. Until keep(), destruction removes the entries again.
     static PolicyGuard install(const RuntimeOptions& rt, const std::string& id, policy_setup::Prepared& prepared,
                                const cgroups::Cgroup& cgroup, const state::ContainerDir& dir);
+
+    // create, once the init's network namespace and mounts are in place and
+    // before the agent runs (root_fd: the container's root): a policy that
+    // names hosts has the DNS gate serve the container, or create fails.
+    void open_dns_gate(const RuntimeOptions& rt, const std::string& id, const policy::Policy& policy,
+                       int root_fd) const;
 
     // delete: the policy of a container create made (st.has_policy).
     static PolicyGuard adopt(const state::ContainerState& st, const cgroups::Cgroup& cgroup,

@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "base/daemon.hpp"
+
+#include "base/error.hpp"
+#include "base/files.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+namespace cerberus::daemon {
+namespace {
+
+sockaddr_un socket_address(const Daemon& daemon)
+{
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::string path = daemon.path(".sock");
+    std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+    return addr;
+}
+
+// The child of the double fork: a session of its own, no inherited fds (a
+// caller's pipes would otherwise stay open for as long as the daemon runs).
+[[noreturn]] void exec_daemon(const Daemon& daemon)
+{
+    setsid();
+    if (pid_t pid = fork(); pid != 0)
+        _exit(pid < 0 ? 1 : 0);
+    int null_fd = open("/dev/null", O_RDWR);
+    int log_fd = open(daemon.path(".log").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+    dup2(null_fd, 0);
+    dup2(null_fd, 1);
+    dup2(log_fd >= 0 ? log_fd : null_fd, 2);
+    syscall(SYS_close_range, 3, ~0U, 0);
+    sigset_t all;
+    sigemptyset(&all);
+    sigprocmask(SIG_SETMASK, &all, nullptr);
+    signal(SIGPIPE, SIG_DFL);
+    execl("/proc/self/exe", "cerberus", daemon.command.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+}
+
+UniqueFd connect_daemon(const Daemon& daemon)
+{
+    UniqueFd fd(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+    if (!fd)
+        return fd;
+    sockaddr_un addr = socket_address(daemon);
+    if (connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) < 0)
+        return UniqueFd();
+    return fd;
+}
+
+} // namespace
+
+void ensure_running(const Daemon& daemon)
+{
+    files::make_dirs(daemon.dir, 0700);
+    UniqueFd lock = open_lock(daemon);
+    if (flock(lock.get(), LOCK_EX | LOCK_NB) < 0) {
+        if (errno == EWOULDBLOCK)
+            return; // a daemon holds it
+        throw_errno("locking " + daemon.path(".lock"));
+    }
+    lock.reset(); // the daemon takes it; of two started at once, one stays
+    pid_t pid = fork();
+    if (pid < 0)
+        throw_errno("forking " + daemon.what);
+    if (pid == 0)
+        exec_daemon(daemon);
+    waitpid(pid, nullptr, 0);
+}
+
+namespace {
+
+std::string exchange(const Daemon& daemon, int fd, const std::string& request, int timeout_s)
+{
+    timeval timeout{.tv_sec = timeout_s, .tv_usec = 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+    check(send(fd, request.data(), request.size(), MSG_NOSIGNAL), "sending to " + daemon.what);
+    char answer[512];
+    ssize_t n = check(recv(fd, answer, sizeof(answer), 0), "waiting for " + daemon.what);
+    return std::string(answer, static_cast<size_t>(n));
+}
+
+} // namespace
+
+std::string ask(const Daemon& daemon, const std::string& request, int timeout_s)
+{
+    UniqueFd fd = connect_daemon(daemon);
+    for (int tries = 0; !fd && tries < 40; ++tries) { // a daemon starting (or leaving) needs a moment
+        if (tries % 10 == 0)
+            ensure_running(daemon);
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        fd = connect_daemon(daemon);
+    }
+    if (!fd)
+        throw_errno("connecting to " + daemon.what + " at " + daemon.path(".sock"));
+    return exchange(daemon, fd.get(), request, timeout_s);
+}
+
+std::optional<std::string> ask_running(const Daemon& daemon, const std::string& request, int timeout_s)
+{
+    UniqueFd fd = connect_daemon(daemon);
+    if (!fd)
+        return std::nullopt;
+    return exchange(daemon, fd.get(), request, timeout_s);
+}
+
+UniqueFd open_lock(const Daemon& daemon)
+{
+    std::string lock_path = daemon.path(".lock");
+    UniqueFd lock(open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+    if (!lock)
+        throw_errno("opening " + lock_path);
+    return lock;
+}
+
+bool take_lock(const Daemon& daemon, int lock_fd)
+{
+    if (flock(lock_fd, LOCK_EX | LOCK_NB) < 0)
+        return false;
+    std::string pid = std::to_string(getpid()) + "\n";
+    if (ftruncate(lock_fd, 0) < 0 || pwrite(lock_fd, pid.data(), pid.size(), 0) < 0)
+        spdlog::warn("writing the pid to {}: {}", daemon.path(".lock"), std::strerror(errno));
+    return true;
+}
+
+UniqueFd listen(const Daemon& daemon, int epoll_fd, epoll_data_t data)
+{
+    std::string path = daemon.path(".sock");
+    unlink(path.c_str()); // a dead daemon's; we hold the lock
+    UniqueFd listener(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    if (!listener)
+        throw_errno("socket");
+    sockaddr_un addr = socket_address(daemon);
+    check(bind(listener.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), "bind " + path);
+    check(chmod(path.c_str(), 0600), "chmod " + path);
+    check(::listen(listener.get(), 64), "listen " + path);
+    epoll_event ev{.events = EPOLLIN, .data = data};
+    check(epoll_ctl(epoll_fd, EPOLL_CTL_ADD, listener.get(), &ev), "epoll_ctl");
+    return listener;
+}
+
+void answer_request(int listen_fd, const std::function<std::string(const std::string& request)>& answer)
+{
+    UniqueFd conn(accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC));
+    if (!conn)
+        return;
+    timeval timeout{.tv_sec = 1, .tv_usec = 0};
+    setsockopt(conn.get(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+    char buf[128];
+    ssize_t n = recv(conn.get(), buf, sizeof(buf), 0);
+    if (n <= 0)
+        return;
+    std::string text = answer(std::string(buf, static_cast<size_t>(n)));
+    send(conn.get(), text.data(), text.size(), MSG_NOSIGNAL);
+}
+
+void Life::serve()
+{
+    using Clock = std::chrono::steady_clock;
+    auto next_tick = Clock::now() + tick;
+    auto busy_at = Clock::now();
+    for (;;) {
+        int wait_ms = static_cast<int>(
+            std::chrono::duration_cast<std::chrono::milliseconds>(next_tick - Clock::now()).count());
+        epoll_event events[32];
+        int n = epoll_wait(epoll_fd, events, 32, std::max(wait_ms, 0));
+        if (n < 0 && errno != EINTR)
+            throw_errno("epoll_wait");
+        for (int i = 0; i < n; ++i)
+            on_event(events[i]);
+        if (Clock::now() < next_tick)
+            continue;
+        next_tick = Clock::now() + tick;
+        if (on_tick())
+            busy_at = Clock::now();
+        if (Clock::now() - busy_at < linger)
+            continue;
+        epoll_ctl(epoll_fd, EPOLL_CTL_DEL, listener.get(), nullptr);
+        listener.reset();
+        unlink(daemon.path(".sock").c_str());
+        flock(lock_fd, LOCK_UN);
+        if (!still_needed() || !take_lock(daemon, lock_fd))
+            return;
+        listener = listen(daemon, epoll_fd, listener_data);
+    }
+}
+
+int run(const std::string& what, const std::function<bool()>& start, const std::function<void()>& serve)
+{
+    try {
+        if (!start())
+            return 0;
+        serve();
+    } catch (const Error& e) {
+        spdlog::error("{}: {}", what, e.what());
+        return 1;
+    }
+    spdlog::info("{} {}: nothing left to serve, exiting", what, getpid());
+    return 0;
+}
+
+} // namespace cerberus::daemon

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: Apache-2.0
+// Host-wide helper processes of this binary (the audit collector, the DNS
+// gate): started on demand by a double fork and an exec of a hidden command,
+// one at a time by a lock file, asked over a unix socket (SOCK_SEQPACKET, one
+// request and one answer per connection). In <dir>: <name>.lock (flocked by
+// the running one, with its pid), <name>.sock and <name>.log (its stderr).
+#pragma once
+
+#include "base/fd.hpp"
+
+#include <sys/epoll.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace cerberus::daemon {
+
+struct Daemon {
+    std::string dir;
+    std::string name; // "collector", "gate"
+    std::string command; // the hidden command that runs it: "audit-collector"
+    std::string what; // for messages: "the audit collector"
+
+    std::string path(const std::string& suffix) const { return dir + "/" + name + suffix; }
+};
+
+// Starts the daemon (double fork, setsid, exec of this binary, no inherited
+// fds) unless the lock shows one running.
+void ensure_running(const Daemon& daemon);
+
+// Sends one request and returns the answer, starting the daemon when none
+// listens; throws when none answers within timeout_s.
+std::string ask(const Daemon& daemon, const std::string& request, int timeout_s);
+
+// Same, but only to a daemon already listening: nullopt when none does.
+std::optional<std::string> ask_running(const Daemon& daemon, const std::string& request, int timeout_s);
+
+// The daemon's side. open_lock creates the lock file; take_lock flocks it
+// (false when another daemon holds it) and writes our pid into it.
+UniqueFd open_lock(const Daemon& daemon);
+bool take_lock(const Daemon& daemon, int lock_fd);
+
+// The listening socket (non-blocking), replacing a dead daemon's; mode 0600;
+// added to epoll_fd with data.
+UniqueFd listen(const Daemon& daemon, int epoll_fd, epoll_data_t data);
+
+// Accepts one request on the listening socket, if one is waiting, and sends
+// back what answer makes of it.
+void answer_request(int listen_fd, const std::function<std::string(const std::string& request)>& answer);
+
+// The life both daemons share. serve() runs the event loop: epoll_wait on
+// epoll_fd, on_event for each event, on_tick every tick (it returns whether
+// anything is left to serve). After linger with nothing to serve it lets go
+// of the socket and the lock (a client starts a new daemon unless it sees the
+// lock held), then asks still_needed() once more (registrations that came
+// meanwhile): when it is, it takes the lock back, listens again and goes on.
+struct Life {
+    const Daemon& daemon;
+    int lock_fd;
+    int epoll_fd;
+    UniqueFd& listener;
+    epoll_data_t listener_data; // the epoll data of the listening socket
+    std::chrono::milliseconds tick;
+    std::chrono::milliseconds linger;
+    std::function<void(const epoll_event&)> on_event;
+    std::function<bool()> on_tick;
+    std::function<bool()> still_needed;
+
+    // Returns once the daemon is no longer needed.
+    void serve();
+};
+
+// The daemon's process: start() (false when another daemon holds the lock),
+// then serve(); returns its exit status, logging an error as what.
+int run(const std::string& what, const std::function<bool()>& start, const std::function<void()>& serve);
+
+} // namespace cerberus::daemon

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: Apache-2.0
+// Which addresses of an answer the DNS gate admits into CERB_MAP_NAMES, with
+// which ports and until when: the pure rules (ranges that stay closed unless
+// the policy lists them, the TTL clamp, the union of ports) and the table of
+// what is admitted, which owns the map entries and their expiry.
+#pragma once
+
+#include "base/fd.hpp"
+#include "dns/dns_answers.hpp"
+#include "kernel/pinned_maps.hpp"
+#include "policy/policy.hpp"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace cerberus::dns {
+
+inline constexpr uint32_t min_ttl_seconds = 2; // an agent gets to connect after its lookup
+inline constexpr uint32_t max_ttl_seconds = 3600; // a name's old addresses do not stay open for days
+
+uint64_t clamp_ttl_ns(uint32_t ttl_seconds);
+
+// The non-public range holding the address (loopback, link-local, private,
+// CGNAT, unspecified, multicast, and the IPv4-mapped forms of IPv6 ones),
+// described for the trail ("private range 10.0.0.0/8"); nullopt when public.
+std::optional<std::string> reserved_range(const Address& address);
+
+// Why the address is not admitted, or nullopt: a reserved range, unless one
+// of the policy's networks covers the address.
+std::optional<std::string> refusal(const Address& address, const std::vector<policy::Cidr>& networks);
+
+// "1.2.3.4" for an IPv4-mapped address, "2001:db8::1" otherwise.
+std::string address_text(const Address& address);
+
+struct NameRule {
+    std::string pattern; // "api.example.com", "*.example.com"
+    std::vector<policy::PortRange> ports;
+};
+
+// The ports of every rule whose pattern matches the name, merged; empty when
+// none matches (the name is not allowed).
+std::vector<policy::PortRange> ports_for(const std::vector<NameRule>& rules, const std::string& name);
+
+// Ports as the programs read them. More ranges than fit keep the first ones:
+// fewer ports, never more.
+cerb_net_value net_value(const std::vector<policy::PortRange>& ports);
+std::vector<policy::PortRange> ranges_of(const cerb_net_value& value);
+
+// "443", "80,443", "8000-8100".
+std::string ports_text(const cerb_net_value& value);
+
+// What an address admitted for two names (or twice) carries: the union of
+// the ports and the later expiry.
+cerb_name_value merge(const cerb_name_value& live, const cerb_name_value& fresh);
+
+// One admitted address, as state shows it.
+struct Admitted {
+    std::string name;
+    Address address;
+    cerb_name_value value;
+};
+
+// The gate's table of CERB_MAP_NAMES: what it wrote, per container, with the
+// names that led to each address (for state), and their expiry.
+class AdmittedTable {
+public:
+    explicit AdmittedTable(UniqueFd map) : map_(std::move(map)) {}
+
+    // A restarted gate: every entry of the map, for the containers it serves
+    // (the others' entries are deleted); names come from the last snapshot.
+    void rebuild(const std::set<uint64_t>& cgroups, const std::map<uint64_t, std::vector<Admitted>>& snapshots);
+
+    // Writes (merged with a live entry) before the answer goes to the agent.
+    // Throws when the map refuses it (full).
+    void admit(uint64_t cgroup_id, const std::string& name, const Address& address, cerb_name_value value);
+
+    // Deletes the entries expired at now_ns; returns the containers that changed.
+    std::set<uint64_t> expire(uint64_t now_ns);
+
+    // Every entry of the container (delete, or a gone cgroup).
+    void forget(uint64_t cgroup_id);
+
+    std::vector<Admitted> of(uint64_t cgroup_id) const;
+
+private:
+    struct Entry {
+        std::set<std::string> names;
+        cerb_name_value value;
+    };
+    UniqueFd map_;
+    std::map<uint64_t, std::map<Address, Entry>> entries_;
+};
+
+// CLOCK_BOOTTIME, as bpf_ktime_get_boot_ns reads it.
+uint64_t boot_now_ns();
+
+} // namespace cerberus::dns

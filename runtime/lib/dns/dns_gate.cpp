@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "dns/dns_gate.hpp"
+
+#include "base/daemon.hpp"
+#include "base/error.hpp"
+#include "base/files.hpp"
+#include "dns/dns_gate_registry.hpp"
+
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+namespace cerberus::dns {
+
+std::vector<std::string> container_nameservers(int root_fd)
+{
+    open_how how{};
+    how.flags = O_RDONLY | O_CLOEXEC;
+    how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+    UniqueFd fd(static_cast<int>(syscall(SYS_openat2, root_fd, "etc/resolv.conf", &how, sizeof(how))));
+    std::string text;
+    if (fd) {
+        char buf[4096];
+        for (ssize_t n; (n = read(fd.get(), buf, sizeof(buf))) > 0 && text.size() < 65536;)
+            text.append(buf, static_cast<size_t>(n));
+    } else if (errno != ENOENT) {
+        throw_errno("reading the container's /etc/resolv.conf");
+    }
+    return nameservers_of(text);
+}
+
+void register_container(const std::string& id, uint64_t cgroup_id, const std::string& trail,
+                        const policy::Policy& policy, const std::vector<std::string>& nameservers)
+{
+    with_context("registering container " + id + " with the DNS gate", [&] {
+        write_registration(registration_of(id, cgroup_id, trail, policy, nameservers));
+        try {
+            std::string answer = daemon::ask(gate_daemon(), "serve " + std::to_string(cgroup_id), 10);
+            if (answer != "ok")
+                throw Error(answer, EIO);
+        } catch (const Error& e) {
+            forget_container(cgroup_id);
+            throw Error(std::string(e.what()) + " (the gate's log: " + gate_daemon().path(".log") + ")", e.errnum());
+        }
+    });
+}
+
+void forget_container(uint64_t cgroup_id) noexcept
+{
+    try {
+        if (!files::exists(registration_path(cgroup_id)))
+            return;
+        if (auto answer = daemon::ask_running(gate_daemon(), "forget " + std::to_string(cgroup_id), 10);
+            answer && *answer != "ok")
+            spdlog::warn("the DNS gate, forgetting cgroup {}: {}", cgroup_id, *answer);
+        remove_registration(cgroup_id);
+    } catch (const Error& e) {
+        spdlog::warn("unregistering cgroup {} from the DNS gate: {}", cgroup_id, e.what());
+    }
+}
+
+void restart_if_needed() noexcept
+{
+    try {
+        if (!files::list_dir(std::string(run_dir) + "/containers").empty())
+            daemon::ensure_running(gate_daemon());
+    } catch (const Error& e) {
+        spdlog::warn("restarting the DNS gate: {}", e.what());
+    }
+}
+
+std::optional<nlohmann::json> admitted(uint64_t cgroup_id)
+{
+    if (!files::exists(registration_path(cgroup_id)))
+        return std::nullopt;
+    nlohmann::json list = read_admitted_json(cgroup_id);
+    for (auto& entry : list)
+        entry.erase("expires_ns"); // the gate's own, for its restart
+    return list;
+}
+
+} // namespace cerberus::dns

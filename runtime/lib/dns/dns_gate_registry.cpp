@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "dns/dns_gate_registry.hpp"
+
+#include "base/error.hpp"
+#include "base/files.hpp"
+
+#include <arpa/inet.h>
+#include <sys/socket.h>
+
+#include <spdlog/spdlog.h>
+
+#include <ctime>
+#include <sstream>
+
+namespace cerberus::dns {
+namespace {
+
+std::string rfc3339_seconds(int64_t wall_seconds)
+{
+    time_t t = static_cast<time_t>(wall_seconds);
+    tm utc{};
+    gmtime_r(&t, &utc);
+    char text[32];
+    strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &utc);
+    return text;
+}
+
+} // namespace
+
+daemon::Daemon gate_daemon()
+{
+    return {run_dir, "gate", "dns-gate", "the DNS gate"};
+}
+
+Registration registration_of(const std::string& id, uint64_t cgroup_id, const std::string& trail,
+                             const policy::Policy& policy, std::vector<std::string> nameservers)
+{
+    Registration registration{id, cgroup_id, trail, policy.mode == policy::Mode::audit, {}, {}, std::move(nameservers)};
+    for (const auto& rule : policy.allowed_hosts.value_or(std::vector<policy::HostRule>{})) {
+        if (!rule.host_name.empty())
+            registration.names.push_back({rule.host_name, {rule.ports}});
+        else if (rule.network)
+            registration.networks.push_back(rule.text);
+    }
+    return registration;
+}
+
+std::vector<std::string> nameservers_of(const std::string& resolv_conf)
+{
+    std::vector<std::string> servers;
+    std::istringstream lines(resolv_conf);
+    for (std::string line; std::getline(lines, line) && servers.size() < 3;) {
+        std::istringstream words(line);
+        std::string keyword, address;
+        if (!(words >> keyword >> address) || keyword != "nameserver")
+            continue;
+        std::string text = address.find(':') != std::string::npos ? "[" + address + "]:53" : address + ":53";
+        if (parse_endpoint(text))
+            servers.push_back(text);
+        else
+            spdlog::warn("resolv.conf: nameserver {} is not an address the DNS gate can reach; skipped", address);
+    }
+    if (servers.empty())
+        servers.push_back("127.0.0.1:53");
+    return servers;
+}
+
+std::optional<Endpoint> parse_endpoint(const std::string& text)
+{
+    size_t colon = text.rfind(':');
+    if (colon == std::string::npos || colon + 1 >= text.size())
+        return std::nullopt;
+    std::string host = text.substr(0, colon);
+    Endpoint endpoint;
+    if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+        endpoint.family = AF_INET6;
+        host = host.substr(1, host.size() - 2);
+    } else {
+        endpoint.family = AF_INET;
+    }
+    if (inet_pton(endpoint.family, host.c_str(), endpoint.addr.data()) != 1)
+        return std::nullopt;
+    try {
+        size_t used = 0;
+        unsigned long port = std::stoul(text.substr(colon + 1), &used);
+        if (used != text.size() - colon - 1 || port == 0 || port > 65535)
+            return std::nullopt;
+        endpoint.port = static_cast<uint16_t>(port);
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+    return endpoint;
+}
+
+nlohmann::json to_json(const Registration& registration)
+{
+    nlohmann::json names = nlohmann::json::array();
+    for (const auto& rule : registration.names) {
+        nlohmann::json ports = nlohmann::json::array();
+        for (const auto& range : rule.ports)
+            ports.push_back({range.first, range.last});
+        names.push_back({{"name", rule.pattern}, {"ports", ports}});
+    }
+    return {{"id", registration.id},
+            {"cgroup_id", registration.cgroup_id},
+            {"trail", registration.trail},
+            {"mode", registration.audit ? "audit" : "enforce"},
+            {"names", names},
+            {"networks", registration.networks},
+            {"nameservers", registration.nameservers}};
+}
+
+Registration registration_from_json(const nlohmann::json& j)
+{
+    Registration registration;
+    registration.id = j.at("id").get<std::string>();
+    registration.cgroup_id = j.at("cgroup_id").get<uint64_t>();
+    registration.trail = j.at("trail").get<std::string>();
+    registration.audit = j.at("mode").get<std::string>() == "audit";
+    for (const auto& name : j.at("names")) {
+        NameRule rule{name.at("name").get<std::string>(), {}};
+        for (const auto& range : name.at("ports"))
+            rule.ports.push_back({range.at(0).get<uint16_t>(), range.at(1).get<uint16_t>()});
+        registration.names.push_back(std::move(rule));
+    }
+    registration.networks = j.at("networks").get<std::vector<std::string>>();
+    registration.nameservers = j.at("nameservers").get<std::vector<std::string>>();
+    return registration;
+}
+
+std::vector<policy::Cidr> networks_of(const Registration& registration)
+{
+    std::vector<policy::Cidr> networks;
+    for (size_t i = 0; i < registration.networks.size(); ++i)
+        if (auto rule = policy::parse_host_rule(registration.networks[i], "networks[" + std::to_string(i) + "]");
+            rule.network)
+            networks.push_back(*rule.network);
+    return networks;
+}
+
+std::string registration_path(uint64_t cgroup_id)
+{
+    return std::string(run_dir) + "/containers/" + std::to_string(cgroup_id) + ".json";
+}
+
+std::string admitted_path(uint64_t cgroup_id)
+{
+    return std::string(run_dir) + "/admitted/" + std::to_string(cgroup_id) + ".json";
+}
+
+void write_registration(const Registration& registration)
+{
+    files::make_dirs(std::string(run_dir) + "/containers", 0700);
+    files::write_file_atomic(registration_path(registration.cgroup_id), to_json(registration).dump() + "\n", 0600);
+}
+
+std::vector<Registration> read_registrations()
+{
+    std::vector<Registration> registrations;
+    std::string dir = std::string(run_dir) + "/containers";
+    for (const auto& entry : files::list_dir(dir)) {
+        if (entry.name.size() < 6 || entry.name.compare(entry.name.size() - 5, 5, ".json") != 0)
+            continue; // write_file_atomic's temporary files
+        try {
+            registrations.push_back(registration_from_json(nlohmann::json::parse(files::read_file(dir + "/" + entry.name))));
+        } catch (const std::exception& e) {
+            spdlog::warn("{}/{}: {}; skipped", dir, entry.name, e.what());
+        }
+    }
+    return registrations;
+}
+
+void remove_registration(uint64_t cgroup_id)
+{
+    for (const auto& path : {registration_path(cgroup_id), admitted_path(cgroup_id)})
+        if (unlink(path.c_str()) < 0 && errno != ENOENT)
+            throw_errno("removing " + path);
+}
+
+nlohmann::json admitted_json(const std::vector<Admitted>& admitted)
+{
+    timespec wall{};
+    clock_gettime(CLOCK_REALTIME, &wall);
+    int64_t boot_now = static_cast<int64_t>(boot_now_ns());
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& entry : admitted) {
+        int64_t left_s = (static_cast<int64_t>(entry.value.expires_ns) - boot_now) / 1000000000;
+        list.push_back({{"name", entry.name},
+                        {"address", address_text(entry.address)},
+                        {"ports", ports_text(entry.value.ports)},
+                        {"expires", rfc3339_seconds(wall.tv_sec + left_s)},
+                        {"expires_ns", entry.value.expires_ns}});
+    }
+    return list;
+}
+
+void write_admitted(uint64_t cgroup_id, const std::vector<Admitted>& admitted)
+{
+    files::make_dirs(std::string(run_dir) + "/admitted", 0700);
+    files::write_file_atomic(admitted_path(cgroup_id), admitted_json(admitted).dump() + "\n", 0600);
+}
+
+nlohmann::json read_admitted_json(uint64_t cgroup_id)
+{
+    auto text = files::read_file_if_exists(admitted_path(cgroup_id));
+    if (!text)
+        return nlohmann::json::array();
+    auto j = nlohmann::json::parse(*text, nullptr, false);
+    return j.is_array() ? j : nlohmann::json::array();
+}
+
+std::vector<Admitted> read_admitted(uint64_t cgroup_id)
+{
+    std::vector<Admitted> admitted;
+    for (const auto& entry : read_admitted_json(cgroup_id)) {
+        try {
+            Admitted one{entry.at("name").get<std::string>(), {}, {}};
+            auto endpoint = parse_endpoint(entry.at("address").get<std::string>().find(':') != std::string::npos
+                                               ? "[" + entry.at("address").get<std::string>() + "]:1"
+                                               : entry.at("address").get<std::string>() + ":1");
+            if (!endpoint)
+                continue;
+            if (endpoint->family == AF_INET) {
+                one.address[10] = one.address[11] = 0xff;
+                std::copy_n(endpoint->addr.begin(), 4, one.address.begin() + 12);
+            } else {
+                one.address = endpoint->addr;
+            }
+            admitted.push_back(one);
+        } catch (const std::exception&) {
+        }
+    }
+    return admitted;
+}
+
+} // namespace cerberus::dns

@@ -1,0 +1,40 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+# The DNS gate against dnsmasq in a container's network namespace, alone
+# (`cerberus dns-gate`) and in a policed container's lifecycle: see
+# dns_gate.sh. The policy case with the kernel's steering is
+# tests/vm/cases/policy_dns.sh.
+
+load helpers
+
+setup() {
+    [ "$(id -u)" -eq 0 ] || skip "needs root"
+    for tool in dig dnsmasq bpftool nsenter python3; do
+        command -v "$tool" >/dev/null || skip "needs $tool"
+    done
+    setup_bundle
+    set_args sleep 300
+    ln -sf busybox "$BUNDLE/rootfs/bin/nslookup"
+}
+
+run_script() {
+    run env CERBERUS="$CERBERUS" ROOT="$ROOT" BUNDLE="$BUNDLE" ID="$ID" WORK="$BATS_TEST_TMPDIR" \
+        unshare -m "$BATS_TEST_DIRNAME/dns_gate.sh" "$1"
+    echo "$output"
+    [ "$status" -eq 0 ]
+}
+
+teardown() {
+    teardown_bundle
+    rmdir /run/cerberus-dns 2>/dev/null || true # the script's mount point; a real gate's files keep it
+}
+
+@test "dns gate: allowed names answered and admitted, others REFUSED, private answers kept out, forget" {
+    run_script gate
+}
+
+@test "dns gate: a policy with names is served from create to delete (landlock backend)" {
+    "$CERBERUS" check | grep -q '^  landlock  usable' || skip "this host cannot run the landlock backend"
+    edit_config '.annotations["io.cerberus.policy"] = "{\"allowed_hosts\":[\"allowed.example:443\"]}"'
+    run_script lifecycle
+}
