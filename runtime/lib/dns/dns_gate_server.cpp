@@ -18,6 +18,7 @@
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <spdlog/spdlog.h>
@@ -90,6 +91,7 @@ struct Container {
     std::vector<policy::Cidr> networks;
     std::vector<Endpoint> nameservers;
     UniqueFd netns;
+    ino_t netns_inode = 0;
     std::vector<UniqueFd> sockets; // listening and upstream; closed with the container
     int upstream4 = -1, upstream6 = -1;
     std::vector<uint64_t> watches;
@@ -285,6 +287,17 @@ void Gate::add(Registration registration)
             container.nameservers.push_back(*endpoint);
     container.registration = std::move(registration);
     container.netns = netns_of_cgroup(cgroup2_, cgroup_id);
+    struct stat netns_stat{};
+    check(fstat(container.netns.get(), &netns_stat), "fstat of the container's network namespace");
+    container.netns_inode = netns_stat.st_ino;
+    // The gate's address is the same in every namespace, and a query carries no sign of whose container
+    // sent it: one container with names per namespace.
+    for (const auto& [other_id, other] : containers_)
+        if (other.netns_inode == netns_stat.st_ino && other_id != cgroup_id)
+            throw Error("network namespace net:[" + std::to_string(netns_stat.st_ino) + "] is served for " +
+                            other.registration.id +
+                            " already: the DNS gate serves one container with host names per network namespace",
+                        EBUSY);
     UniqueFd udp4, tcp4, udp6, tcp6, up4, up6;
     in_netns(container.netns.get(), [&] {
         udp4 = gate_socket(AF_INET, SOCK_DGRAM);
