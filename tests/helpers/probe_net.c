@@ -230,28 +230,6 @@ static int udp_exchange(const char* host, int port, const char* how)
     return 0;
 }
 
-/* Answers COUNT datagrams at HOST:PORT with their own bytes (the test's
- * stand-in for the gate's socket, run in the container's network namespace
- * from outside its cgroup); prints "listening" once bound. */
-static int udp_echo(const char* host, int port, int count)
-{
-    struct sockaddr_storage ss, from;
-    socklen_t length = make_addr(host, port, &ss);
-    int fd = socket(ss.ss_family, SOCK_DGRAM, 0);
-    if (fd < 0 || bind(fd, (struct sockaddr*)&ss, length) < 0)
-        return report(-1);
-    printf("listening\n");
-    fflush(stdout);
-    for (int i = 0; i < count; i++) {
-        char buffer[512];
-        socklen_t from_length = sizeof from;
-        ssize_t n = recvfrom(fd, buffer, sizeof buffer, 0, (struct sockaddr*)&from, &from_length);
-        if (n < 0 || sendto(fd, buffer, (size_t)n, 0, (struct sockaddr*)&from, from_length) < 0)
-            return report(-1);
-    }
-    return 0;
-}
-
 static int family_of(const char* name)
 {
     return !strcmp(name, "inet6") ? AF_INET6 : AF_INET;
@@ -283,8 +261,6 @@ int probe_net(int argc, char** argv)
         return bind_to(argv[2], argv[3], atoi(argv[4]));
     if (!strcmp(cmd, "udp-exchange") && argc > 4) /* udp-exchange HOST PORT connect|sendto */
         return udp_exchange(argv[2], atoi(argv[3]), argv[4]);
-    if (!strcmp(cmd, "udp-echo") && argc > 4) /* udp-echo HOST PORT COUNT */
-        return udp_echo(argv[2], atoi(argv[3]), atoi(argv[4]));
     if (!strcmp(cmd, "socket") && argc > 4) /* socket inet|inet6 stream|dgram|seqpacket PROTOCOL */
         return report(socket(family_of(argv[2]), type_of(argv[3]), atoi(argv[4])));
     return -1;

@@ -34,3 +34,5 @@ run_case() {
 @test "policy nesting on landlock" { run_case nesting; }
 @test "policy exec into a running container on landlock" { run_case exec_into; }
 @test "policy learn on landlock" { run_case learn; }
+@test "policy DNS steering on landlock" { run_case dns_steer; }
+@test "policy DNS gate on landlock" { run_case dns; }

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Agent policy, host names (issue 17), the kernel's half: under a policy that names hosts every DNS query
 # (TCP or UDP to port 53, any address, IPv4, IPv6, IPv4-mapped) is steered to the gate's address in the
-# container's own network namespace, whose answers get back the source the query named; no socket of the
-# container may bind port 53; an address the gate admitted (a cerb_names entry, written here by hand) is
+# container's own network namespace (the gate's answers and their source are policy_dns.sh's); no socket
+# of the container may bind port 53; an address the gate admitted (a cerb_names entry, written here by hand) is
 # reachable on its ports until it expires, and no entry outlives the container. A policy with names needs
 # a network namespace of the container's own. Each refusal has its control beside it.
 # vm-timeout: 300
@@ -18,16 +18,17 @@ plain='{"allowed_hosts": ["192.0.2.0/24:443"]}'
 
 policy_run() { net_policy_run "$bundle" "$@"; }
 
-# expect_steered CHECK WANT_ALONE POLICY ARG...: the query was sent to the gate's address, not refused: with
-# nothing listening there the kernel says WANT_ALONE (ECONNREFUSED on a connected socket, EAGAIN when no
-# answer comes); when a DNS gate holds the address its answer comes back from the address the query named.
+# expect_steered CHECK POLICY ARG...: the query was sent to the gate's address in the container's
+# own network namespace, not refused (EPERM) and not sent where it named (that namespace has no route:
+# ENETUNREACH). The gate holds the address and ignores what is not a DNS query (EAGAIN when the probe waits
+# for an answer, ok for a TCP connect); policy_dns.sh checks its answers.
 expect_steered() {
-    check="$1" alone="$2"
-    shift 2
+    check="$1"
+    shift
     vm_run policy_run "$@"
     case "$VM_STDOUT" in
-    *"$alone"* | from=203.0.113.53:53 | from=::ffff:203.0.113.53:53 | from=2001:db8::53:53) vm_ok "$check" ;;
-    *) vm_fail "$check" "expected $alone or an answer from the address asked; $(vm__said)" ;;
+    *EPERM* | *ENETUNREACH* | "") vm_fail "$check" "expected the query steered to the gate; $(vm__said)" ;;
+    *) vm_ok "$check" ;;
     esac
 }
 
@@ -37,20 +38,20 @@ vm_expect_errno "names: binding TCP [::]:53 refused" EPERM policy_run "$names" $
 vm_expect_output "names: binding UDP port 5353 works" ok policy_run "$names" $p bind udp 0.0.0.0 5353
 vm_expect_output "no names: binding UDP port 53 works" ok policy_run "$plain" $p bind udp 0.0.0.0 53
 vm_expect_output "names, audit mode: binding UDP port 53 not refused" ok \
-    policy_run '{"mode": "audit", "allowed_hosts": ["api.example.org:443"]}' $p bind udp 0.0.0.0 53
+    policy_run '{"mode": "audit", "allowed_hosts": ["api.example.org:443"]}' $p bind udp 127.0.0.1 53
 
 # Queries to a resolver the policy does not list are steered, not refused; other ports are refused.
-expect_steered "names: UDP query by connect steered" ECONNREFUSED "$names" $p udp-exchange 203.0.113.53 53 connect
-expect_steered "names: UDP query by sendto steered" EAGAIN "$names" $p udp-exchange 203.0.113.53 53 sendto
-expect_steered "names: v4-mapped UDP query steered" ECONNREFUSED "$names" $p udp-exchange ::ffff:203.0.113.53 53 connect
-expect_steered "names: TCP query steered" ECONNREFUSED "$names" $p connect tcp 203.0.113.53 53
+expect_steered "names: UDP query by connect steered" "$names" $p udp-exchange 203.0.113.53 53 connect
+expect_steered "names: UDP query by sendto steered" "$names" $p udp-exchange 203.0.113.53 53 sendto
+expect_steered "names: v4-mapped UDP query steered" "$names" $p udp-exchange ::ffff:203.0.113.53 53 connect
+expect_steered "names: TCP query steered" "$names" $p connect tcp 203.0.113.53 53
 vm_expect_errno "names: UDP to port 54 refused" EPERM policy_run "$names" $p udp-exchange 203.0.113.53 54 connect
 vm_expect_errno "names: sendto port 54 refused" EPERM policy_run "$names" $p udp-exchange 203.0.113.53 54 sendto
 vm_expect_errno "names: TCP to port 54 refused" EPERM policy_run "$names" $p connect tcp 203.0.113.53 54
 vm_expect_errno "no names: UDP query to an unlisted resolver refused" EPERM \
     policy_run "$plain" $p udp-exchange 203.0.113.53 53 connect
 if policy_run "$names" cat /proc/net/if_inet6 2>/dev/null | grep -q '^0*1 '; then
-    expect_steered "names: IPv6 UDP query steered" ECONNREFUSED "$names" $p udp-exchange 2001:db8::53 53 connect
+    expect_steered "names: IPv6 UDP query steered" "$names" $p udp-exchange 2001:db8::53 53 connect
     vm_expect_errno "names: IPv6 UDP to port 54 refused" EPERM policy_run "$names" $p udp-exchange 2001:db8::53 54 connect
 else
     vm_skip "names: IPv6 UDP query steered" "the container's loopback has no ::1"
@@ -65,31 +66,6 @@ run_created() {
         sleep 0.1
     done
 }
-
-# The answer of whatever listens at the gate's address comes back from the address the query named
-# (a UDP echo stands in for the gate, in the container's network namespace, outside its cgroup).
-policy_bundle "$bundle" "$names" sh -c \
-    "$p udp-exchange 203.0.113.53 53 sendto; $p udp-exchange ::ffff:203.0.113.53 53 connect" || exit 0
-bundle_edit "$bundle" '.process.capabilities[] += ["CAP_NET_RAW"]'
-cerberus create --bundle "$bundle" dns-echo >/tmp/dns-echo.out 2>&1 || vm_fail "create dns-echo" "exit $?"
-pid="$(cerberus state dns-echo | jq -r .pid)"
-timeout 20 nsenter --net="/proc/$pid/ns/net" cerberus-probe udp-echo 127.53.0.1 53 2 >/tmp/dns-echo.server 2>&1 &
-echo_pid=$!
-tries=0
-while ! grep -q -e listening -e errno /tmp/dns-echo.server && [ "$tries" -lt 50 ]; do
-    tries=$((tries + 1))
-    sleep 0.1
-done
-if grep -q EADDRINUSE /tmp/dns-echo.server; then
-    vm_skip "answers come from the address asked" "a DNS gate holds 127.53.0.1:53 (its own case tests its answers)"
-else
-    run_created dns-echo
-    vm_expect_output "answers come from the address asked" \
-        "$(printf 'from=203.0.113.53:53\nfrom=::ffff:203.0.113.53:53')" cat /tmp/dns-echo.out
-fi
-kill "$echo_pid" 2>/dev/null
-wait "$echo_pid" 2>/dev/null
-cerberus delete --force dns-echo >/dev/null 2>&1
 
 # le_bytes VALUE N: VALUE as N little-endian bytes, in bpftool's hex words.
 le_bytes() {
