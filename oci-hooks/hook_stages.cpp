@@ -110,6 +110,13 @@ void police(const RuntimeOptions& rt, const ContainerState& state)
     with_context(config + ": a hook cannot change the container's config", [&] {
         policy::require_policy_applied(*policy, spec);
     });
+    // Names resolve only through the DNS gate, which the runtime serves the container from create on.
+    for (size_t i = 0; policy->allowed_hosts && i < policy->allowed_hosts->size(); ++i)
+        if (!(*policy->allowed_hosts)[i].host_name.empty())
+            throw Error(config + ": policy.allowed_hosts[" + std::to_string(i) + "]: host names need the " +
+                            "cerberus runtime, which runs the DNS gate (the OCI hook does not); list addresses " +
+                            "instead, or run the container with the cerberus runtime",
+                        EINVAL);
     // Where the container is goes first: without a cgroup of its own nothing
     // can be keyed to it, whatever the kernel offers.
     OwnCgroup cgroup = container_cgroup(state.pid);

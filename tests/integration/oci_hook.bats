@@ -61,6 +61,21 @@ runc_run() {
     [ -z "$(ls -A "$HOOK_ROOT" 2>/dev/null)" ]
 }
 
+@test "oci hook: host names, which need the runtime's DNS gate, are refused, the entry named" {
+    edit_config '.annotations = {"io.cerberus.policy": "{\"allowed_hosts\": [\"192.0.2.1:443\", \"api.example.org:443\"]}"}'
+    runc_run echo never
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"policy.allowed_hosts[1]: host names need the cerberus runtime"* ]]
+    [[ "$output" != *never* ]]
+    [ -z "$(ls -A "$HOOK_ROOT" 2>/dev/null)" ]
+    # Control: the same policy without the name runs (or, where this kernel refuses the BPF LSM, is
+    # refused for that, not for a name).
+    edit_config '.annotations = {"io.cerberus.policy": "{\"allowed_hosts\": [\"192.0.2.1:443\"]}"}'
+    runc_run echo ran
+    [[ "$output" != *"host names need"* ]]
+    [[ "$output" == *ran* || "$output" == *"refusing to run the container unprotected"* ]]
+}
+
 @test "oci hook: a config the hook cannot change is refused: noNewPrivileges, then forbidden caps" {
     edit_config '.process.noNewPrivileges = false | .annotations = {"io.cerberus.policy": "{\"forbidden_caps\": [\"CAP_KILL\"]}"}'
     runc_run echo never
