@@ -193,9 +193,11 @@ void AdmittedTable::rebuild(const std::set<uint64_t>& cgroups,
         bpf_map_delete_elem(map_.get(), &gone);
 }
 
-void AdmittedTable::admit(uint64_t cgroup_id, const std::string& name, const Address& address, cerb_name_value value)
+bool AdmittedTable::admit(uint64_t cgroup_id, const std::string& name, const Address& address, cerb_name_value value)
 {
-    Entry& entry = entries_[cgroup_id][address];
+    auto& addresses = entries_[cgroup_id];
+    bool fresh = !addresses.count(address);
+    Entry& entry = addresses[address];
     // The map is the truth (delete or another gate may have changed it): merge with what it holds.
     cerb_name_key key{.cgroup_id = cgroup_id, .addr = {}};
     std::memcpy(key.addr, address.data(), sizeof(key.addr));
@@ -204,8 +206,10 @@ void AdmittedTable::admit(uint64_t cgroup_id, const std::string& name, const Add
         value = merge(live, value);
     check(bpf_map_update_elem(map_.get(), &key, &value, BPF_ANY),
           "admitting " + address_text(address) + " for " + name + " in " + kernel::names_map.name);
+    bool new_ports = std::memcmp(&entry.value.ports, &value.ports, sizeof(value.ports)) != 0;
     entry.value = value;
-    entry.names.insert(name);
+    bool new_name = entry.names.insert(name).second;
+    return fresh || new_ports || new_name;
 }
 
 std::set<uint64_t> AdmittedTable::expire(uint64_t now_ns)

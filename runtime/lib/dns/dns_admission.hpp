@@ -76,7 +76,9 @@ public:
 
     // Writes (merged with a live entry) before the answer goes to the agent.
     // Throws when the map refuses it (full).
-    void admit(uint64_t cgroup_id, const std::string& name, const Address& address, cerb_name_value value);
+    // Returns whether what state shows of the container changed other than an expiry (a new address, name
+    // or port), for the snapshot.
+    bool admit(uint64_t cgroup_id, const std::string& name, const Address& address, cerb_name_value value);
 
     // Deletes the entries expired at now_ns; returns the containers that changed.
     std::set<uint64_t> expire(uint64_t now_ns);

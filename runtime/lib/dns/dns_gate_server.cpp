@@ -27,6 +27,7 @@
 #include <cstring>
 #include <map>
 #include <set>
+#include <utility>
 #include <vector>
 
 namespace cerberus::dns {
@@ -208,6 +209,7 @@ private:
     std::string cgroup2_;
     std::optional<AdmittedTable> table_;
     std::map<uint64_t, Container> containers_;
+    std::set<uint64_t> stale_expiries_; // containers whose snapshot shows an earlier expiry than the map
     std::map<uint64_t, Watch> watches_;
     std::map<uint64_t, Pending> pending_;
     std::map<std::pair<uint64_t, uint16_t>, uint64_t> by_gate_id_; // UDP: (cgroup, id) -> pending
@@ -650,8 +652,10 @@ void Gate::admit(Container& container, const Pending& pending, const Answer& ans
         value.expires_ns = now + clamp_ttl_ns(record.ttl);
         value.ports = net_value(pending.ports);
         try {
-            table_->admit(cgroup_id, pending.question.name, record.address, value);
-            changed = true;
+            if (table_->admit(cgroup_id, pending.question.name, record.address, value))
+                changed = true;
+            else
+                stale_expiries_.insert(cgroup_id); // shown at the next tick: a file per answer would cost each query
         } catch (const Error& e) {
             spdlog::warn("cgroup {}: {}", cgroup_id, e.what()); // the agent gets the answer but cannot connect
         }
@@ -695,7 +699,10 @@ void Gate::on_tick()
 {
     auto now = Clock::now();
     for (uint64_t cgroup_id : table_->expire(boot_now_ns()))
-        write_snapshot(cgroup_id);
+        stale_expiries_.insert(cgroup_id);
+    for (uint64_t cgroup_id : std::exchange(stale_expiries_, {}))
+        if (containers_.count(cgroup_id))
+            write_snapshot(cgroup_id);
     std::vector<uint64_t> late;
     for (auto& [id, pending] : pending_)
         if (pending.deadline <= now)

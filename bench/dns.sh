@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The DNS gate's cost on this host, natively, all in one run so every ratio compares like with like:
+#   query latency through the gate (a container whose policy names hosts, its queries steered to the gate,
+#   which forwards to the resolver) vs straight to the resolver (a container without a policy, same resolver);
+#   connect latency to an address admitted by a name's answer vs the same address listed as an IP rule (the
+#   same kernel check: one more map lookup);
+#   the gate's memory (VmRSS) per container served and per thousand names resolved and admitted.
+# The resolver is dnsmasq in a network namespace this script makes; names answer with a 600 s TTL.
+# usage: bench/dns.sh BUILD_DIR [--queries N] [--connects N] [--containers N] [--names N]
+set -euo pipefail
+export LC_ALL=C.UTF-8
+
+build=$(cd "${1:?usage: dns.sh BUILD_DIR [--queries N] [--connects N] [--containers N] [--names N]}" && pwd)
+shift
+queries=2000
+connects=20000
+containers=20
+names=1000
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --queries) queries=$2; shift 2 ;;
+    --connects) connects=$2; shift 2 ;;
+    --containers) containers=$2; shift 2 ;;
+    --names) names=$2; shift 2 ;;
+    *) echo "dns.sh: unknown argument $1" >&2; exit 2 ;;
+    esac
+done
+[ "$(id -u)" = 0 ] || { echo "dns.sh: must run as root" >&2; exit 1; }
+command -v dnsmasq >/dev/null || { echo "dns.sh: needs dnsmasq (scripts/install-deps.sh)" >&2; exit 1; }
+
+work=$(mktemp -d /tmp/cerbench-dns.XXXXXX)
+cerberus="$build/cerberus --root $work/state --audit-dir $work/audit"
+resolver=192.0.2.53
+holder=
+dnsmasq=
+cleanup() {
+    set +e
+    local id
+    for id in $($cerberus list -q 2>/dev/null); do $cerberus delete --force "$id" >/dev/null 2>&1; done
+    [ -z "$dnsmasq" ] || kill "$dnsmasq"
+    [ -z "$holder" ] || kill "$holder"
+    wait 2>/dev/null
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+unshare -n sleep 100000 &
+holder=$!
+netns=/proc/$holder/ns/net
+sleep 0.2
+nsenter --net="$netns" ip link set lo up
+nsenter --net="$netns" ip addr add "$resolver/32" dev lo
+{
+    echo "198.51.100.1 svc.test"
+    for i in $(seq 1 "$names"); do echo "198.18.$((i / 256)).$((i % 256)) n$i.bulk.test"; done
+} >"$work/hosts"
+nsenter --net="$netns" dnsmasq --keep-in-foreground --conf-file=/dev/null --no-resolv --no-hosts \
+    --addn-hosts="$work/hosts" --listen-address="$resolver" --bind-interfaces --local-ttl=600 \
+    --user=root --group=root --pid-file="$work/dnsmasq.pid" --log-facility="$work/dnsmasq.log" &
+dnsmasq=$!
+sleep 0.5
+
+rootfs="$work/rootfs"
+mkdir -p "$rootfs/bin" "$rootfs/proc" "$rootfs/dev" "$rootfs/etc" "$rootfs/tmp"
+cp "$(command -v busybox)" "$rootfs/bin/busybox"
+ln -s busybox "$rootfs/bin/sh"
+ln -s busybox "$rootfs/bin/sleep"
+cp "$build/cerberus-probe" "$rootfs/bin/probe"
+echo "nameserver $resolver" >"$rootfs/etc/resolv.conf"
+
+# start ID POLICY|"" [shared]: a sleeping container, in the resolver's network namespace with "shared",
+# else in one of its own.
+start() {
+    local bundle="$work/bundle-$1"
+    mkdir -p "$bundle"
+    ln -sfn "$rootfs" "$bundle/rootfs"
+    (cd "$bundle" && $cerberus spec >/dev/null)
+    jq --arg p "$2" --arg ns "$([ "${3:-}" = shared ] && echo "$netns")" '
+        .process.terminal = false | .process.args = ["sleep", "100000"] |
+        (if $p == "" then . else .annotations["io.cerberus.policy"] = $p end) |
+        (if $ns == "" then . else
+            .linux.namespaces = [.linux.namespaces[] | if .type == "network" then .path = $ns else . end] end)' \
+        "$bundle/config.json" >"$bundle/config.json.new"
+    mv "$bundle/config.json.new" "$bundle/config.json"
+    $cerberus run -d --bundle "$bundle" "$1" </dev/null
+}
+
+# ns_per_op ID PROBE-ARGS...: the probe's loop in the container; fails when any iteration failed other
+# than as expected (connect loops reach no host: ENETUNREACH is their expected end).
+ns_per_op() {
+    local id=$1 out
+    shift
+    out=$($cerberus exec "$id" /bin/probe "$@")
+    case "$out" in
+    *"failed=0 "* | *"last_error=ENETUNREACH"*) ;;
+    *) echo "dns.sh: $id: probe $*: $out" >&2; exit 1 ;;
+    esac
+    sed -n 's/^ns_per_op=\([0-9]*\).*/\1/p' <<<"$out"
+}
+
+gate_rss_kb() {
+    local pid
+    pid=$(head -n1 "/run/cerberus-dns/$layout/gate.lock" | tr -dc 0-9)
+    awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status"
+}
+
+layout=$($build/cerberus check | sed -n 's|^pin dir: *[^ ]*/\([0-9a-f]*\) .*|\1|p')
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+
+bulk_policy=$(jq -cn --argjson n "$names" \
+    '{allowed_hosts: (["svc.test:80"] + [range(1; $n + 1) | "n\(.).bulk.test:80"])}')
+start direct "" shared
+start gated "$bulk_policy" shared
+start by-ip '{"allowed_hosts": ["198.51.100.1:80"]}' shared
+
+direct_ns=$(ns_per_op direct loop-dns "$queries" svc.test "$resolver")
+gated_ns=$(ns_per_op gated loop-dns "$queries" svc.test "$resolver")
+by_ip_ns=$(ns_per_op by-ip loop-connect "$connects" 198.51.100.1 80)
+by_name_ns=$(ns_per_op gated loop-connect "$connects" 198.51.100.1 80)
+
+rss_one=$(gate_rss_kb)
+ns_per_op gated loop-dns "$names" "n%d.bulk.test" "$resolver" >/dev/null
+rss_names=$(gate_rss_kb)
+for i in $(seq 1 "$containers"); do start "extra-$i" '{"allowed_hosts": ["svc.test:80"]}'; done
+rss_more=$(gate_rss_kb)
+
+printf '%-58s %12s %12s %7s\n' measurement gate baseline ratio
+printf '%-58s %12s %12s %7s\n' "query latency, ns (through the gate / straight)" "$gated_ns" "$direct_ns" \
+    "$(ratio "$gated_ns" "$direct_ns")"
+printf '%-58s %12s %12s %7s\n' "connect latency, ns (admitted by a name / an IP rule)" "$by_name_ns" "$by_ip_ns" \
+    "$(ratio "$by_name_ns" "$by_ip_ns")"
+printf '%-58s %12s\n' "gate VmRSS, kB, serving 1 container" "$rss_one"
+printf '%-58s %12s\n' "per $names names resolved and admitted, kB" "$((rss_names - rss_one))"
+printf '%-58s %12s\n' "per container served, kB (over $containers more)" "$(((rss_more - rss_names) / containers))"
