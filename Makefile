@@ -4,7 +4,7 @@ BUILD ?= build
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
 
-.PHONY: all build deps test unit fuzz integration vm vm-systemd conformance bench bench-policy bench-compile demo install uninstall clean
+.PHONY: all build deps test unit fuzz integration vm vm-systemd conformance bench bench-policy bench-dns bench-compile demo install uninstall clean
 
 all: build
 
@@ -58,6 +58,9 @@ bench-policy: build
 	bench/policy.sh --build $(BUILD)
 
 # CPU time to compile and narrow large allowed_hosts lists (bench/policy_compile.cpp).
+bench-dns: build
+	bench/dns.sh $(BUILD)
+
 bench-compile: build
 	$(BUILD)/cerberus-bench-compile 2048 16384 65536
 
