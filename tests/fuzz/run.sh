@@ -24,7 +24,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 [[ $seconds =~ ^[1-9][0-9]*$ ]] || { echo "fuzz: --seconds expects a positive number" >&2; exit 2; }
-[ ${#targets[@]} -gt 0 ] || targets=(config policy lock_policy trail audit_record)
+[ ${#targets[@]} -gt 0 ] || targets=(config policy lock_policy trail audit_record dns)
 
 start=$(date +%s)
 if ! CC=clang CXX=clang++ cmake -S "$repo" -B "$build" -DCERBERUS_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null ||

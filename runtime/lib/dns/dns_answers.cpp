@@ -28,7 +28,7 @@ std::optional<Question> first_question(ns_msg& handle)
     ns_rr rr{};
     if (ns_parserr(&handle, ns_s_qd, 0, &rr) < 0)
         return std::nullopt;
-    return Question{canonical(ns_rr_name(rr)), ns_rr_type(rr), ns_rr_class(rr)};
+    return Question{canonical(ns_rr_name(rr)), static_cast<uint16_t>(ns_rr_type(rr)), static_cast<uint16_t>(ns_rr_class(rr))};
 }
 
 // The name a CNAME record points to, uncompressed.
@@ -52,7 +52,7 @@ std::optional<Query> parse_query(std::span<const uint8_t> message)
     auto question = first_question(handle);
     if (!question)
         return std::nullopt;
-    return Query{ns_msg_id(handle), *question};
+    return Query{static_cast<uint16_t>(ns_msg_id(handle)), *question};
 }
 
 std::optional<Answer> parse_answer(std::span<const uint8_t> message)
@@ -65,7 +65,7 @@ std::optional<Answer> parse_answer(std::span<const uint8_t> message)
     auto question = first_question(handle);
     if (!question)
         return std::nullopt;
-    Answer answer{ns_msg_id(handle), ns_msg_getflag(handle, ns_f_rcode), ns_msg_getflag(handle, ns_f_tc) != 0,
+    Answer answer{static_cast<uint16_t>(ns_msg_id(handle)), ns_msg_getflag(handle, ns_f_rcode), ns_msg_getflag(handle, ns_f_tc) != 0,
                   *question, {}};
     // The owners an address may have: the question, and the chain of CNAMEs
     // from it (in any order in the section, as resolvers may send them).
@@ -110,17 +110,26 @@ std::optional<Answer> parse_answer(std::span<const uint8_t> message)
 
 std::vector<uint8_t> refused_reply(std::span<const uint8_t> query)
 {
-    if (query.size() < header_size)
+    ns_msg handle{};
+    ns_rr question{};
+    if (query.size() < header_size || ns_initparse(query.data(), static_cast<int>(query.size()), &handle) < 0 ||
+        ns_msg_count(handle, ns_s_qd) < 1 || ns_parserr(&handle, ns_s_qd, 0, &question) < 0)
         return {};
-    const uint8_t* question_end = query.data() + header_size;
-    int skipped = ns_skiprr(question_end, query.data() + query.size(), ns_s_qd, 1);
-    if (skipped < 0)
+    // The question written anew from its name, never copied: the query's bytes may point (name compression)
+    // into parts the reply changes or leaves out.
+    std::vector<uint8_t> reply(header_size + NS_MAXCDNAME + 2 * NS_INT16SZ);
+    int name_size = ns_name_compress(ns_rr_name(question), reply.data() + header_size, NS_MAXCDNAME, nullptr, nullptr);
+    if (name_size < 0)
         return {};
-    std::vector<uint8_t> reply(query.data(), question_end + skipped);
-    reply[2] = static_cast<uint8_t>(0x80 | (reply[2] & 0x79)); // QR, the query's opcode and RD; no AA, no TC
+    reply.resize(header_size + name_size + 2 * NS_INT16SZ);
+    std::memcpy(reply.data(), query.data(), 2); // the id
+    reply[2] = static_cast<uint8_t>(0x80 | (query[2] & 0x79)); // QR, the query's opcode and RD; no AA, no TC
     reply[3] = 0x80 | ns_r_refused; // RA, rcode
     const uint8_t counts[8] = {0, 1, 0, 0, 0, 0, 0, 0}; // one question, no records
     std::memcpy(reply.data() + 4, counts, sizeof(counts));
+    uint8_t* type_and_class = reply.data() + header_size + name_size;
+    NS_PUT16(ns_rr_type(question), type_and_class);
+    NS_PUT16(ns_rr_class(question), type_and_class);
     return reply;
 }
 
