@@ -10,14 +10,16 @@ docker_cli=/usr/bin/docker # Debian's, the same version as dockerd
 docker_image=cerberus-busybox:test
 
 # Writes the test's daemon.json: the shipped runtimes with the test's paths,
-# plus one runtime whose default policy is invalid.
+# plus one runtime whose default policy is invalid and one whose policy names a host.
 docker_config() {
     local dir=$work/docker
     printf '%s\n' "$bad_policy" >"$dir/bad-policy.json"
+    printf '%s\n' "$names_policy" >"$dir/names-policy.json"
     sed -e "s|/usr/local/bin/cerberus|$prefix/bin/cerberus|g" \
         -e "s|/etc/cerberus/policies|$policy_dir|g" \
         -e "/\"runtimes\": {/a\\
-    \"cerberus-badpolicy\": {\"path\": \"$prefix/bin/cerberus\", \"runtimeArgs\": [\"--default-policy\", \"$dir/bad-policy.json\"]}," \
+    \"cerberus-badpolicy\": {\"path\": \"$prefix/bin/cerberus\", \"runtimeArgs\": [\"--default-policy\", \"$dir/bad-policy.json\"]},\\
+    \"cerberus-names\": {\"path\": \"$prefix/bin/cerberus\", \"runtimeArgs\": [\"--default-policy\", \"$dir/names-policy.json\"]}," \
         "$repo/config/docker/daemon.json" >"$dir/daemon.json"
 }
 
@@ -85,6 +87,7 @@ docker_test() {
         "$d" run --rm --runtime=cerberus-badpolicy $run_opts "$image" echo never
 
     docker_annotation_test
+    docker_names_test
 
     "$d" rm -f $("$d" ps -aq) >/dev/null 2>&1
     return 0
@@ -116,4 +119,14 @@ docker_annotation_test() {
     fi
     [ -n "$id" ] && "$dir/docker" rm -f "$id" >/dev/null 2>&1
     return 0
+}
+
+# Host names through Docker (a runtime entry's default policy: 20.10 has no annotations): the resolver runs
+# in dockerd's network namespace, which the default bridge routes the containers to; --dns names it.
+docker_names_test() {
+    start_names_resolver "$published_netns" "$work/docker/names"
+    expect_names_outcome "docker: names through the DNS gate: the allowed one answered and reached, another REFUSED and refused" \
+        "$d" run --rm --runtime=cerberus-names --dns 192.0.2.53 "$image" sh -c "$names_script"
+    expect_names_control "docker: control: without the policy both names resolve and nothing is refused" \
+        "$d" run --rm --runtime=cerberus --dns 192.0.2.53 "$image" sh -c "$names_script"
 }

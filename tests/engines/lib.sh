@@ -166,3 +166,53 @@ remove_created_host_paths() {
         rm -rf "$p"
     done
 }
+
+# --- host names (the DNS gate) ---------------------------------------------------------------------------
+# The policy, the script and the resolver an engine's names test uses: the resolver (dnsmasq on 192.0.2.53,
+# added to the loopback of the network namespace NETNS) answers svc.test and evil.test; under names_policy
+# the DNS gate answers the first, whose address the agent then reaches (no EPERM: nothing routes there),
+# and refuses the second, whose address stays refused.
+names_policy='{"allowed_hosts": ["svc.test:80"]}'
+names_script='nslookup svc.test; nslookup evil.test; nc -w 1 198.51.100.1 80 </dev/null; nc -w 1 198.51.100.66 80 </dev/null; true'
+
+# start_names_resolver NETNS DIR: dnsmasq in NETNS (its pid joins $started_pids); DIR/resolv.conf names it.
+start_names_resolver() {
+    local netns=$1 dir=$2
+    mkdir -p "$dir"
+    nsenter --net="$netns" ip link set lo up
+    nsenter --net="$netns" ip addr add 192.0.2.53/32 dev lo
+    printf '198.51.100.1 svc.test\n198.51.100.66 evil.test\n' >"$dir/hosts"
+    echo "nameserver 192.0.2.53" >"$dir/resolv.conf"
+    nsenter --net="$netns" dnsmasq --keep-in-foreground --conf-file=/dev/null --no-resolv --no-hosts \
+        --addn-hosts="$dir/hosts" --listen-address=192.0.2.53 --bind-interfaces --user=root --group=root \
+        --pid-file="$dir/dnsmasq.pid" >"$dir/dnsmasq.log" 2>&1 &
+    started_pids="$started_pids $!"
+    sleep 0.5
+}
+
+# expect_names_outcome NAME CMD...: CMD runs names_script under names_policy: svc.test answered and its
+# address not refused, evil.test REFUSED and its address refused (one EPERM).
+expect_names_outcome() {
+    local name=$1
+    shift
+    if run_captured "$@" && grep -q "Address: 198.51.100.1" "$work/out" && grep -q REFUSED "$work/out" &&
+        [ "$(grep -c "Operation not permitted" "$work/out")" = 1 ] &&
+        ! grep -q "198.51.100.1).*not permitted" "$work/out"; then
+        ok "$name"
+    else
+        not_ok "$name"
+    fi
+}
+
+# expect_names_control NAME CMD...: CMD runs names_script without a policy: both names resolve, nothing
+# is refused.
+expect_names_control() {
+    local name=$1
+    shift
+    if run_captured "$@" && grep -q "Address: 198.51.100.66" "$work/out" && ! grep -q "not permitted" "$work/out"
+    then
+        ok "$name"
+    else
+        not_ok "$name"
+    fi
+}
