@@ -17,14 +17,13 @@ namespace cerberus::policy {
 std::string host_rule_text(const HostRule& rule);
 
 // The fields in the order docs/policy.md lists them; absent allow-lists stay
-// absent, empty deny-lists are left out. Rules a host name was resolved into
-// are written once, by their name. parse_policy(to_document(p).dump()) gives
-// back p (before name resolution).
+// absent, empty deny-lists are left out; an allowed_hosts entry written twice
+// is written once. parse_policy(to_document(p).dump()) gives back p.
 nlohmann::ordered_json to_document(const Policy& policy);
 
-// to_document without allowed_hosts (host names are resolved once, at create,
-// into the kernel maps), compact: what exec needs to rebuild the in-container
-// part of the enforcement.
+// to_document without allowed_hosts (enforced from the kernel maps and the DNS
+// gate, never from inside the container), compact: what exec needs to rebuild
+// the in-container part of the enforcement.
 std::string policy_document(const Policy& policy);
 
 } // namespace cerberus::policy
