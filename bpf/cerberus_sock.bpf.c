@@ -51,7 +51,7 @@ static __always_inline bool own_netns_of(void *ctx)
  * (cerb_sock_create). */
 static __always_inline bool to_gate(struct bpf_sock_addr *ctx, struct cerb_policy *policy, __u16 port)
 {
-    return (policy->flags & CERB_HAS_NAMES) && port == CERB_DNS_PORT && own_netns_of(ctx);
+    return steered_to_gate(policy, port) && own_netns_of(ctx);
 }
 
 /* Keeps where the query was sent, for the answer's source (cerb_recvmsg4|6). */
@@ -220,23 +220,20 @@ static __always_inline int check_bind(struct bpf_sock_addr *ctx, __u16 family)
 {
     __u64 cgroup_id;
     struct cerb_policy *policy = owner_policy(&cgroup_id);
-    if (!policy || !(policy->flags & CERB_HAS_NAMES) || ctx->user_port != bpf_htons(CERB_DNS_PORT))
+    if (!policy || !steered_to_gate(policy, bpf_ntohs((__u16)ctx->user_port)))
         return ALLOW;
-    struct cerb_event *e = event_start(policy, cgroup_id, CERB_OP_BIND, CERB_RULE_DNS_PORT, EPERM);
-    if (e) {
-        e->target_kind = CERB_TARGET_ADDRESS;
-        e->family = family;
-        e->port = CERB_DNS_PORT;
-        if (family == AF_INET) {
-            __u32 ip = ctx->user_ip4;
-            __builtin_memcpy(e->addr, &ip, 4);
-        } else {
-            __u32 ip[4] = {ctx->user_ip6[0], ctx->user_ip6[1], ctx->user_ip6[2], ctx->user_ip6[3]};
-            __builtin_memcpy(e->addr, ip, 16);
-        }
-        bpf_ringbuf_submit(e, 0);
+    if (family == AF_INET) {
+        __u32 ip = ctx->user_ip4;
+        return refuse_address(policy, cgroup_id, CERB_OP_BIND, CERB_RULE_DNS_PORT, AF_INET, (const __u8 *)&ip, 4,
+                              CERB_DNS_PORT)
+                   ? DENY
+                   : ALLOW;
     }
-    return verdict(policy, EPERM) ? DENY : ALLOW;
+    __u32 ip[4] = {ctx->user_ip6[0], ctx->user_ip6[1], ctx->user_ip6[2], ctx->user_ip6[3]};
+    return refuse_address(policy, cgroup_id, CERB_OP_BIND, CERB_RULE_DNS_PORT, AF_INET6, (const __u8 *)ip, 16,
+                          CERB_DNS_PORT)
+               ? DENY
+               : ALLOW;
 }
 
 SEC("cgroup/bind4")
@@ -317,12 +314,6 @@ static __always_inline __u16 destination_port(struct __sk_buff *skb, __u32 offse
     return bpf_ntohs(port);
 }
 
-/* A query sendmsg4|6 steered to the gate from a socket connected elsewhere. */
-static __always_inline bool to_gate_packet(struct cerb_policy *policy, bool to_gate_address, __u16 port)
-{
-    return (policy->flags & CERB_HAS_NAMES) && to_gate_address && port == CERB_DNS_PORT;
-}
-
 /* IPv4 options (source routes, and any option: none is needed by TCP or UDP),
  * and a destination other than the connected peer's that allowed_hosts does
  * not allow (a connected UDP socket may still sendto others: those passed
@@ -337,7 +328,8 @@ static __always_inline int check_packet4(struct __sk_buff *skb, struct bpf_sock 
     if (ip.ihl > 5)
         return refuse_packet(policy, cgroup_id, AF_INET, &ip.daddr, 4, port);
     __u32 peer = sk->dst_ip4;
-    if (!peer || peer == ip.daddr || to_gate_packet(policy, ip.daddr == bpf_htonl(CERB_DNS_GATE_IP4), port) ||
+    /* A query sendmsg4 steered to the gate from a socket connected elsewhere passes too. */
+    if (!peer || peer == ip.daddr || (ip.daddr == bpf_htonl(CERB_DNS_GATE_IP4) && steered_to_gate(policy, port)) ||
         inet4_allowed(cgroup_id, (const __u8 *)&ip.daddr, port, false))
         return ALLOW;
     return refuse_packet(policy, cgroup_id, AF_INET, &ip.daddr, 4, port);
@@ -377,7 +369,7 @@ static __always_inline int check_packet6(struct __sk_buff *skb, struct bpf_sock 
     __u32 daddr[4];
     __builtin_memcpy(daddr, &ip.daddr, 16);
     bool to_peer = peer[0] == daddr[0] && peer[1] == daddr[1] && peer[2] == daddr[2] && peer[3] == daddr[3];
-    if (all_zero((const __u8 *)peer, 16) || to_peer || to_gate_packet(policy, is_gate6(daddr), port) ||
+    if (all_zero((const __u8 *)peer, 16) || to_peer || (is_gate6(daddr) && steered_to_gate(policy, port)) ||
         inet6_allowed(cgroup_id, (const __u8 *)daddr, port, false))
         return ALLOW;
     return refuse_packet(policy, cgroup_id, AF_INET6, &ip.daddr, 16, port);
