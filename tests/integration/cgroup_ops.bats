@@ -12,11 +12,6 @@ setup() {
 }
 teardown() { teardown_bundle; }
 
-start_container() {
-    cerb run -d -b "$BUNDLE" "$ID"
-    INIT_PID=$(cerb state "$ID" | jq .pid)
-}
-
 # cgroup_file CONTROLLER V1-FILE V2-FILE: the container's control file, in the
 # controller's v1 hierarchy when the host has one, else in cgroup2.
 cgroup_file() {

@@ -11,11 +11,6 @@ setup() {
 }
 teardown() { teardown_bundle; }
 
-start_container() {
-    cerb run -d -b "$BUNDLE" "$ID"
-    INIT_PID=$(cerb state "$ID" | jq .pid)
-}
-
 @test "exec'd process is in every namespace of the init" {
     start_container
     run cerb exec "$ID" sh -c 'for ns in mnt uts ipc net pid cgroup user; do echo "$ns $(readlink /proc/self/ns/$ns)"; done'

@@ -47,6 +47,12 @@ run_container() {
     echo "status=$status output: $output"
 }
 
+# start_container: the bundle's container running detached; its init's pid in $INIT_PID.
+start_container() {
+    cerb run -d -b "$BUNDLE" "$ID" </dev/null
+    INIT_PID=$(cerb state "$ID" | jq .pid)
+}
+
 container_status() {
     cerb state "$ID" | jq -r .status
 }

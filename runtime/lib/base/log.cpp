@@ -56,4 +56,9 @@ void init(const std::string& path, Format format, bool debug)
     spdlog::set_default_logger(logger);
 }
 
+void silence()
+{
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>("cerberus"));
+}
+
 } // namespace cerberus::log

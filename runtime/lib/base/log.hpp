@@ -12,4 +12,8 @@ enum class Format { text, json };
 // path empty: stderr. debug: also log debug messages.
 void init(const std::string& path, Format format, bool debug);
 
+// Nothing is logged from here on: for a process about to close every
+// inherited fd, the log's included.
+void silence();
+
 } // namespace cerberus::log

@@ -94,6 +94,7 @@ void set_up_process(const ExecPlan& plan, SyncChannel& channel)
     const spec::Process& process = *plan.process;
     channel.expect(SyncMessage::parent_ready);
     enter_container(plan);
+    launch::close_host_fds({plan.preserve_fds, {channel.fd(), plan.landlock_ruleset_fd, plan.console_fd}});
     const std::vector<std::string> env = user::environment_with_home(process.env, process.user.uid);
     if (plan.console_fd >= 0)
         console::setup_terminal(plan.console_fd, process.console_size);
@@ -101,10 +102,8 @@ void set_up_process(const ExecPlan& plan, SyncChannel& channel)
     rlimits::apply(process.rlimits);
     // With no_new_privs the filter can wait until just before execve, so it
     // need not allow the syscalls of the set-up.
-    bool late_seccomp =
-        launch::take_identity(process, plan.capabilities, plan.seccomp, plan.preserve_fds, channel.fd());
-    if (::chdir(process.cwd.c_str()) != 0)
-        throw_errno("chdir to cwd (\"" + process.cwd + "\") set in config.json");
+    bool late_seccomp = launch::take_identity(process, plan.capabilities, plan.seccomp, channel.fd());
+    launch::enter_working_dir(process.cwd);
     std::string program = launch::lookup_path(process.args[0], env);
 
     sigset_t none;

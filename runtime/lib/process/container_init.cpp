@@ -91,6 +91,8 @@ void set_up_container(const InitPlan& plan, SyncChannel& channel)
         hooks::run_all(spec.hooks->create_container, "createContainer", hook_state);
 
     mounts::enter_rootfs(plan.rootfs, plan.no_pivot, plan.new_mount_namespace);
+    // Before any path of the container's is resolved, the cwd's first.
+    launch::close_host_fds({plan.preserve_fds, {channel.fd(), plan.fifo_fd, plan.landlock_ruleset_fd, plan.console_fd}});
     // The cwd may not exist yet: create it while root and before the rootfs
     // turns read-only, as runc does.
     with_context("process.cwd", [&] { files::make_dirs(process.cwd); });
@@ -104,10 +106,8 @@ void set_up_container(const InitPlan& plan, SyncChannel& channel)
         launch::join_new_keyring();
     rlimits::apply(process.rlimits);
 
-    bool late_seccomp =
-        launch::take_identity(process, plan.capabilities, plan.seccomp, plan.preserve_fds, channel.fd());
-    if (::chdir(process.cwd.c_str()) != 0)
-        throw_errno("chdir to process.cwd " + process.cwd);
+    bool late_seccomp = launch::take_identity(process, plan.capabilities, plan.seccomp, channel.fd());
+    launch::enter_working_dir(process.cwd);
     std::string program = launch::lookup_path(process.args[0], env);
 
     channel.send(SyncMessage::child_ready);

@@ -2,6 +2,7 @@
 #include "process/process_launch.hpp"
 
 #include "base/error.hpp"
+#include "base/log.hpp"
 #include "base/unix_socket.hpp"
 #include "process/capabilities.hpp"
 #include "process/user.hpp"
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 
 namespace cerberus::launch {
 
@@ -87,10 +89,46 @@ void join_new_keyring()
         throw_errno("join a new session keyring");
 }
 
-void close_inherited_fds(int preserve_fds)
+void close_host_fds(const KeptFds& kept)
 {
-    if (::syscall(SYS_close_range, 3 + preserve_fds, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
+    std::vector<int> set_up = kept.set_up;
+    std::erase_if(set_up, [](int fd) { return fd < 0; });
+    std::sort(set_up.begin(), set_up.end());
+    for (int fd : set_up) {
+        struct stat st;
+        if (::fstat(fd, &st) != 0)
+            throw_errno("fd " + std::to_string(fd) + " kept for the set-up");
+        if (S_ISDIR(st.st_mode))
+            throw Error("fd " + std::to_string(fd) + " kept for the set-up is a directory", EBADF);
+        if (::fcntl(fd, F_SETFD, FD_CLOEXEC) != 0)
+            throw_errno("fd " + std::to_string(fd) + " kept for the set-up");
+    }
+    // The log's file goes too: nothing may write to its number once another file has it.
+    log::silence();
+    unsigned first = 3 + kept.passed_on;
+    for (int fd : set_up) {
+        if (fd < static_cast<int>(first))
+            continue;
+        if (static_cast<unsigned>(fd) > first && ::syscall(SYS_close_range, first, fd - 1, 0) != 0)
+            throw_errno("close_range");
+        first = fd + 1;
+    }
+    if (::syscall(SYS_close_range, first, ~0U, 0) != 0)
         throw_errno("close_range");
+}
+
+void enter_working_dir(const std::string& cwd)
+{
+    if (::chdir(cwd.c_str()) != 0)
+        throw_errno("chdir to cwd (\"" + cwd + "\") set in config.json");
+    // The system call, not glibc's getcwd, whose ENOENT would not tell a
+    // directory out of reach from one removed since.
+    char path[PATH_MAX];
+    long n = ::syscall(SYS_getcwd, path, sizeof path);
+    if (n < 0)
+        throw_errno("checking cwd (\"" + cwd + "\") set in config.json");
+    if (path[0] != '/')
+        throw Error("cwd (\"" + cwd + "\") set in config.json is outside the container's root", EPERM);
 }
 
 void exec_program(const std::string& program, const std::vector<std::string>& args,
@@ -108,9 +146,8 @@ void exec_program(const std::string& program, const std::vector<std::string>& ar
 }
 
 bool take_identity(const spec::Process& process, const capabilities::CapabilitySets& caps,
-                   const std::optional<seccomp::CompiledSeccomp>& filter, int preserve_fds, int channel_fd)
+                   const std::optional<seccomp::CompiledSeccomp>& filter, int channel_fd)
 {
-    close_inherited_fds(preserve_fds); // before seccomp, which may deny close_range
     bool late_seccomp = filter && process.no_new_privileges && !filter->has_listener();
     if (filter && !late_seccomp) {
         int listener = seccomp::install(*filter);

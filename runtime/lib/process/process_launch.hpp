@@ -38,17 +38,34 @@ std::string lookup_path(const std::string& program, const std::vector<std::strin
 // A session keyring of its own keeps the process off the host's keys.
 void join_new_keyring();
 
-// No fd leaks into the container beyond stdio and the next preserve_fds;
-// the others close on exec.
-void close_inherited_fds(int preserve_fds);
+// The descriptors a process keeps once it is inside the container. Every
+// other one is closed before the process resolves a path of the container's
+// (its working directory, its program): a directory of the host still open
+// there, named as /proc/self/fd/N, would lead out of the container's root
+// (runc's CVE-2024-21626).
+struct KeptFds {
+    int passed_on = 0;         // 3 .. 3 + passed_on - 1: the caller's, for the program (--preserve-fds)
+    std::vector<int> set_up;   // the runtime's own until execve (the channel, exec.fifo, a Landlock ruleset)
+};
 
-// The process's credentials, in runc's order: inherited fds marked
-// close-on-exec, seccomp (early only when it needs CAP_SYS_ADMIN, i.e. without
-// no_new_privs, or has a listener, which goes to the parent over channel_fd),
-// bounding set, user, capabilities, no_new_privs. Returns true when the filter
-// is still to be installed, just before execve.
+// Closes every fd from 3 on but those kept (negative ones are ignored); the
+// kept ones close on exec but the passed-on ones. Throws if a set-up fd is a
+// directory. Called as soon as the process is inside the container's root.
+void close_host_fds(const KeptFds& kept);
+
+// chdir to cwd, then the check that it is inside the process's root: the
+// kernel names a working directory it cannot reach from the root
+// "(unreachable)", whatever path led there.
+void enter_working_dir(const std::string& cwd);
+
+// The process's credentials, in runc's order: seccomp (early only when it
+// needs CAP_SYS_ADMIN, i.e. without no_new_privs, or has a listener, which
+// goes to the parent over channel_fd), bounding set, user, capabilities,
+// no_new_privs. Returns true when the filter is still to be installed, just
+// before execve. The fds are closed already (close_host_fds), before a
+// seccomp filter could deny close_range.
 bool take_identity(const spec::Process& process, const capabilities::CapabilitySets& caps,
-                   const std::optional<seccomp::CompiledSeccomp>& filter, int preserve_fds, int channel_fd);
+                   const std::optional<seccomp::CompiledSeccomp>& filter, int channel_fd);
 
 // Enters the Landlock domain of ruleset_fd (no_new_privs must be set) and
 // closes the fd; nothing when ruleset_fd is -1.
