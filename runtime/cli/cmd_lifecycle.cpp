@@ -4,6 +4,11 @@
 #include "create_flags.hpp"
 
 #include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
 
 namespace cerberus::cli {
 
@@ -12,6 +17,21 @@ const std::vector<OptionSpec> create_options = {
     {"no-pivot", 0, false},     {"no-new-keyring", 0, false}, {"preserve-fds", 0, true},
     {"detach", 'd', false},     {"keep", 0, false},
 };
+
+namespace {
+
+// The fds systemd's socket activation passed to this very process (they
+// are not ours when LISTEN_PID names another).
+int activation_fds()
+{
+    const char* fds = std::getenv("LISTEN_FDS");
+    const char* pid = std::getenv("LISTEN_PID");
+    if (!fds || !pid || std::to_string(::getpid()) != pid)
+        return 0;
+    return std::max(0, std::atoi(fds));
+}
+
+} // namespace
 
 container::CreateOptions create_options_from(const ParsedOptions& opts)
 {
@@ -23,6 +43,7 @@ container::CreateOptions create_options_from(const ParsedOptions& opts)
     c.no_pivot = opts.flag("no-pivot");
     c.no_new_keyring = opts.flag("no-new-keyring");
     c.preserve_fds = opts.get_int("preserve-fds", 0);
+    c.listen_fds = activation_fds();
     return c;
 }
 

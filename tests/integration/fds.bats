@@ -42,6 +42,25 @@ policy='{"allowed_hosts": ["192.0.2.1:443"], "allowed_paths": ["/"]}'
     [ "$output" = "fds=0" ]
 }
 
+@test "fds: socket activation passes LISTEN_FDS first, then --preserve-fds, and says so in the environment" {
+    set_args sh -c 'probe fds; env | grep ^LISTEN_ | sort; cat <&3; cat <&4'
+    echo activated >"$BATS_TEST_TMPDIR/listen"
+    echo preserved >"$BATS_TEST_TMPDIR/preserved"
+    run env LISTEN_FDS=1 bash -c 'export LISTEN_PID=$$; exec "$@"' _ "$CERBERUS" --root "$ROOT" run --preserve-fds 1 \
+        -b "$BUNDLE" "$ID" 3<"$BATS_TEST_TMPDIR/listen" 4<"$BATS_TEST_TMPDIR/preserved" </dev/null
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "${lines[0]}" = "fd3 fd4 fds=2" ]
+    [ "${lines[1]}" = "LISTEN_FDS=1" ]
+    [ "${lines[2]}" = "LISTEN_PID=1" ]
+    [ "${lines[3]}" = activated ]
+    [ "${lines[4]}" = preserved ]
+    # Control: LISTEN_PID names another process, so the fds are not ours to pass.
+    set_args probe fds
+    run env LISTEN_FDS=1 LISTEN_PID=1 "$CERBERUS" --root "$ROOT" run -b "$BUNDLE" "$ID" 3<"$BATS_TEST_TMPDIR/listen" </dev/null
+    [ "$output" = "fds=0" ]
+}
+
 @test "cwd: exec --cwd /proc/self/fd/N never leaves the container's root (N = 0..20, --cwd and --process)" {
     start_container
     for n in $(seq 0 20); do

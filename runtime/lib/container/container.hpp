@@ -40,6 +40,10 @@ struct CreateOptions {
     std::string pid_file;
     bool no_pivot = false;
     bool no_new_keyring = false;
+    // systemd's socket activation (LISTEN_FDS): fds 3 .. 3 + listen_fds - 1
+    // go to the init first, announced in its environment, as runc does;
+    // the preserve_fds after them.
+    int listen_fds = 0;
     int preserve_fds = 0;
 };
 

@@ -98,6 +98,10 @@ pid_t create(const RuntimeOptions& rt, const CreateOptions& opts)
         spec::validate(spec, path);
         return real_path(path, "root.path");
     });
+    if (opts.listen_fds > 0) {
+        spec.process->env.push_back("LISTEN_FDS=" + std::to_string(opts.listen_fds));
+        spec.process->env.push_back("LISTEN_PID=1");
+    }
     const spec::Process& process = *spec.process;
     if (process.terminal && opts.console_socket.empty() && opts.console_fd < 0)
         throw Error(config + ": process.terminal is true but --console-socket is not set", EINVAL);
@@ -116,7 +120,7 @@ pid_t create(const RuntimeOptions& rt, const CreateOptions& opts)
     plan.rootfs = rootfs;
     plan.no_pivot = opts.no_pivot;
     plan.no_new_keyring = opts.no_new_keyring;
-    plan.preserve_fds = opts.preserve_fds;
+    plan.preserve_fds = opts.listen_fds + opts.preserve_fds;
     with_context(config, [&] {
         if (spec.linux->seccomp)
             plan.seccomp = seccomp::compile_cached(*spec.linux->seccomp, rt.root + "/seccomp-cache");
