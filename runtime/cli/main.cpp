@@ -12,6 +12,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 
 using namespace cerberus;
 
@@ -98,7 +99,8 @@ int main(int argc, char** argv)
         if (format != "text" && format != "json")
             throw cli::UsageError("--log-format: expected text or json, got \"" + format + "\"");
         RuntimeOptions rt;
-        rt.root = global.get("root", rt.root);
+        // Absolute, as runc makes it: create changes directory before it is done with the state.
+        rt.root = std::filesystem::absolute(global.get("root", rt.root)).lexically_normal().string();
         const Command* command = global.positional.empty() ? nullptr : find_command(global.positional[0]);
         if (command && command->enters_container) {
             // Before anything else is opened: the re-executed process starts over.
@@ -120,7 +122,7 @@ int main(int argc, char** argv)
         rt.default_policy = global.get("default-policy");
         rt.lock_policy = global.flag("lock-policy");
         rt.policy_dir = global.get("policy-dir", rt.policy_dir);
-        rt.audit_dir = global.get("audit-dir", rt.audit_dir);
+        rt.audit_dir = std::filesystem::absolute(global.get("audit-dir", rt.audit_dir)).lexically_normal().string();
         rt.enforcement = global.get("enforcement", rt.enforcement);
         if (rt.enforcement != "auto" && rt.enforcement != "bpf-lsm" && rt.enforcement != "landlock" &&
             rt.enforcement != "fmod-ret")

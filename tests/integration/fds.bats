@@ -130,3 +130,15 @@ policy='{"allowed_hosts": ["192.0.2.1:443"], "allowed_paths": ["/"]}'
     [ "$output" = here ]
     [ -d "$BUNDLE/rootfs/tmp/made/here" ]
 }
+
+@test "a relative --root is taken from the working directory, and a failed create leaves nothing under it" {
+    cd "$BATS_TEST_TMPDIR"
+    "$CERBERUS" --root state-rel run -d -b "$BUNDLE" "$ID" </dev/null
+    run "$CERBERUS" --root state-rel state "$ID"
+    [[ "$output" == *'"status": "running"'* ]]
+    "$CERBERUS" --root state-rel delete --force "$ID"
+    edit_config '.process.cwd = "/proc/self/fd/7"'
+    run "$CERBERUS" --root state-rel run -b "$BUNDLE" "$ID" </dev/null
+    [ "$status" -ne 0 ]
+    [ -z "$(ls state-rel)" ]
+}

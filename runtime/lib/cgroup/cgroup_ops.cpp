@@ -137,6 +137,9 @@ std::vector<pid_t> Cgroup::pids() const
 
 void Cgroup::kill_all(int signal) const
 {
+    // Gone (a create that failed before making it, a scope systemd removed): no process is left in it.
+    if (!control_exists(unified_dir_))
+        return;
     if (signal == SIGKILL && control_exists(unified_dir_ + "/cgroup.kill")) {
         write_control(unified_dir_ + "/cgroup.kill", "1");
         // Tasks frozen by the v1 freezer only die once thawed.
