@@ -101,12 +101,13 @@ void set_up_container(const InitPlan& plan, SyncChannel& channel)
     // turns read-only, as runc does.
     with_context("process.cwd", [&] { files::make_dirs(process.cwd); });
     apply_sysctls(*spec.linux, rootfs); // before /proc/sys turns read-only
+    // Before the masks and a read-only root: /dev/console may have to be made.
+    if (plan.console_fd >= 0)
+        console::setup_terminal(plan.console_fd, process.console_size, &rootfs);
     mounts::finish_rootfs(spec, rootfs, plan.path_mounts);
     rootfs = {}; // its fds go before the process's own fds are dealt with
     // Read as root, before the user may lose the right to read /etc/passwd.
     const std::vector<std::string> env = user::environment_with_home(process.env, process.user.uid);
-    if (plan.console_fd >= 0)
-        console::setup_terminal(plan.console_fd, process.console_size);
     if (!plan.no_new_keyring)
         launch::join_new_keyring();
     rlimits::apply(process.rlimits);
