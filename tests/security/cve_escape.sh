@@ -25,7 +25,7 @@
 # Environment: RACE_ATTACK (the static cerberus-race-attack), RECVTTY (cerberus-recvtty, for the console
 # scenarios), CVE_RACE_SECONDS and CVE_RACE_ATTEMPTS (each race's budget; default 4 s, 40 attempts).
 # Prints one line per check, "CVE ok SCENARIO: CHECK[: DETAIL]" or "CVE fail SCENARIO: CHECK: DETAIL";
-# checks named "control: ..." show the preconditions. Exits 1 when a check failed. Needs jq and busybox.
+# checks named "control, ..." show the preconditions. Exits 1 when a check failed. Needs jq and busybox.
 set -u
 scenario=$1 runtime=$2 work=$3
 here=$(cd "$(dirname "$0")" && pwd)

@@ -133,15 +133,15 @@ race_control() {
     race_go "$1"
     sampled=$("$RACE_ATTACK" sample 0.3 "$1/$2")
     naive=$("$RACE_ATTACK" checkuse 0.3 "$1/$2")
-    race_settle "$1" || fail "control: the racer settles" "no $1/.settled"
+    race_settle "$1" || fail "control, the racer settles" "no $1/.settled"
     kinds=0
     for kind in dir link other; do
         [ "$(echo "$sampled" | sed -n "s/.* $kind=\([0-9]*\).*/\1/p")" = 0 ] || kinds=$((kinds + 1))
     done
     won=$(echo "$naive" | sed -n 's/.* won=\([0-9]*\).*/\1/p')
     if [ "$kinds" -ge 2 ] || [ "${won:-0}" -gt 0 ]; then
-        ok "control: the racer flips $2" "$sampled; $naive"
+        ok "control, the racer flips $2" "$sampled; $naive"
     else
-        fail "control: the racer flips $2" "$sampled; $naive"
+        fail "control, the racer flips $2" "$sampled; $naive"
     fi
 }

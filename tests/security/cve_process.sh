@@ -12,7 +12,7 @@ scenario_cwd() {
     mkdir -p "$work/canary" && echo "$secret" >"$work/canary/secret"
     climb="$up${work#/}/canary/secret"
     read_canary="cat $climb 2>/dev/null; echo"
-    check "control: the climb from a host directory reads the host's canary" "$work/canary/secret" \
+    check "control, the climb from a host directory reads the host's canary" "$work/canary/secret" \
         sh -c "cd '$work' && cat '$climb' | grep -qx '$secret'"
     if [ "$mode" != create ]; then
         new_bundle "$work/victim" sleep 600 || return
@@ -20,7 +20,7 @@ scenario_cwd() {
         rt run --detach --bundle "$work/victim" victim </dev/null >"$work/victim.out" 2>&1 ||
             { fail "victim started" "$(cat "$work/victim.out")"; return; }
         said=$(rt exec --cwd /tmp victim sh -c "pwd; $read_canary" 2>&1)
-        check "control: exec --cwd /tmp runs there, and the climb stops at the container's root" "$said" \
+        check "control, exec --cwd /tmp runs there, and the climb stops at the container's root" "$said" \
             sh -c "[ \"\$(echo '$said' | head -n1)\" = /tmp ] && ! echo '$said' | grep -q '$secret'"
     fi
     tried=0 reached="" unnamed=""
@@ -79,7 +79,7 @@ scenario_caps() {
     rt run --detach --bundle "$work/victim" victim </dev/null >"$work/victim.out" 2>&1 ||
         { fail "victim started" "$(cat "$work/victim.out")"; return; }
     added=$(rt exec --cap CAP_NET_ADMIN victim cat /proc/self/status 2>&1)
-    check "control: exec --cap CAP_NET_ADMIN gives the process CAP_NET_ADMIN" "$(cap_set "$added" CapEff)" \
+    check "control, exec --cap CAP_NET_ADMIN gives the process CAP_NET_ADMIN" "$(cap_set "$added" CapEff)" \
         [ "$(cap_bit "$added" CapEff 12)" = 1 ]
     jq -n '["CAP_CHOWN", "CAP_KILL", "CAP_NET_ADMIN"] as $caps
         | {terminal: false, user: {uid: 0, gid: 0}, args: ["cat", "/proc/self/status"], cwd: "/",
@@ -95,7 +95,7 @@ scenario_caps() {
         by_process) what="exec --process with no inheritable set" ;;
         *) what="the container's init" ;;
         esac
-        check "$what: inheritable and ambient sets empty" "CapInh=$inh CapAmb=$amb" \
+        check "$what leaves the inheritable and ambient sets empty" "CapInh=$inh CapAmb=$amb" \
             [ "$inh" = 0000000000000000 ] && [ "$amb" = 0000000000000000 ]
     done
 }
@@ -126,7 +126,7 @@ scenario_cgroupfs() {
     total=${counts%% *}
     rest=${counts#* }
     writable=${rest%% *}
-    check "control: the container got the host's $prefix ($total mounts)" "$(echo "$out" | grep " $prefix")" \
+    check "control, the container got the host's $prefix ($total mounts)" "$(echo "$out" | grep " $prefix")" \
         [ "$total" -ge 1 ]
     tally "every mount under $prefix is read-only" "$total" "$writable" "${rest#* }"
 }

@@ -59,8 +59,8 @@ start_racer() {
     shared=$1
     shift
     start_attacker attacker "$shared" race-attack exchange /shared/.go /shared/.settled $((race_seconds + 300)) "$@" ||
-        { fail "control: the attacker container started" "$(cat "$work/attacker.out")"; return 1; }
-    wait_file "$shared/.settled" 10 || { fail "control: the attacker container started" "no racer"; return 1; }
+        { fail "control, the attacker container started" "$(cat "$work/attacker.out")"; return 1; }
+    wait_file "$shared/.settled" 10 || { fail "control, the attacker container started" "no racer"; return 1; }
 }
 
 # outside_pair NAME: in the volume, NAME a directory and NAME-alt a symlink that climbs out of the root to
@@ -219,13 +219,14 @@ scenario_devnull_race() {
         --arg d "$dev"
     start_racer "$dev" /shared/null /shared/null-alt || return
     reset_devnull
-    mknod "$dev/null" c 1 3
     race_control "$dev" null
     race_loop "$dev" "$victim" reset_devnull judge_devnull
     tally "masked paths covered by the null device" "$attempts" "$wins" "$(race_summary)"
 }
+# A null device in the volume, as a /dev a runtime does not fill itself (runc's, for a bound /dev) has.
 reset_devnull() {
     rm -f "$dev/null" "$dev/null-alt"
+    mknod "$dev/null" c 1 3
     ln -s /proc/sys/kernel/hostname "$dev/null-alt"
 }
 judge_devnull() {
@@ -241,7 +242,7 @@ judge_devnull() {
 # that file to the process as its terminal or console, and what the process writes there becomes its
 # hostname (a write gadget into procfs).
 scenario_console_race() {
-    [ -x "$RECVTTY" ] || { fail "control: a console socket receiver" "RECVTTY not set"; return; }
+    [ -x "$RECVTTY" ] || { fail "control, a console socket receiver" "RECVTTY not set"; return; }
     dev="$work/devvol" victim="$work/victim"
     mkdir -p "$dev/pts" "$dev/pts-alt"
     i=0

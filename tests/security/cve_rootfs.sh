@@ -10,7 +10,7 @@ first_line() { echo "$1" | grep -v '^$' | tail -n1 | cut -c1-200; }
 scenario_proc_symlink() {
     new_bundle "$work/plain" sh -c 'stat -f -c %T /proc /sys; [ -L /proc ] || [ -L /sys ] || echo plain' || return
     run_once "$work/plain" plain
-    check "control: with plain directories /proc and /sys are procfs and sysfs" "$out" \
+    check "control, with plain directories /proc and /sys are procfs and sysfs" "$out" \
         [ "$(echo "$out" | tr '\n' ' ')" = "proc sysfs plain " ]
     for fs in proc sys; do
         new_bundle "$work/$fs" sh -c "stat -f -c %T /$fs; readlink /$fs" || return
@@ -19,38 +19,33 @@ scenario_proc_symlink() {
         ln -s "/bad-$fs" "$work/$fs/rootfs/$fs"
         run_once "$work/$fs" "link-$fs"
         if [ "$rc" -ne 0 ]; then
-            ok "/$fs a symlink: not mounted through it" "refused: $(first_line "$out")"
+            ok "/$fs a symlink is not mounted through" "refused: $(first_line "$out")"
         else
-            fail "/$fs a symlink: not mounted through it" "the container ran with /$fs -> $(echo "$out" | tr '\n' ' ')"
+            fail "/$fs a symlink is not mounted through" "the container ran with /$fs -> $(echo "$out" | tr '\n' ' ')"
         fi
     done
 }
 
 # CVE-2019-16884: a config (e.g. an image's VOLUME /proc) covers /proc with another file system after
-# procfs was mounted, so the runtime's later writes and masks under /proc go to that one. Here a bind of
-# a host directory with a fake proc tree, and a tmpfs; the sysctl must not land in the host's directory.
+# procfs was mounted, so the runtime's later masks (and writes) under /proc go to that one. Here a bind
+# of a host directory with a fake proc tree, and a tmpfs: either must be refused.
 scenario_proc_over() {
-    new_bundle "$work/plain" sh -c 'stat -f -c %T /proc; cat /proc/sys/kernel/domainname' || return
-    edit "$work/plain" '.linux.sysctl = {"kernel.domainname": "cve-victim"}'
+    new_bundle "$work/plain" sh -c 'stat -f -c %T /proc' || return
     run_once "$work/plain" plain
-    check "control: /proc is procfs and the sysctl is written" "$out" \
-        [ "$(echo "$out" | tr '\n' ' ')" = "proc cve-victim " ]
+    check "control, without the cover /proc is procfs" "$out" [ "$out" = proc ]
     mkdir -p "$work/fakeproc/sys/kernel"
     for cover in bind tmpfs; do
-        echo fake >"$work/fakeproc/sys/kernel/domainname"
         new_bundle "$work/$cover" sh -c 'stat -f -c %T /proc' || return
-        edit "$work/$cover" '.linux.sysctl = {"kernel.domainname": "cve-victim"}'
         if [ "$cover" = bind ]; then
             add_mount "$work/$cover" "$work/fakeproc" /proc
         else
             add_mount "$work/$cover" tmpfs /proc tmpfs '["nosuid"]'
         fi
         run_once "$work/$cover" "over-$cover"
-        host=$(cat "$work/fakeproc/sys/kernel/domainname")
-        if [ "$rc" -ne 0 ] && [ "$host" = fake ]; then
+        if [ "$rc" -ne 0 ]; then
             ok "a $cover over /proc is refused" "refused: $(first_line "$out")"
         else
-            fail "a $cover over /proc is refused" "exit $rc, /proc was $(echo "$out" | head -n1), host file: $host"
+            fail "a $cover over /proc is refused" "the container ran with /proc of type $(echo "$out" | head -n1)"
         fi
     done
 }
@@ -62,7 +57,7 @@ scenario_sysctl_symlink() {
     new_bundle "$work/plain" cat /proc/sys/kernel/domainname || return
     edit "$work/plain" '.linux.sysctl = {"kernel.domainname": "cve-victim"}'
     run_once "$work/plain" plain
-    check "control: the sysctl is written to the container's kernel" "$out" [ "$out" = cve-victim ]
+    check "control, the sysctl is written to the container's kernel" "$out" [ "$out" = cve-victim ]
     mkdir -p "$work/trap"
     echo trap >"$work/trap/domainname"
     new_bundle "$work/victim" sh -c 'stat -f -c %T /proc/sys/kernel; cat /proc/sys/kernel/domainname' || return
@@ -93,7 +88,7 @@ scenario_dev_symlink() {
     rm -rf "$work/victim/rootfs/dev"
     ln -s "$hostdev" "$work/victim/rootfs/dev"
     before=$(cd "$hostdev" && ls -lAR)
-    check "control: the image's /dev leads to the host's directory when followed on the host" \
+    check "control, the image's /dev leads to the host's directory when followed on the host" \
         "$(readlink -f "$work/victim/rootfs/dev")" [ "$(readlink -f "$work/victim/rootfs/dev")" = "$hostdev" ]
     run_once "$work/victim" victim
     after=$(cd "$hostdev" && ls -lAR)
@@ -133,10 +128,10 @@ console_bundle() {
 # config gives /dev as a host directory (a volume) where /dev/console is a symlink to a file of the root;
 # a runtime that follows it truncates that file or mounts the pty over it.
 scenario_console_symlink() {
-    [ -x "$RECVTTY" ] || { fail "control: a console socket receiver" "RECVTTY not set"; return; }
+    [ -x "$RECVTTY" ] || { fail "control, a console socket receiver" "RECVTTY not set"; return; }
     console_bundle "$work/plain" 'stat -c "%F %t" /dev/console >/tmp/result' || return
     console_run "$work/plain" plain
-    check "control: with a terminal, /dev/console is the pty (major 136)" "exit $rc: $(first_line "$out"); $(cat "$work/plain/rootfs/tmp/result" 2>&1)" \
+    check "control, with a terminal, /dev/console is the pty (major 136)" "exit $rc: $(first_line "$out"); $(cat "$work/plain/rootfs/tmp/result" 2>&1)" \
         grep -qx "character special file 88" "$work/plain/rootfs/tmp/result"
     mkdir -p "$work/vdev"
     ln -s /victim-file "$work/vdev/console"

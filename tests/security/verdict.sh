@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # The verdict lines of the scenario runners in tests/security/ (sourced; busybox ash and bash):
 # "$verdict_tag ok SCENARIO: CHECK[: DETAIL]" or "$verdict_tag fail SCENARIO: CHECK: DETAIL" (flattened,
-# at most 400 characters), with $scenario the runner's scenario; a failure sets failed=1.
+# at most 400 characters), with $scenario the runner's scenario and no ":" in CHECK (the VM lane and
+# cve_table.sh split there); a failure sets failed=1.
 
 failed=0
 
