@@ -45,7 +45,7 @@ scenario() {
     scenario proc-symlink
 }
 
-@test "CVE-2019-16884: a bind or tmpfs over /proc is refused, and no sysctl reaches the host" {
+@test "CVE-2019-16884: a bind or tmpfs over /proc takes no write (refused), and no sysctl reaches the host" {
     scenario proc-over
 }
 

@@ -27,25 +27,34 @@ scenario_proc_symlink() {
 }
 
 # CVE-2019-16884: a config (e.g. an image's VOLUME /proc) covers /proc with another file system after
-# procfs was mounted, so the runtime's later masks (and writes) under /proc go to that one. Here a bind
-# of a host directory with a fake proc tree, and a tmpfs: either must be refused.
+# procfs was mounted, so the runtime's later masks and writes under /proc go to that one. Here a bind of
+# a host directory holding a fake proc tree, and a tmpfs; the runtime's sysctl write must not land in the
+# host's directory, and the container must not run with either as its /proc.
 scenario_proc_over() {
-    new_bundle "$work/plain" sh -c 'stat -f -c %T /proc' || return
+    new_bundle "$work/plain" sh -c 'stat -f -c %T /proc; cat /proc/sys/kernel/domainname' || return
+    edit "$work/plain" '.linux.sysctl = {"kernel.domainname": "cve-victim"}'
     run_once "$work/plain" plain
-    check "control, without the cover /proc is procfs" "$out" [ "$out" = proc ]
+    check "control, without the cover /proc is procfs and takes the sysctl" "$out" \
+        [ "$(echo "$out" | tr '\n' ' ')" = "proc cve-victim " ]
     mkdir -p "$work/fakeproc/sys/kernel"
     for cover in bind tmpfs; do
+        echo fake >"$work/fakeproc/sys/kernel/domainname"
         new_bundle "$work/$cover" sh -c 'stat -f -c %T /proc' || return
+        edit "$work/$cover" '.linux.sysctl = {"kernel.domainname": "cve-victim"}'
         if [ "$cover" = bind ]; then
             add_mount "$work/$cover" "$work/fakeproc" /proc
         else
             add_mount "$work/$cover" tmpfs /proc tmpfs '["nosuid"]'
         fi
         run_once "$work/$cover" "over-$cover"
-        if [ "$rc" -ne 0 ]; then
-            ok "a $cover over /proc is refused" "refused: $(first_line "$out")"
+        host=$(cat "$work/fakeproc/sys/kernel/domainname")
+        if [ "$host" != fake ]; then
+            fail "a $cover over /proc takes no write" "the host's fake domainname now holds $host"
+        elif [ "$rc" -eq 0 ] && [ "$out" != proc ]; then
+            fail "a $cover over /proc takes no write" "the container ran with /proc of type $out"
         else
-            fail "a $cover over /proc is refused" "the container ran with /proc of type $(echo "$out" | head -n1)"
+            ok "a $cover over /proc takes no write" \
+                "$([ "$rc" -eq 0 ] && echo "ran with procfs" || echo "refused: $(first_line "$out")")"
         fi
     done
 }

@@ -6,7 +6,7 @@
 # cerberus creates it. Each race reports its attempts and how many the attacker won (none may be won),
 # and its control that the racer flips the name. The integration tier runs the same natively. Each race
 # has 8 s here (a create takes seconds under emulation, with the racer spinning on one of the two vCPUs):
-# 2-3 creates each, six races in 3-4 min, measured while the host ran two other builds and a VM.
+# about 3 creates each, six races in 3-4 min, measured while the host ran other builds.
 # vm-timeout: 400
 . /vm/lib.sh
 
