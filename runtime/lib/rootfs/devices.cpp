@@ -46,7 +46,8 @@ void set_owner_and_mode(int node, const spec::Device& d, mode_t mode)
     check(::fstat(node, &st), "stat");
     if ((st.st_mode & S_IFMT) != (mode & S_IFMT) || (!S_ISFIFO(mode) && st.st_rdev != makedev(d.major, d.minor)))
         throw Error("the node made was replaced", EEXIST);
-    // mknod honours the umask; chmod sets the mode the spec asked for.
+    // mknod honours the umask; chmod sets the mode the spec asked for. Before
+    // pivot_root /proc is the host's: its self/fd link is the node itself.
     std::string self = "/proc/self/fd/" + std::to_string(node);
     check(::chmod(self.c_str(), mode & 07777), "chmod");
     check(::fchownat(node, "", d.uid.value_or(0), d.gid.value_or(0), AT_EMPTY_PATH), "chown");
