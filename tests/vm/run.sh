@@ -242,9 +242,13 @@ build_initramfs() {
             install_file "$root" "$probe" /usr/local/bin/cerberus-probe
             install_file "$root/rootfs" "$probe" /bin/cerberus-probe
         fi
-        # The attacker of the runtime's own binary, and the scenarios it plays (tests/security/).
+        # The attackers of the runtime's own binary and of its mounts, and the scenarios they play (tests/security/).
         [[ ! -x "$build_dir/cerberus-exe-attack" ]] ||
             install_file "$root" "$build_dir/cerberus-exe-attack" /usr/local/bin/cerberus-exe-attack
+        [[ ! -x "$build_dir/cerberus-race-attack" ]] ||
+            install_file "$root" "$build_dir/cerberus-race-attack" /usr/local/bin/cerberus-race-attack
+        [[ ! -x "$build_dir/cerberus-recvtty" ]] ||
+            install_file "$root" "$build_dir/cerberus-recvtty" /usr/local/bin/cerberus-recvtty
         # The OCI hook, and runc to run it (tests/vm/cases/oci_hook_runc.sh).
         [[ ! -x "$build_dir/cerberus-hook" ]] ||
             install_file "$root" "$build_dir/cerberus-hook" /usr/local/bin/cerberus-hook
