@@ -359,6 +359,8 @@ if [ -n "$CERBERUS_ENFORCEMENT" ]; then
     POLICY_BACKEND="$CERBERUS_ENFORCEMENT"
 elif [ "$VM_BOOT" = no-bpf-lsm ]; then
     POLICY_BACKEND=fmod-ret
+elif [ "$VM_BOOT" = landlock ]; then
+    POLICY_BACKEND=landlock
 else
     POLICY_BACKEND=bpf-lsm
 fi
