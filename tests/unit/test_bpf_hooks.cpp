@@ -9,8 +9,10 @@
 #include <bpf/libbpf.h>
 #include <doctest/doctest.h>
 
+#include <fstream>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <set>
 #include <string>
 #include <vector>
@@ -203,6 +205,37 @@ TEST_CASE("bpf hooks: newer kernels' prototypes get their own variants, one per 
         auto selection = select_programs(btf.get(), set, {});
         CHECK(covered_kinds(selection.programs, set) == covered_kinds(every_program(set), set));
         CHECK(selection.programs.size() == hooks_in(set)); // one program per kernel function
+    }
+}
+
+TEST_CASE("bpf hooks: every hook has a program for each kernel the lane boots, and this host's")
+{
+    // tests/unit/data/hook_prototypes.txt: scripts/hook-prototypes.py over the BTF of Debian's 6.1, 6.12 and
+    // 7.2 and of the development host's 6.18.
+    std::ifstream file(std::string(CERBERUS_SOURCE_DIR) + "/tests/unit/data/hook_prototypes.txt");
+    REQUIRE(file);
+    std::map<std::string, std::vector<FakeFunction>> kernels;
+    std::string line;
+    while (std::getline(file, line)) {
+        if (line.empty() || line[0] == '#')
+            continue;
+        std::istringstream fields(line);
+        std::string kernel, name, params, returns;
+        fields >> kernel >> name >> params >> returns;
+        kernels[kernel].push_back({name, params == "-" ? "" : params, returns == "int"});
+    }
+    CHECK(kernels.size() == 4);
+    for (const auto& [kernel, functions] : kernels) {
+        auto btf = fake_kernel(functions);
+        for (auto set : {ProgramSet::bpf_lsm, ProgramSet::fmod_ret}) {
+            CAPTURE(kernel);
+            CAPTURE(static_cast<int>(set));
+            auto selection = select_programs(btf.get(), set, {});
+            for (const auto& [program, why] : selection.left_out)
+                FAIL_CHECK(program << ": " << why);
+            CHECK(selection.programs.size() == hooks_in(set));
+            CHECK(covered_kinds(selection.programs, set) == covered_kinds(every_program(set), set));
+        }
     }
 }
 

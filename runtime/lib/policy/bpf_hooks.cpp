@@ -78,7 +78,7 @@ const std::vector<Hook> hooks = {
     {"cerb_mnt_want_write_file", nullptr, "mnt_want_write_file", "p", "p", false, paths},
     {"cerb_inode_setattr", "inode_setattr", "security_inode_setattr", "ppp", "ppp", true, paths},
     {"cerb_inode_setattr_no_idmap", "inode_setattr", "security_inode_setattr", "pp", nullptr, true, paths},
-    {"cerb_inode_setxattr", "inode_setxattr", "security_inode_setxattr", "pppiii", "pppiii", true, paths},
+    {"cerb_inode_setxattr", "inode_setxattr", "security_inode_setxattr", "ppppii", "ppppii", true, paths},
     {"cerb_inode_removexattr", "inode_removexattr", "security_inode_removexattr", "ppp", "ppp", true, paths},
 };
 
