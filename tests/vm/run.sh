@@ -272,6 +272,12 @@ build_initramfs() {
         # Fills a kernel function's BPF trampoline, as other tools could (tests/vm/cases/trampoline_full.sh).
         [[ ! -x "$build_dir/cerberus-fill-trampoline" ]] ||
             install_file "$root" "$build_dir/cerberus-fill-trampoline" /usr/local/bin/cerberus-fill-trampoline
+        # What the kernel's verifier makes of each policy program (tests/vm/cases/bpf_verifier.sh).
+        [[ ! -x "$build_dir/cerberus-verifier-stats" ]] ||
+            install_file "$root" "$build_dir/cerberus-verifier-stats" /usr/local/bin/cerberus-verifier-stats
+        for object in "$build_dir"/bpf-skel/cerberus_policy*.bpf.o; do
+            [[ ! -f "$object" ]] || install -D -m 0644 "$object" "$root/vm/bpf/$(basename "$object")"
+        done
         # Dynamically linked, for the loader tests: with its libraries in the VM, not in /rootfs.
         [[ ! -x "$build_dir/cerberus-dynprobe" ]] ||
             install_file "$root" "$build_dir/cerberus-dynprobe" /usr/local/bin/cerberus-dynprobe
