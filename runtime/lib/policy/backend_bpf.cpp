@@ -14,11 +14,14 @@
 #include <spdlog/spdlog.h>
 #include <sys/mount.h>
 #include <sys/statfs.h>
+#include <sys/utsname.h>
 
+#include <cstdio>
 #include <cstring>
 #include <map>
-#include <set>
 #include <memory>
+#include <set>
+#include <utility>
 #include <vector>
 
 namespace cerberus::policy {
@@ -295,7 +298,25 @@ private:
     const SetTraits& traits_;
 };
 
+// The first Linux release on which the lane's churn (tests/vm/cases/fmod_ret_churn.sh) left the fmod_ret
+// programs running; Debian's 6.1 skipped them after it (docs/policy.md, "fmod-ret").
+constexpr std::pair<int, int> fmod_ret_sound_from{6, 12};
+
 } // namespace
+
+std::optional<std::string> fmod_ret_not_automatic()
+{
+    utsname host{};
+    int major = 0;
+    int minor = 0;
+    if (uname(&host) == 0 && std::sscanf(host.release, "%d.%d", &major, &minor) == 2 &&
+        std::pair(major, minor) >= fmod_ret_sound_from)
+        return std::nullopt;
+    return std::string("not taken by auto on Linux ") + host.release + " (before " +
+           std::to_string(fmod_ret_sound_from.first) + "." + std::to_string(fmod_ret_sound_from.second) +
+           " the kernel was seen skipping fmod_ret programs after BPF objects came and went; "
+           "--enforcement fmod-ret asks for it)";
+}
 
 std::string active_lsms(const std::string& securityfs)
 {
