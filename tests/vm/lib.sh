@@ -419,6 +419,19 @@ audit_or_refused() {
     fi
 }
 
+# fmod_ret_case CHECK: true in the boot without bpf in lsm= with cerberus-fill-trampoline in the VM, where
+# the cases about the fmod_ret programs' trampolines run; elsewhere a skip verdict for CHECK saying why.
+fmod_ret_case() {
+    if [ "$VM_BOOT" != no-bpf-lsm ]; then
+        vm_skip "$1" "the fmod_ret programs' own case runs in the boot without bpf in lsm="
+    elif ! command -v cerberus-fill-trampoline >/dev/null; then
+        vm_skip "$1" "no cerberus-fill-trampoline in the VM"
+    else
+        return 0
+    fi
+    return 1
+}
+
 # pin_dir: where this build of cerberus pins its maps and programs (a directory named by its BPF layout).
 pin_dir() {
     cerberus check 2>/dev/null | sed -n 's/^pin dir: *\([^ ]*\).*/\1/p'
