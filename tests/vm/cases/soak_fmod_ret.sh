@@ -15,7 +15,7 @@
 . /vm/lib.sh
 
 vm_has_cerberus && vm_has_probe && fmod_ret_case "churn" || exit 0
-rounds="${VM_CHURN_ROUNDS:-40}"
+rounds="${VM_CHURN_ROUNDS:-30}"
 bundle=/tmp/bundle-fmod-churn
 policy='{"allowed_paths": ["/workspace", "/tmp", "/dev"], "read_only_paths": ["/bin", "/usr", "/sbin", "/etc", "/proc"]}'
 
