@@ -7,7 +7,7 @@
 # first line why it passed the stronger ones over; asking for bpf-lsm fails closed, saying why and leaving
 # nothing behind. The other policy cases run in
 # both boots, under whichever set auto takes; a trampoline another tool filled is trampoline_full.sh.
-# vm-timeout: 300
+# vm-timeout: 900
 # vm-boots: bpf-lsm no-bpf-lsm
 . /vm/lib.sh
 
