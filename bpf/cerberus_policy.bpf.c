@@ -516,3 +516,17 @@ int BPF_PROG(cerb_inode_removexattr, struct user_namespace *mnt_userns, struct d
 {
     return check_inode_change(dentry, CERB_OP_XATTR, ret);
 }
+
+/* From Linux 6.2 POSIX ACLs (system.posix_acl_*) pass these hooks instead of
+ * the xattr ones; kernels without them send ACLs through inode_setxattr. */
+CERB_HOOK(inode_set_acl, security_inode_set_acl)
+int BPF_PROG(cerb_inode_set_acl, void *idmap, struct dentry *dentry, const char *acl_name, void *kacl, int ret)
+{
+    return check_inode_change(dentry, CERB_OP_XATTR, ret);
+}
+
+CERB_HOOK(inode_remove_acl, security_inode_remove_acl)
+int BPF_PROG(cerb_inode_remove_acl, void *idmap, struct dentry *dentry, const char *acl_name, int ret)
+{
+    return check_inode_change(dentry, CERB_OP_XATTR, ret);
+}

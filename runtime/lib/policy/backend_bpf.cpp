@@ -195,30 +195,35 @@ public:
     {
         bool loaded = bpf::group_pinned(traits_.group);
         std::set<std::string> usable;
+        std::set<std::string> not_needed;           // hooks this kernel routes elsewhere
         std::map<std::string, std::string> missing; // program -> why its hook has no program
+        try {
+            auto kernel_btf = bpf::load_kernel_btf();
+            auto selection = bpf::select_programs(kernel_btf.get(), traits_.set,
+                                                  loaded ? bpf::TrampolineUse{} : bpf::trampoline_use());
+            not_needed = std::move(selection.not_needed);
+            if (!loaded) {
+                usable = std::move(selection.programs);
+                missing = std::move(selection.left_out);
+            }
+        } catch (const Error& e) {
+            for (const auto& hook : bpf::policy_hooks())
+                missing[hook.program] = e.what();
+        }
         if (loaded) {
             usable = pinned_programs(traits_.group);
-            std::set<std::string> attached; // kernel functions with a program pinned here
+            std::set<std::string> attached; // kernel functions with a program pinned here (or not needed)
             for (const auto& hook : bpf::policy_hooks())
-                if (bpf::in_set(hook, traits_.set) && usable.count(hook.program))
+                if (bpf::in_set(hook, traits_.set) && (usable.count(hook.program) || not_needed.count(hook.program)))
                     attached.insert(bpf::attach_function(hook, traits_.set));
+            missing.clear();
             for (const auto& hook : bpf::policy_hooks())
                 if (bpf::in_set(hook, traits_.set) && !attached.count(bpf::attach_function(hook, traits_.set)))
                     missing[hook.program] = bpf::attach_function(hook, traits_.set) +
                                             " was left out when the programs were loaded here (missing, another "
                                             "prototype, or its trampoline full)";
-        } else {
-            try {
-                auto kernel_btf = bpf::load_kernel_btf();
-                auto selection = bpf::select_programs(kernel_btf.get(), traits_.set, bpf::trampoline_use());
-                usable = std::move(selection.programs);
-                missing = std::move(selection.left_out);
-            } catch (const Error& e) {
-                for (const auto& hook : bpf::policy_hooks())
-                    missing[hook.program] = e.what();
-            }
         }
-        bpf::RuleKinds covered = bpf::covered_kinds(usable, traits_.set);
+        bpf::RuleKinds covered = bpf::covered_kinds(usable, traits_.set, not_needed);
         std::vector<Coverage> rows;
         for (RuleKind kind : all_rule_kinds) {
             if (covered & bpf::kind_bit(kind)) {

@@ -80,6 +80,9 @@ const std::vector<Hook> hooks = {
     {"cerb_inode_setattr_no_idmap", "inode_setattr", "security_inode_setattr", "pp", nullptr, true, paths},
     {"cerb_inode_setxattr", "inode_setxattr", "security_inode_setxattr", "ppppii", "ppppii", true, paths},
     {"cerb_inode_removexattr", "inode_removexattr", "security_inode_removexattr", "ppp", "ppp", true, paths},
+    // POSIX ACLs from 6.2 on; before, they are xattrs (inode_setxattr).
+    {"cerb_inode_set_acl", "inode_set_acl", "security_inode_set_acl", "pppp", "pppp", true, paths, true},
+    {"cerb_inode_remove_acl", "inode_remove_acl", "security_inode_remove_acl", "ppp", "ppp", true, paths, true},
 };
 
 // "(int, pointer)" for "ip": prototypes in messages.
@@ -235,6 +238,11 @@ Selection select_programs(const struct btf* kernel_btf, ProgramSet set, const Tr
         first.emplace(function, hook.program);
         if (taken.count(function))
             continue;
+        if (hook.only_where_present && btf__find_by_name_kind(kernel_btf, function.c_str(), BTF_KIND_FUNC) < 0) {
+            selection.not_needed.insert(hook.program);
+            taken.insert(function);
+            continue;
+        }
         auto why = hook_unavailable(kernel_btf, hook, set);
         if (!why)
             why = trampoline_full(kernel_btf, hook, set, use);
@@ -254,11 +262,11 @@ Selection select_programs(const struct btf* kernel_btf, ProgramSet set, const Tr
     return selection;
 }
 
-RuleKinds covered_kinds(const std::set<std::string>& programs, ProgramSet set)
+RuleKinds covered_kinds(const std::set<std::string>& programs, ProgramSet set, const std::set<std::string>& not_needed)
 {
     std::set<std::string> attached; // attach functions with a program among these
     for (const auto& hook : hooks)
-        if (in_set(hook, set) && programs.count(hook.program))
+        if (in_set(hook, set) && (programs.count(hook.program) || not_needed.count(hook.program)))
             attached.insert(attach_function(hook, set));
     RuleKinds covered = every_kind;
     for (const auto& hook : hooks) {

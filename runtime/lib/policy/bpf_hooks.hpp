@@ -41,6 +41,9 @@ struct Hook {
     const char* function_params;
     bool denies;     // false: it never refuses (attached as fentry/<function> in the fmod_ret set)
     RuleKinds kinds; // what needs it
+    // A kernel without the function sends what it guards through another hook (POSIX ACLs before 6.2):
+    // missing there, it is not left out, and the kinds stay covered.
+    bool only_where_present = false;
 };
 
 // Every program of both objects, in their order; the variants of a hook one after the other.
@@ -100,11 +103,13 @@ std::optional<std::string> trampoline_full(const struct btf* kernel_btf, const H
 struct Selection {
     std::set<std::string> programs;
     std::map<std::string, std::string> left_out;
+    std::set<std::string> not_needed; // only_where_present hooks this kernel does not have
 };
 Selection select_programs(const struct btf* kernel_btf, ProgramSet set, const TrampolineUse& use);
 
 // The rule kinds of the set that have every hook they need (some variant of
-// it) among these programs.
-RuleKinds covered_kinds(const std::set<std::string>& programs, ProgramSet set);
+// it) among these programs, the not_needed ones counting as there.
+RuleKinds covered_kinds(const std::set<std::string>& programs, ProgramSet set,
+                        const std::set<std::string>& not_needed = {});
 
 } // namespace cerberus::bpf
