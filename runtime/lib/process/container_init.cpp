@@ -56,12 +56,11 @@ void apply_sysctls(const spec::Linux& linux, const mounts::MountedRoot& rootfs)
 // Blocks until `start` opens exec.fifo for reading, then tells it we are going.
 // The write end stays open until execve closes it (O_CLOEXEC): `start` reads
 // to end of file, so poststart hooks run only once the process has exec'd.
-void wait_for_start(int fifo_fd)
+// proc is a procfs no name in the container leads to: a /proc another
+// container sharing the root put in place cannot stand in for exec.fifo.
+void wait_for_start(int fifo_fd, int proc)
 {
-    // Through a procfs no name in the container leads to: a /proc another
-    // container sharing the root put in place cannot stand in for exec.fifo.
-    int fifo = with_context("open exec.fifo",
-                            [&] { return mounts::reopen(mounts::private_proc().get(), fifo_fd, O_WRONLY).release(); });
+    int fifo = with_context("open exec.fifo", [&] { return mounts::reopen(proc, fifo_fd, O_WRONLY).release(); });
     if (::write(fifo, "0", 1) != 1)
         throw_errno("write exec.fifo");
 }
@@ -113,6 +112,9 @@ void set_up_container(const InitPlan& plan, SyncChannel& channel)
     if (!plan.no_new_keyring)
         launch::join_new_keyring();
     rlimits::apply(process.rlimits);
+    // Before the spec's seccomp filter, which may refuse fsopen and openat2
+    // (an older profile lists neither); reopening through it needs only openat.
+    UniqueFd proc_for_fifo = plan.fifo_fd >= 0 ? mounts::private_proc() : UniqueFd();
 
     bool late_seccomp = launch::take_identity(process, plan.capabilities, plan.seccomp, channel.fd());
     launch::enter_working_dir(process.cwd);
@@ -121,7 +123,8 @@ void set_up_container(const InitPlan& plan, SyncChannel& channel)
     channel.send(SyncMessage::child_ready);
     channel.close();
     if (plan.fifo_fd >= 0)
-        wait_for_start(plan.fifo_fd);
+        wait_for_start(plan.fifo_fd, proc_for_fifo.get());
+    proc_for_fifo = {};
     // Before the hooks that run in the container: they are held to it too.
     launch::restrict_self(plan.landlock_ruleset_fd, plan.landlock_flags);
     if (spec.hooks)
