@@ -7,6 +7,7 @@
 #include "base/error.hpp"
 #include "base/fd.hpp"
 #include "base/files.hpp"
+#include "kernel/audit_netlink.hpp"
 #include "kernel/pinned_maps.hpp"
 
 #include <bpf/bpf.h>
@@ -91,11 +92,16 @@ void finish_container(uint64_t cgroup_id, const std::string& pin_dir)
     if (!files::exists(registry_entry))
         return; // never registered, or already finished
     // Nothing ever reached the ring buffer: no trail to write, no collector to
-    // wait for. Landlock's denials take the kernel audit log instead: no count says.
+    // wait for. Landlock's denials take the kernel audit log instead, where no
+    // count says, but only while kernel audit is on.
     bool audit_log = false;
     try {
         audit_log = nlohmann::json::parse(files::read_file(registry_entry)).value("enforcement", "") == "landlock";
     } catch (const std::exception&) {
+    }
+    if (audit_log) {
+        kernel::AuditStatus audit = kernel::audit_status();
+        audit_log = !audit.known || audit.enabled != 0;
     }
     if (auto policy = policy_entry(cgroup_id);
         !audit_log && policy && policy->events_sent == 0 && policy->events_lost == 0) {

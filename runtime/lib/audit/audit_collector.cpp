@@ -26,6 +26,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -43,6 +44,10 @@ constexpr auto tick = std::chrono::seconds(1); // lost counts, fdatasync, regist
 // short-lived policed containers (an eval harness, CI) then shares one
 // collector instead of starting one per container.
 constexpr auto idle_linger = std::chrono::seconds(10);
+// How long finish waits for its marker to come back through the kernel audit
+// log: a safety bound (an audit rule dropping the marker), not a wait that
+// happens when the kernel delivers it.
+constexpr auto marker_wait = std::chrono::milliseconds(1000);
 
 // epoll tags
 constexpr uint32_t ring_ready = 0, request_ready = 1, audit_log_ready = 2;
@@ -82,7 +87,8 @@ private:
     std::string finish(uint64_t cgroup_id);
     bool policy_present(uint64_t cgroup_id) const;
     void subscribe_audit_log();
-    void read_audit_log();
+    bool read_audit_log(const std::string& marker = "");
+    void read_audit_log_to_now();
     void write_landlock(std::vector<LandlockEvent> events);
     std::optional<uint64_t> cgroup_of(int64_t pid) const;
     void learn_domain(uint64_t domain, int64_t creator);
@@ -101,7 +107,7 @@ private:
     LandlockEvents landlock_;
     std::map<uint64_t, uint64_t> domains_; // Landlock domain id -> cgroup id of the process that made it
     std::string cgroup2_;
-    uint64_t audit_lost_ = 0, unknown_domains_ = 0;
+    uint64_t audit_lost_ = 0, unknown_domains_ = 0, markers_sent_ = 0;
 };
 
 bool Collector::start()
@@ -143,19 +149,67 @@ void Collector::subscribe_audit_log()
     }
 }
 
-void Collector::read_audit_log()
+// True once marker (a message of read_audit_log_to_now) came back, or the
+// kernel refused to send it.
+bool Collector::read_audit_log(const std::string& marker)
 {
     if (!audit_log_)
-        return;
+        return true;
+    bool marked = false;
     try {
-        for (const auto& message : kernel::read_audit_messages(audit_log_.get(), audit_lost_))
-            if (auto record = parse_audit_record(message.type, message.text))
+        for (const auto& message : kernel::read_audit_messages(audit_log_.get(), audit_lost_)) {
+            if (message.type == kernel::netlink_error) {
+                int err = 0;
+                std::memcpy(&err, message.text.data(), std::min(message.text.size(), sizeof(err)));
+                spdlog::warn("the kernel refused the collector's audit marker: {}", std::strerror(-err));
+                marked = true;
+            } else if (message.type == kernel::audit_marker_record) {
+                marked = marked || (!marker.empty() && message.text.find(marker) != std::string::npos);
+            } else if (auto record = parse_audit_record(message.type, message.text)) {
                 if (auto allocated = landlock_.add(*record))
                     learn_domain(allocated->first, allocated->second);
+            }
+        }
     } catch (const Error& e) {
         spdlog::warn("{}", e.what());
+        marked = true;
     }
     write_landlock(landlock_.take(false));
+    return marked;
+}
+
+// Landlock's denials reach the audit log through kauditd, a moment after the
+// denial. A marker sent now comes back after every record queued before it:
+// reading up to it reads all a finished container's denials, however few or
+// many, without a fixed wait. With audit off no record is made, nor a marker.
+void Collector::read_audit_log_to_now()
+{
+    if (kernel::AuditStatus audit = kernel::audit_status(); audit.known && audit.enabled == 0) {
+        read_audit_log();
+        return;
+    }
+    std::string marker = "op=cerberus-trail-sync collector=" + std::to_string(getpid()) +
+                         " seq=" + std::to_string(++markers_sent_);
+    try {
+        kernel::send_audit_marker(audit_log_.get(), marker);
+    } catch (const Error& e) {
+        spdlog::warn("{}", e.what());
+        read_audit_log();
+        return;
+    }
+    auto deadline = std::chrono::steady_clock::now() + marker_wait;
+    while (!read_audit_log(marker)) {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0) {
+            spdlog::warn("the kernel audit log did not bring the collector's marker back within {} ms (dropped by an "
+                         "audit rule or rate limit?): Landlock denials made just before a container's end may be "
+                         "left out of its trail",
+                         marker_wait.count());
+            return;
+        }
+        pollfd pfd{audit_log_.get(), POLLIN, 0};
+        poll(&pfd, 1, static_cast<int>(left.count()));
+    }
 }
 
 // The cgroup v2 id of a process: the inode of its directory in the unified hierarchy.
@@ -412,10 +466,7 @@ std::string Collector::finish(uint64_t cgroup_id)
 {
     consume();
     if (audit_log_) {
-        // kauditd sends records a moment after the denial: wait for a last one briefly.
-        pollfd pfd{audit_log_.get(), POLLIN, 0};
-        poll(&pfd, 1, 100);
-        read_audit_log();
+        read_audit_log_to_now();
         write_landlock(landlock_.take(true));
     }
     if (!trails_.count(cgroup_id))
