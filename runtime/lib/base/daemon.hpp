@@ -28,7 +28,8 @@ struct Daemon {
 };
 
 // Starts the daemon (double fork, setsid, exec of this binary, no inherited
-// fds) unless the lock shows one running.
+// fds but a pipe it reports readiness on) unless the lock shows one running,
+// and returns once it listens (or has exited: another daemon took the lock).
 void ensure_running(const Daemon& daemon);
 
 // Sends one request and returns the answer, starting the daemon when none
@@ -44,7 +45,8 @@ UniqueFd open_lock(const Daemon& daemon);
 bool take_lock(const Daemon& daemon, int lock_fd);
 
 // The listening socket (non-blocking), replacing a dead daemon's; mode 0600;
-// added to epoll_fd with data.
+// added to epoll_fd with data. The first listen of a daemon ensure_running
+// started tells it that the daemon is ready.
 UniqueFd listen(const Daemon& daemon, int epoll_fd, epoll_data_t data);
 
 // Accepts one request on the listening socket, if one is waiting, and sends
