@@ -7,7 +7,6 @@
 #include "base/error.hpp"
 #include "base/fd.hpp"
 #include "base/files.hpp"
-#include "kernel/audit_netlink.hpp"
 #include "kernel/pinned_maps.hpp"
 
 #include <bpf/bpf.h>
@@ -68,7 +67,8 @@ void register_container(const RuntimeOptions& rt, const std::string& id, uint64_
     });
     with_context("registering container " + id + " with the audit collector", [&] {
         write_registry_entry({.cgroup_id = cgroup_id, .id = id, .trail = trail, .root = rt.root,
-                              .enforcement = start.enforcement, .policy = start.policy});
+                              .enforcement = start.enforcement, .policy = start.policy,
+                              .audit_log = start.audit_log});
     });
     try {
         // Answered once it reads the ring buffer and the kernel audit log:
@@ -93,15 +93,12 @@ void finish_container(uint64_t cgroup_id, const std::string& pin_dir)
         return; // never registered, or already finished
     // Nothing ever reached the ring buffer: no trail to write, no collector to
     // wait for. Landlock's denials take the kernel audit log instead, where no
-    // count says, but only while kernel audit is on.
-    bool audit_log = false;
+    // count says: create recorded whether they reach the trail (kernel audit on).
+    bool audit_log = true;
     try {
-        audit_log = nlohmann::json::parse(files::read_file(registry_entry)).value("enforcement", "") == "landlock";
+        auto entry = nlohmann::json::parse(files::read_file(registry_entry));
+        audit_log = entry.value("audit_log", entry.value("enforcement", "") == "landlock");
     } catch (const std::exception&) {
-    }
-    if (audit_log) {
-        kernel::AuditStatus audit = kernel::audit_status();
-        audit_log = !audit.known || audit.enabled != 0;
     }
     if (auto policy = policy_entry(cgroup_id);
         !audit_log && policy && policy->events_sent == 0 && policy->events_lost == 0) {

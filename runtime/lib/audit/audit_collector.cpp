@@ -63,6 +63,7 @@ struct Trail {
     UniqueFd fd;
     std::string pending;
     bool unsynced = false;
+    bool audit_log = false; // RegistryEntry::audit_log
 };
 
 class Collector {
@@ -385,7 +386,7 @@ void Collector::reload_registry()
     for (auto& entry : read_registry()) {
         seen[entry.cgroup_id] = true;
         if (!trails_.count(entry.cgroup_id))
-            trails_[entry.cgroup_id] = Trail{entry.id, entry.trail, UniqueFd(), "", false};
+            trails_[entry.cgroup_id] = Trail{entry.id, entry.trail, UniqueFd(), "", false, entry.audit_log};
     }
     for (auto it = trails_.begin(); it != trails_.end();) {
         if (seen.count(it->first)) {
@@ -465,12 +466,16 @@ void Collector::on_tick()
 std::string Collector::finish(uint64_t cgroup_id)
 {
     consume();
-    if (audit_log_) {
-        read_audit_log_to_now();
-        write_landlock(landlock_.take(true));
-    }
     if (!trails_.count(cgroup_id))
         reload_registry();
+    if (audit_log_) {
+        auto it = trails_.find(cgroup_id);
+        if (it == trails_.end() || it->second.audit_log)
+            read_audit_log_to_now();
+        else
+            read_audit_log();
+        write_landlock(landlock_.take(true));
+    }
     if (auto it = trails_.find(cgroup_id); it != trails_.end())
         report_lost(cgroup_id, it->second);
     forget(cgroup_id);

@@ -27,9 +27,16 @@ audit::TrailStart trail_start(const policy::Backend& backend, const policy::Poli
             if (row.kind == kind)
                 start.why_not_reported[name] = row.note;
     }
-    for (const auto& row : table)
-        if (row.enforced == policy::Level::partial && policy::uses_kind(policy, row.kind))
+    for (const auto& row : table) {
+        bool used = policy::uses_kind(policy, row.kind);
+        if (row.enforced == policy::Level::partial && used)
             start.partly_enforced.push_back(policy::rule_kind_name(row.kind));
+        // Landlock reports its file and exec denials through the kernel audit log, while audit is on.
+        bool landlock_files = row.kind == policy::RuleKind::paths || row.kind == policy::RuleKind::path_changes ||
+                              row.kind == policy::RuleKind::allowed_bins;
+        if (backend.kind() == policy::Enforcement::landlock && landlock_files && used && row.reported)
+            start.audit_log = true;
+    }
     return start;
 }
 
