@@ -4,6 +4,7 @@
 #include "audit/audit.hpp"
 #include "audit/audit_format.hpp"
 #include "audit/audit_registry.hpp"
+#include "audit/event_drain.hpp"
 #include "audit/landlock_records.hpp"
 #include "base/daemon.hpp"
 #include "base/error.hpp"
@@ -14,7 +15,6 @@
 #include "kernel/pinned_maps.hpp"
 
 #include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 #include <fcntl.h>
 #include <sys/epoll.h>
 #include <poll.h>
@@ -31,13 +31,11 @@
 #include <cstring>
 #include <map>
 #include <memory>
-#include <unordered_map>
 #include <vector>
 
 namespace cerberus::audit {
 namespace {
 
-constexpr uint32_t commit_every = 256;      // events read before cerb_event_acct is told
 constexpr size_t write_every = 64 * 1024;   // bytes of a trail kept before they are written
 constexpr auto tick = std::chrono::seconds(1); // lost counts, fdatasync, registry, exit check
 // How long the collector stays once no container is registered: a burst of
@@ -51,10 +49,6 @@ constexpr auto marker_wait = std::chrono::milliseconds(1000);
 
 // epoll tags
 constexpr uint32_t ring_ready = 0, request_ready = 1, audit_log_ready = 2;
-
-struct RingDeleter {
-    void operator()(ring_buffer* ring) const { ring_buffer__free(ring); }
-};
 
 // One container's trail file, opened on first use.
 struct Trail {
@@ -73,11 +67,9 @@ public:
     void run();
 
 private:
-    static int on_event(void* self, void* data, size_t size);
-    void handle(const cerb_event& e);
+    void write_event(const DrainedEvent& drained);
     void consume();
     void write_pending(Trail& trail);
-    void commit_consumed();
     void report_lost(uint64_t cgroup_id, Trail& trail);
     void sync_all();
     void reload_registry();
@@ -94,12 +86,10 @@ private:
     std::optional<uint64_t> cgroup_of(int64_t pid) const;
     void learn_domain(uint64_t domain, int64_t creator);
 
-    UniqueFd lock_, listener_, epoll_, policies_, acct_, events_;
-    std::unique_ptr<ring_buffer, RingDeleter> ring_;
+    UniqueFd lock_, listener_, epoll_, policies_, acct_;
+    std::optional<EventDrain> drain_;
+    std::vector<DrainedEvent> taken_; // its capacity kept from one take to the next
     std::map<uint64_t, Trail> trails_;
-    std::map<uint64_t, uint32_t> unacked_; // consumed, not yet added to cerb_event_acct
-    uint32_t since_commit_ = 0;
-    std::unordered_map<uint32_t, std::string> exe_cache_; // for one batch: pids get reused
     int64_t boot_to_wall_ = 0;
     bool reloaded_in_batch_ = false;
     uint64_t unknown_ = 0; // events of cgroups in no registry entry
@@ -119,15 +109,12 @@ bool Collector::start()
         return false;
     policies_ = kernel::open_map(kernel::policies_map);
     acct_ = kernel::open_map(kernel::event_acct_map);
-    events_ = kernel::open_map(kernel::events_map);
-    ring_.reset(ring_buffer__new(events_.get(), on_event, this, nullptr));
-    if (!ring_)
-        throw_errno(std::string("reading the ring buffer ") + CERB_PIN_DIR + "/" + kernel::events_map.name);
+    drain_.emplace();
     epoll_.reset(epoll_create1(EPOLL_CLOEXEC));
     if (!epoll_)
         throw_errno("epoll_create1");
     epoll_event ev{.events = EPOLLIN, .data = {.u32 = ring_ready}};
-    check(epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, ring_buffer__epoll_fd(ring_.get()), &ev), "epoll_ctl");
+    check(epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, drain_->ready_fd(), &ev), "epoll_ctl");
     subscribe_audit_log(); // before the socket: create waits for the socket before the init runs
     listener_ = daemon::listen(collector_daemon(), epoll_.get(), {.u32 = request_ready});
     reload_registry();
@@ -269,18 +256,9 @@ void Collector::write_landlock(std::vector<LandlockEvent> events)
     }
 }
 
-int Collector::on_event(void* self, void* data, size_t size)
+void Collector::write_event(const DrainedEvent& drained)
 {
-    if (size >= sizeof(cerb_event))
-        static_cast<Collector*>(self)->handle(*static_cast<const cerb_event*>(data));
-    return 0;
-}
-
-void Collector::handle(const cerb_event& e)
-{
-    ++unacked_[e.cgroup_id];
-    if (++since_commit_ >= commit_every)
-        commit_consumed();
+    const cerb_event& e = drained.event;
     auto it = trails_.find(e.cgroup_id);
     if (it == trails_.end() && !reloaded_in_batch_) {
         reloaded_in_batch_ = true;
@@ -291,29 +269,24 @@ void Collector::handle(const cerb_event& e)
         ++unknown_;
         return;
     }
-    auto exe = exe_cache_.find(e.pid);
-    if (exe == exe_cache_.end()) {
-        char buf[4096];
-        ssize_t n = readlink(("/proc/" + std::to_string(e.pid) + "/exe").c_str(), buf, sizeof(buf));
-        exe = exe_cache_.emplace(e.pid, n > 0 ? std::string(buf, n) : std::string()).first;
-    }
     Trail& trail = it->second;
-    trail.pending += dump_line(event_json(e, {trail.id, exe->second, boot_to_wall_}));
+    trail.pending += dump_line(event_json(e, {trail.id, *drained.exe, boot_to_wall_}));
     trail.pending += '\n';
     if (trail.pending.size() >= write_every)
         write_pending(trail);
 }
 
+// Writes what the drain thread took from the ring buffer (event_drain.hpp).
 void Collector::consume()
 {
     boot_to_wall_ = boot_to_wall_offset();
     reloaded_in_batch_ = false;
-    if (ring_buffer__consume(ring_.get()) < 0)
-        spdlog::warn("reading the ring buffer: {}", std::strerror(errno));
-    commit_consumed();
+    drain_->take(taken_);
+    for (const auto& drained : taken_)
+        write_event(drained);
+    taken_.clear();
     for (auto& [cgroup_id, trail] : trails_)
         write_pending(trail);
-    exe_cache_.clear();
 }
 
 void Collector::write_pending(Trail& trail)
@@ -338,26 +311,12 @@ void Collector::write_pending(Trail& trail)
     trail.pending.clear();
 }
 
-void Collector::commit_consumed()
-{
-    for (auto& [cgroup_id, count] : unacked_) {
-        cerb_event_acct acct{};
-        bpf_map_lookup_elem(acct_.get(), &cgroup_id, &acct);
-        acct.consumed += count;
-        if (bpf_map_update_elem(acct_.get(), &cgroup_id, &acct, BPF_ANY) < 0)
-            spdlog::warn("updating cerb_event_acct for cgroup {}: {}", cgroup_id, std::strerror(errno));
-    }
-    unacked_.clear();
-    since_commit_ = 0;
-}
-
 void Collector::report_lost(uint64_t cgroup_id, Trail& trail)
 {
     cerb_policy policy{};
     if (bpf_map_lookup_elem(policies_.get(), &cgroup_id, &policy) < 0)
         return;
-    cerb_event_acct acct{};
-    bpf_map_lookup_elem(acct_.get(), &cgroup_id, &acct);
+    cerb_event_acct acct = drain_->acct(cgroup_id);
     if (policy.events_lost <= acct.lost_reported)
         return;
     uint64_t count = policy.events_lost - acct.lost_reported;
@@ -366,8 +325,7 @@ void Collector::report_lost(uint64_t cgroup_id, Trail& trail)
     int64_t wall = static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
     trail.pending += dump_line(lost_json(trail.id, wall, count, policy.events_lost)) + "\n";
     write_pending(trail);
-    acct.lost_reported = policy.events_lost;
-    bpf_map_update_elem(acct_.get(), &cgroup_id, &acct, BPF_ANY);
+    drain_->set_lost_reported(cgroup_id, policy.events_lost);
 }
 
 void Collector::sync_all()
@@ -407,7 +365,7 @@ void Collector::forget(uint64_t cgroup_id)
         trails_.erase(it);
     }
     unlink(registry_entry_path(cgroup_id).c_str());
-    bpf_map_delete_elem(acct_.get(), &cgroup_id);
+    drain_->forget(cgroup_id);
     for (auto it = domains_.begin(); it != domains_.end();)
         it = it->second == cgroup_id ? domains_.erase(it) : std::next(it);
 }
@@ -465,6 +423,8 @@ void Collector::on_tick()
 
 std::string Collector::finish(uint64_t cgroup_id)
 {
+    while (!drain_->drain_now()) // every event the container sent is taken
+        consume();
     consume();
     if (!trails_.count(cgroup_id))
         reload_registry();
