@@ -71,8 +71,11 @@ void register_container(const RuntimeOptions& rt, const std::string& id, uint64_
                               .audit_log = start.audit_log});
     });
     try {
-        // Answered once it reads the ring buffer and the kernel audit log:
-        // Landlock names a domain's maker only with its first denial.
+        // One that listens reads the ring buffer and the kernel audit log
+        // already (Landlock names a domain's maker only with its first
+        // denial); else one is started, and answers once it does.
+        if (daemon::listening(collector_daemon()))
+            return;
         if (std::string answer = ask_collector("ping"); answer != "ok")
             throw Error("the audit collector answered: " + answer, EIO);
     } catch (const Error& e) {

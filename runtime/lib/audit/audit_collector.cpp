@@ -68,7 +68,7 @@ public:
 
 private:
     void write_event(const DrainedEvent& drained);
-    void consume();
+    void consume(const daemon::StillWorking& still_working = {});
     void write_pending(Trail& trail);
     void report_lost(uint64_t cgroup_id, Trail& trail);
     void sync_all();
@@ -77,7 +77,7 @@ private:
     void collect_garbage();
     void on_tick();
     void serve_request();
-    std::string finish(uint64_t cgroup_id);
+    std::string finish(uint64_t cgroup_id, const daemon::StillWorking& still_working);
     bool policy_present(uint64_t cgroup_id) const;
     void subscribe_audit_log();
     bool read_audit_log(const std::string& marker = "");
@@ -276,14 +276,21 @@ void Collector::write_event(const DrainedEvent& drained)
         write_pending(trail);
 }
 
-// Writes what the drain thread took from the ring buffer (event_drain.hpp).
-void Collector::consume()
+// Writes what the drain thread took from the ring buffer (event_drain.hpp);
+// still_working, when given, hears from it every second it takes.
+void Collector::consume(const daemon::StillWorking& still_working)
 {
     boot_to_wall_ = boot_to_wall_offset();
     reloaded_in_batch_ = false;
     drain_->take(taken_);
-    for (const auto& drained : taken_)
-        write_event(drained);
+    auto told = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < taken_.size(); ++i) {
+        write_event(taken_[i]);
+        if (still_working && i % 1024 == 1023 && std::chrono::steady_clock::now() - told > std::chrono::seconds(1)) {
+            still_working();
+            told = std::chrono::steady_clock::now();
+        }
+    }
     taken_.clear();
     for (auto& [cgroup_id, trail] : trails_)
         write_pending(trail);
@@ -421,11 +428,11 @@ void Collector::on_tick()
     }
 }
 
-std::string Collector::finish(uint64_t cgroup_id)
+std::string Collector::finish(uint64_t cgroup_id, const daemon::StillWorking& still_working)
 {
     while (!drain_->drain_now()) // every event the container sent is taken
-        consume();
-    consume();
+        consume(still_working);
+    consume(still_working);
     if (!trails_.count(cgroup_id))
         reload_registry();
     if (audit_log_) {
@@ -444,9 +451,10 @@ std::string Collector::finish(uint64_t cgroup_id)
 
 void Collector::serve_request()
 {
-    daemon::answer_request(listener_.get(), [&](const std::string& request) -> std::string {
+    daemon::answer_request(listener_.get(), [&](const std::string& request,
+                                                const daemon::StillWorking& still_working) -> std::string {
         if (request.rfind("finish ", 0) == 0)
-            return finish(std::strtoull(request.c_str() + 7, nullptr, 10));
+            return finish(std::strtoull(request.c_str() + 7, nullptr, 10), still_working);
         if (request == "ping")
             return "ok"; // create, making sure a collector listens before the init runs
         return "unknown request";

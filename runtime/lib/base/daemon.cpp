@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 #include <thread>
 
 namespace cerberus::daemon {
@@ -38,6 +39,8 @@ sockaddr_un socket_address(const Daemon& daemon)
 // The environment variable naming the fd a starting daemon reports readiness on.
 constexpr const char* ready_fd_variable = "CERBERUS_DAEMON_READY_FD";
 constexpr int ready_fd_number = 3;
+// A daemon's word that its answer is still being worked out (never an answer).
+constexpr std::string_view still_working_word = "\x01still working";
 // How long ensure_running waits for the daemon it started to listen: a bound
 // for a daemon that hangs in its start, not a wait that happens otherwise.
 constexpr int start_timeout_ms = 10000;
@@ -126,12 +129,24 @@ std::string exchange(const Daemon& daemon, int fd, const std::string& request, i
     timeval timeout{.tv_sec = timeout_s, .tv_usec = 0};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
     check(send(fd, request.data(), request.size(), MSG_NOSIGNAL), "sending to " + daemon.what);
-    char answer[512];
-    ssize_t n = check(recv(fd, answer, sizeof(answer), 0), "waiting for " + daemon.what);
-    return std::string(answer, static_cast<size_t>(n));
+    for (;;) {
+        char answer[512];
+        ssize_t n = check(recv(fd, answer, sizeof(answer), 0), "waiting for " + daemon.what);
+        std::string text(answer, static_cast<size_t>(n));
+        if (text != still_working_word)
+            return text;
+    }
 }
 
 } // namespace
+
+bool listening(const Daemon& daemon)
+{
+    if (!files::exists(daemon.path(".sock")))
+        return false;
+    UniqueFd lock(open(daemon.path(".lock").c_str(), O_RDWR | O_CLOEXEC));
+    return lock && flock(lock.get(), LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+}
 
 std::string ask(const Daemon& daemon, const std::string& request, int timeout_s)
 {
@@ -201,6 +216,12 @@ UniqueFd listen(const Daemon& daemon, int epoll_fd, epoll_data_t data)
 
 void answer_request(int listen_fd, const std::function<std::string(const std::string& request)>& answer)
 {
+    answer_request(listen_fd, [&](const std::string& request, const StillWorking&) { return answer(request); });
+}
+
+void answer_request(int listen_fd,
+                    const std::function<std::string(const std::string& request, const StillWorking& still_working)>& answer)
+{
     UniqueFd conn(accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC));
     if (!conn)
         return;
@@ -210,7 +231,10 @@ void answer_request(int listen_fd, const std::function<std::string(const std::st
     ssize_t n = recv(conn.get(), buf, sizeof(buf), 0);
     if (n <= 0)
         return;
-    std::string text = answer(std::string(buf, static_cast<size_t>(n)));
+    int fd = conn.get();
+    std::string text = answer(std::string(buf, static_cast<size_t>(n)), [fd] {
+        send(fd, still_working_word.data(), still_working_word.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    });
     send(conn.get(), text.data(), text.size(), MSG_NOSIGNAL);
 }
 
