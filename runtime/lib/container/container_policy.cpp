@@ -92,17 +92,9 @@ std::string recorded_pin_dir(const state::ContainerState& st)
     return st.pin_dir.empty() ? CERB_PIN_ROOT : st.pin_dir;
 }
 
-PolicyGuard PolicyGuard::adopt(const state::ContainerState& st, const cgroups::Cgroup& cgroup,
-                               const state::ContainerDir& dir)
+PolicyGuard PolicyGuard::adopt(const state::ContainerState& st, const state::ContainerDir& dir)
 {
-    const policy::Backend& backend = recorded_backend(st);
-    UniqueFd cgroup_dir;
-    try {
-        cgroup_dir = cgroup.open_unified_dir();
-    } catch (const Error& e) {
-        spdlog::debug("the cgroup of {} is gone: {}", st.id, e.what()); // its programs went with it
-    }
-    return PolicyGuard(backend, st.cgroup_id, std::move(cgroup_dir), dir.policy_keys_path(), recorded_pin_dir(st));
+    return PolicyGuard(recorded_backend(st), st.cgroup_id, UniqueFd(), dir.policy_keys_path(), recorded_pin_dir(st));
 }
 
 PolicyGuard::~PolicyGuard()
