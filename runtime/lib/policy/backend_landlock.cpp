@@ -94,13 +94,17 @@ const std::string& files_unreported_why(int abi)
     return why;
 }
 
-std::string cgroup2_location()
+// Once per process: reading the mount table is most of a probe, and a create probes each time it decides.
+const std::string& cgroup2_location()
 {
-    try {
-        return cgroups::Mounts::detect().unified;
-    } catch (const Error&) {
-        return "";
-    }
+    static const std::string location = [] {
+        try {
+            return cgroups::Mounts::detect().unified;
+        } catch (const Error&) {
+            return std::string();
+        }
+    }();
+    return location;
 }
 
 class Landlock final : public Backend {
