@@ -89,6 +89,7 @@ private:
     UniqueFd lock_, listener_, epoll_, policies_, acct_;
     std::optional<EventDrain> drain_;
     std::vector<DrainedEvent> taken_; // its capacity kept from one take to the next
+    size_t next_taken_ = 0;           // the first of taken_ not written yet
     std::map<uint64_t, Trail> trails_;
     int64_t boot_to_wall_ = 0;
     bool reloaded_in_batch_ = false;
@@ -276,22 +277,34 @@ void Collector::write_event(const DrainedEvent& drained)
         write_pending(trail);
 }
 
-// Writes what the drain thread took from the ring buffer (event_drain.hpp);
-// still_working, when given, hears from it every second it takes.
+// Writes what the drain thread took from the ring buffer (event_drain.hpp),
+// one take at a time. A burst's can take seconds: a client waiting for them
+// (finish) hears every second that the collector is still at it; without
+// one, a request that comes meanwhile stops the writing, the rest kept for
+// the next call (the next tick at the latest), so that no client waits on
+// another container's burst without a word.
 void Collector::consume(const daemon::StillWorking& still_working)
 {
     boot_to_wall_ = boot_to_wall_offset();
     reloaded_in_batch_ = false;
-    drain_->take(taken_);
-    auto told = std::chrono::steady_clock::now();
-    for (size_t i = 0; i < taken_.size(); ++i) {
-        write_event(taken_[i]);
-        if (still_working && i % 1024 == 1023 && std::chrono::steady_clock::now() - told > std::chrono::seconds(1)) {
-            still_working();
-            told = std::chrono::steady_clock::now();
-        }
+    if (next_taken_ == taken_.size()) {
+        drain_->take(taken_);
+        next_taken_ = 0;
     }
-    taken_.clear();
+    auto told = std::chrono::steady_clock::now();
+    while (next_taken_ < taken_.size()) {
+        write_event(taken_[next_taken_++]);
+        if (next_taken_ % 1024 != 0 || std::chrono::steady_clock::now() - told < std::chrono::seconds(1))
+            continue;
+        if (still_working) {
+            still_working();
+        } else {
+            pollfd request{listener_.get(), POLLIN, 0};
+            if (poll(&request, 1, 0) == 1)
+                break;
+        }
+        told = std::chrono::steady_clock::now();
+    }
     for (auto& [cgroup_id, trail] : trails_)
         write_pending(trail);
 }
@@ -430,9 +443,12 @@ void Collector::on_tick()
 
 std::string Collector::finish(uint64_t cgroup_id, const daemon::StillWorking& still_working)
 {
-    while (!drain_->drain_now()) // every event the container sent is taken
+    consume(still_working); // what an earlier consume left
+    bool all_taken;
+    do { // every event the container sent is taken and written
+        all_taken = drain_->drain_now();
         consume(still_working);
-    consume(still_working);
+    } while (!all_taken);
     if (!trails_.count(cgroup_id))
         reload_registry();
     if (audit_log_) {
