@@ -2,6 +2,7 @@
 #include "process/container_init.hpp"
 
 #include "base/error.hpp"
+#include "cgroup/cgroup.hpp"
 #include "process/console.hpp"
 #include "process/hooks.hpp"
 #include "process/namespaces.hpp"
@@ -70,6 +71,7 @@ void set_up_container(const InitPlan& plan, SyncChannel& channel)
     const spec::Spec& spec = *plan.spec;
     const spec::Process& process = *spec.process;
     channel.expect(SyncMessage::parent_ready);
+    cgroups::Cgroup::move_self_into_v1(plan.cgroup_v1_tasks); // its only thread
     join_namespaces(*spec.linux);
     // Only now, inside its cgroup, so the container sees that cgroup as its root.
     if (const spec::Namespace* cgroup_ns = spec.find_namespace("cgroup"); cgroup_ns && cgroup_ns->path.empty())
