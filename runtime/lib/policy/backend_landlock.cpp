@@ -42,6 +42,21 @@ spec::SeccompArg masked(unsigned index, uint64_t bits)
     return {index, bits, bits, "SCMP_CMP_MASKED_EQ"};
 }
 
+// An int argument equal to value. The kernel reads only an int's lower 32
+// bits, so the comparison ignores the upper ones: a plain 64-bit comparison
+// misses a value passed with garbage above it.
+spec::SeccompArg int_equals(unsigned index, uint64_t value)
+{
+    return {index, 0xffffffff, value, "SCMP_CMP_MASKED_EQ"};
+}
+
+// socketcall(2), i386's multiplexer of the socket calls, passes their
+// arguments in memory, which seccomp cannot read: a call whose arguments a
+// rule judges is refused whole through it (the direct i386 calls, from Linux
+// 4.3, meet the same rules as x86-64's).
+constexpr uint64_t socketcall_socket = 1;
+constexpr uint64_t socketcall_setsockopt = 14;
+
 bool own_pid_namespace(const spec::Spec& spec)
 {
     const spec::Namespace* pid = spec.find_namespace("pid");
@@ -230,17 +245,21 @@ spec::Seccomp landlock_seccomp(const Policy& policy, bool memfd_sysctl)
     rules.push_back(refuse({"bpf", "perf_event_open", "init_module", "finit_module", "delete_module", "kexec_load",
                             "kexec_file_load"}));
     rules.push_back(refuse({"unshare", "clone"}, EPERM, {masked(0, CLONE_NEWUSER)}));
-    rules.push_back(refuse({"setns"}, EPERM, {{1, CLONE_NEWUSER, 0, "SCMP_CMP_EQ"}}));
+    // setns with no type joins whatever namespace the fd is, a user namespace too.
+    rules.push_back(refuse({"setns"}, EPERM, {int_equals(1, CLONE_NEWUSER)}));
+    rules.push_back(refuse({"setns"}, EPERM, {int_equals(1, 0)}));
     rules.push_back(refuse({"clone3"}, ENOSYS)); // its flags are out of seccomp's sight: libc falls back to clone
     if (policy.allowed_hosts && policy.mode == Mode::enforce) {
         for (uint64_t family = 0; family <= highest_family_checked; ++family)
             if (std::find(std::begin(allowed_families), std::end(allowed_families), family) == std::end(allowed_families))
-                rules.push_back(refuse({"socket"}, EPERM, {{0, family, 0, "SCMP_CMP_EQ"}}));
+                rules.push_back(refuse({"socket"}, EPERM, {int_equals(0, family)}));
+        // Upper bits set make the number larger: refused too, whatever the lower ones name.
         rules.push_back(refuse({"socket"}, EPERM, {{0, highest_family_checked + 1, 0, "SCMP_CMP_GE"}}));
         rules.push_back(refuse({"io_uring_setup"})); // its socket and connect operations pass no seccomp check
         for (const auto& [level, optname] : rerouting_options)
-            rules.push_back(refuse({"setsockopt"}, EPERM,
-                                   {{1, level, 0, "SCMP_CMP_EQ"}, {2, optname, 0, "SCMP_CMP_EQ"}}));
+            rules.push_back(refuse({"setsockopt"}, EPERM, {int_equals(1, level), int_equals(2, optname)}));
+        rules.push_back(refuse({"socketcall"}, EPERM, {int_equals(0, socketcall_socket)}));
+        rules.push_back(refuse({"socketcall"}, EPERM, {int_equals(0, socketcall_setsockopt)}));
     }
     // Landlock has no right for xattrs (POSIX ACLs are xattrs): under path rules every set and removal is
     // refused, allowed paths included, and io_uring, whose xattr operations pass no seccomp check.
