@@ -36,3 +36,5 @@ run_case() {
 @test "policy learn on landlock" { run_case learn; }
 @test "policy DNS steering on landlock" { run_case dns_steer; }
 @test "policy DNS gate on landlock" { run_case dns; }
+@test "policy system call ABIs on landlock" { run_case abi; }
+@test "policy denied and read-only paths keep their place on landlock" { run_case place; }

@@ -75,9 +75,10 @@ TEST_CASE("landlock mounts: writable before read-only before hidden, parents fir
     for (const auto& m : planned)
         got.emplace_back(m.kind, m.path);
     std::vector<std::pair<Kind, std::string>> want = {
-        {Kind::writable, "/workspace"}, {Kind::writable, "/workspace/sub"}, {Kind::read_only, "/usr"},
-        {Kind::read_only, "/proc/sys"}, {Kind::hide, "/data/secret"},   {Kind::hide, "/workspace/.env"}};
-    CHECK(got == want); // "/" writable: nothing to bind; /data/secret is under "/"
+        {Kind::writable, "/workspace"}, {Kind::writable, "/workspace/sub"}, {Kind::pinned, "/data"},
+        {Kind::read_only, "/usr"},      {Kind::read_only, "/proc/sys"},     {Kind::hide, "/data/secret"},
+        {Kind::hide, "/workspace/.env"}};
+    CHECK(got == want); // "/" writable: nothing to bind, but /data, above a hidden path, is pinned
     CHECK(planned[0].no_exec);
 
     auto narrow = landlock_path_mounts(
@@ -237,4 +238,28 @@ TEST_CASE("compiled once: the entries are keyed by the cgroup afterwards")
     CHECK(std::memcmp(&compiled.net6[0].key, &direct.net6[0].key, sizeof(cerb_net6_key)) == 0);
     CHECK(compiled.paths[0].key.cgroup_id == direct.paths[0].key.cgroup_id);
     CHECK(compiled.cgroup_id == direct.cgroup_id);
+}
+
+TEST_CASE("landlock mounts: the writable directories between a kept path and the mount above it are pinned")
+{
+    using Kind = mounts::PathMount::Kind;
+    auto pinned = [](const char* json) {
+        std::vector<std::string> dirs;
+        for (const auto& m : landlock_path_mounts(parse_policy(json), false))
+            if (m.kind == Kind::pinned)
+                dirs.push_back(m.path);
+        return dirs;
+    };
+    // The denied file's directory, and every directory up to the writable mount, parents first.
+    CHECK(pinned(R"({"allowed_paths": ["/workspace"], "read_only_paths": ["/"],
+                    "denied_paths": ["/workspace/.git/config", "/workspace/a/b/secret"]})") ==
+          std::vector<std::string>{"/workspace/a", "/workspace/a/b", "/workspace/.git"}); // by length
+    // A read-only entry nested in a writable one; its read-only parents need nothing (EROFS).
+    CHECK(pinned(R"({"allowed_paths": ["/w"], "read_only_paths": ["/w/p/ro", "/w/q"], "denied_paths": ["/w/q/r/s"]})") ==
+          std::vector<std::string>{"/w/p"});
+    // Denied paths alone: everything is writable, up to the root.
+    CHECK(pinned(R"({"denied_paths": ["/home/u/.ssh/id"]})") == std::vector<std::string>{"/home", "/home/u", "/home/u/.ssh"});
+    // Outside every list Landlock grants no right to rename anything.
+    CHECK(pinned(R"({"allowed_paths": ["/w"], "denied_paths": ["/etc/x/shadow"]})").empty());
+    CHECK(pinned(R"({"allowed_hosts": []})").empty());
 }

@@ -20,8 +20,9 @@ namespace {
 constexpr const char* memfd_sysctl_file = "/proc/sys/vm/memfd_noexec";
 
 // Families a socket may have under allowed_hosts: those whose peers the
-// socket programs see, and unix and netlink, which stay on the host.
-constexpr uint64_t allowed_families[] = {1 /* AF_UNIX */, 2 /* AF_INET */, 10 /* AF_INET6 */, 16 /* AF_NETLINK */};
+// socket programs see, and unix, which stays on the host. Netlink is refused,
+// as the BPF LSM refuses it: its raw and datagram sockets are one and the same.
+constexpr uint64_t allowed_families[] = {1 /* AF_UNIX */, 2 /* AF_INET */, 10 /* AF_INET6 */};
 constexpr uint64_t highest_family_checked = 16;
 
 // Socket options that send packets elsewhere than to the address the socket
@@ -79,6 +80,46 @@ bool under_any(const std::string& path, const std::optional<std::vector<std::str
 {
     return prefixes && std::any_of(prefixes->begin(), prefixes->end(),
                                    [&](const std::string& prefix) { return path_within(path, prefix); });
+}
+
+// The longest entry of the list at or above path; "" for none.
+std::string closest(const std::string& path, const std::optional<std::vector<std::string>>& entries)
+{
+    std::string best;
+    for (const auto& entry : entries.value_or(std::vector<std::string>{}))
+        if (path_within(path, entry) && entry.size() > best.size())
+            best = entry;
+    return best;
+}
+
+// The agent may rename or remove path: the most specific entry above it is writable (or no list governs paths).
+bool renamable(const Policy& policy, const std::string& path)
+{
+    if (!policy.restricts_paths())
+        return true;
+    std::string allowed = closest(path, policy.allowed_paths);
+    return !allowed.empty() && allowed.size() >= closest(path, policy.read_only_paths).size();
+}
+
+// The directories a read-only or hidden path keeps its place by: each one
+// between it and the mount above it (the root, or a path mounted on itself)
+// that the agent could rename or remove. Each becomes a mount point, which
+// no rename, exchange or removal can move (EBUSY), and which a Landlock domain
+// cannot unmount: renaming a parent away and a forged directory into its
+// place would otherwise move the cover (or the read-only mount) off the name.
+std::vector<std::string> pinned_parents(const Policy& policy, const std::vector<std::string>& kept,
+                                        const std::vector<std::string>& mounted)
+{
+    std::vector<std::string> pinned;
+    for (const auto& path : kept) {
+        for (std::string dir = path.substr(0, path.rfind('/')); !dir.empty(); dir = dir.substr(0, dir.rfind('/'))) {
+            if (std::find(mounted.begin(), mounted.end(), dir) != mounted.end())
+                break;
+            if (renamable(policy, dir) && std::find(pinned.begin(), pinned.end(), dir) == pinned.end())
+                pinned.push_back(dir);
+        }
+    }
+    return sorted(pinned);
 }
 
 // Why Landlock's file and exec denials cannot reach the trail on this host; "" when they can.
@@ -276,20 +317,35 @@ std::vector<mounts::PathMount> landlock_path_mounts(const Policy& policy, bool m
     using Kind = mounts::PathMount::Kind;
     std::vector<mounts::PathMount> planned;
     bool bins = policy.allowed_bins.has_value();
+    std::vector<std::string> mounted; // paths mounted on themselves
+    std::vector<std::string> kept;    // read-only and hidden paths, whose place is kept
     for (const auto& path : sorted(policy.allowed_paths.value_or(std::vector<std::string>{})))
-        if (path != "/")
+        if (path != "/") {
             planned.push_back({Kind::writable, path, bins});
+            mounted.push_back(path);
+        }
+    std::vector<mounts::PathMount> read_only;
     for (const auto& path : sorted(policy.read_only_paths.value_or(std::vector<std::string>{})))
-        if (path != "/")
-            planned.push_back({Kind::read_only, path, false});
+        if (path != "/") {
+            read_only.push_back({Kind::read_only, path, false});
+            mounted.push_back(path);
+            kept.push_back(path);
+        }
     if (bins && memfd_sysctl)
-        planned.push_back({Kind::read_only, "/proc/sys", false}); // vm.memfd_noexec stays 2
+        read_only.push_back({Kind::read_only, "/proc/sys", false}); // vm.memfd_noexec stays 2
     bool everything_allowed = !policy.restricts_paths();
+    std::vector<mounts::PathMount> denied;
     for (const auto& path : sorted(policy.denied_paths)) {
         bool reachable =
             everything_allowed || under_any(path, policy.allowed_paths) || under_any(path, policy.read_only_paths);
-        planned.push_back({reachable ? Kind::hide : Kind::sole_name, path, false});
+        denied.push_back({reachable ? Kind::hide : Kind::sole_name, path, false});
+        if (reachable)
+            kept.push_back(path);
     }
+    for (const auto& dir : pinned_parents(policy, kept, mounted))
+        planned.push_back({Kind::pinned, dir, false});
+    planned.insert(planned.end(), read_only.begin(), read_only.end());
+    planned.insert(planned.end(), denied.begin(), denied.end());
     return planned;
 }
 
