@@ -3,6 +3,7 @@
 
 #include "base/error.hpp"
 #include "base/files.hpp"
+#include "policy/policy_containment.hpp"
 #include "policy/rule_paths.hpp"
 
 #include <sys/stat.h>
@@ -71,6 +72,7 @@ Prepared prepare(const RuntimeOptions& rt, policy::Policy policy, spec::Spec& sp
     prepared.forced = policy::forced_on_processes(*prepared.policy);
     if (spec.process)
         prepared.forced.apply_to(*spec.process);
+    policy::keep_in_cgroup(*prepared.policy, spec, cgroups::Mounts::detect());
     prepared.backend->adapt_spec(*prepared.policy, spec, rootfs);
     return prepared;
 }
