@@ -495,6 +495,8 @@ static int run(int argc, char** argv)
         rc = probe_abi(argc, argv);
     if (rc < 0)
         rc = probe_place(argc, argv);
+    if (rc < 0)
+        rc = probe_reach(argc, argv);
     if (rc >= 0)
         return rc;
     fprintf(stderr, "unknown command %s\n", cmd);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* cerberus-probe's rerouting and protocol commands (probe_net.c), its DNS client
- * (probe_dns.c), its calls through other system call ABIs (probe_abi.c) and
- * its renames (probe_place.c). */
+ * (probe_dns.c), its calls through other system call ABIs (probe_abi.c), its
+ * renames (probe_place.c) and its reach into other processes (probe_reach.c). */
 #pragma once
 
 #include <sys/socket.h>
@@ -32,3 +32,6 @@ int probe_abi(int argc, char** argv);
 
 /* "rename OLD NEW [noreplace|exchange|whiteout]" (probe_place.c); -1 for another command. */
 int probe_place(int argc, char** argv);
+
+/* "victim SECONDS", "poke PID ADDR" and the other acts on processes (probe_reach.c); -1 for another command. */
+int probe_reach(int argc, char** argv);

@@ -39,3 +39,4 @@ run_case() {
 @test "policy system call ABIs on landlock" { run_case abi; }
 @test "policy denied and read-only paths keep their place on landlock" { run_case place; }
 @test "policy the agent stays in its cgroup on landlock" { run_case cgroup; }
+@test "policy processes outside the container out of reach on landlock" { run_case reach; }

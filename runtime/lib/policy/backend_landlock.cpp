@@ -7,10 +7,12 @@
 #include "kernel/audit_netlink.hpp"
 #include "policy/bpf_objects.hpp"
 #include "policy/landlock.hpp"
+#include "policy/policy_containment.hpp"
 #include "policy/socket_programs.hpp"
 
 #include <netinet/in.h>
 #include <sched.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 
@@ -57,6 +59,9 @@ spec::SeccompArg int_equals(unsigned index, uint64_t value)
 // 4.3, meet the same rules as x86-64's).
 constexpr uint64_t socketcall_socket = 1;
 constexpr uint64_t socketcall_setsockopt = 14;
+
+constexpr uint64_t userfaultfd_ioc_new = 0xaa00; // _IO(0xAA, 0x00): /dev/userfaultfd's only request
+constexpr uint64_t ioprio_who_process = 1;
 
 bool own_pid_namespace(const spec::Spec& spec)
 {
@@ -147,6 +152,39 @@ std::string cgroup2_location()
     }
 }
 
+// A container sharing a pid namespace sees processes outside it: its domain
+// keeps ptrace's reach and signals inside (landlock::confine_to_domain), and
+// its seccomp filter the calls that act on another process by number. Throws,
+// naming the field, where that cannot hold: signals before Landlock ABI 6, and
+// a cgroupfs the agent may write to where a cgroup namespace is no delegation
+// boundary (cgroup2 without nsdelegate): there the kernel lets a task inside
+// pull a process of the shared namespace into its cgroup (under the
+// container's policy and limits), and no Landlock or seccomp rule sees it.
+void keep_off_other_processes(const spec::Spec& spec)
+{
+    int abi = landlock::abi_version();
+    if (abi < landlock::signal_scope_abi)
+        throw Error("linux.namespaces: the container shares a pid namespace, and the landlock backend keeps "
+                        "signals off the processes outside it only from Landlock ABI " +
+                        std::to_string(landlock::signal_scope_abi) + " (this kernel has " + std::to_string(abi) +
+                        "); give it a pid namespace of its own",
+                    EOPNOTSUPP);
+    std::optional<size_t> writable = writable_cgroup_mount(spec);
+    if (!writable)
+        return;
+    bool delegates = false;
+    try {
+        delegates = cgroups::Mounts::detect().ns_delegate;
+    } catch (const Error&) {
+    }
+    if (!delegates)
+        throw Error("mounts[" + std::to_string(*writable) + "] (" + spec.mounts[*writable].destination +
+                        "): the container shares a pid namespace and may write to its cgroups, and this host's "
+                        "cgroup2 is not mounted with nsdelegate: a process outside the container could be moved "
+                        "into its cgroup, which the landlock backend cannot refuse; mount it read-only",
+                    EOPNOTSUPP);
+}
+
 class Landlock final : public Backend {
 public:
     Enforcement kind() const override { return Enforcement::landlock; }
@@ -208,12 +246,29 @@ public:
              "dropped from every set with no_new_privs; no hook sees a use, so none is reported"},
             {RuleKind::escalation, Level::full, false, true,
              "seccomp (bpf, perf_event_open, modules, kexec, new user namespaces) and Landlock (mounts); denied "
-             "in audit mode too, unreported"},
+             "in audit mode too, unreported; seccomp's rules hold on the i386 ABI too"},
+            {RuleKind::cgroup_exit, Level::full, false, true,
+             "a cgroup namespace of its own roots every cgroup view at the container's cgroup, where the socket "
+             "programs stay attached; binds of the host's cgroups refused at create, and so is a writable cgroupfs "
+             "in a shared pid namespace where cgroup2 lacks nsdelegate; nothing sees an attempt, so none is "
+             "reported"},
+            {RuleKind::other_processes, abi >= landlock::signal_scope_abi ? Level::full : Level::partial, false, true,
+             std::string("keyrings and userfaultfd refused by seccomp, unreported; in a shared pid namespace the "
+                         "Landlock domain keeps ptrace, /proc/<pid>/mem, process_vm_writev and pidfd_getfd, and "
+                         "signals (ABI 6), off processes outside it (reported through kernel audit from ABI 7), and "
+                         "seccomp refuses prlimit, setpriority, ioprio and scheduling calls on any other process, "
+                         "the container's own too") +
+                 (abi >= landlock::signal_scope_abi
+                      ? ""
+                      : "; this kernel's Landlock (ABI " + std::to_string(abi) +
+                            ") cannot keep signals in: a shared pid namespace is refused at create")},
         };
     }
 
     void adapt_spec(const Policy& policy, spec::Spec& spec, const std::string&) const override
     {
+        if (shares_pid_namespace(spec))
+            keep_off_other_processes(spec);
         if (policy.allowed_bins && spec.linux && memfd_by_sysctl(spec))
             spec.linux->sysctl["vm.memfd_noexec"] = "2"; // the container's pid namespace only
         bool root_writable = policy.allowed_paths && std::find(policy.allowed_paths->begin(),
@@ -249,12 +304,15 @@ public:
         ProcessRestrictions restrictions;
         int abi = landlock::abi_version();
         auto plan = landlock::plan_ruleset(policy, abi);
-        if (plan.handled) {
+        bool shared_pids = shares_pid_namespace(spec);
+        if (shared_pids)
+            landlock::confine_to_domain(plan, abi); // adapt_spec refused the container where this ABI cannot
+        if (plan.wanted()) {
             restrictions.landlock_ruleset = landlock::create_ruleset(plan);
             restrictions.landlock_flags = landlock::restrict_flags(abi);
         }
         bool memfd_sysctl = memfd_by_sysctl(spec);
-        restrictions.seccomp = seccomp::compile(landlock_seccomp(policy, memfd_sysctl));
+        restrictions.seccomp = seccomp::compile(landlock_seccomp(policy, memfd_sysctl, shared_pids));
         restrictions.path_mounts = landlock_path_mounts(policy, memfd_sysctl);
         return restrictions;
     }
@@ -275,7 +333,7 @@ public:
 
 } // namespace
 
-spec::Seccomp landlock_seccomp(const Policy& policy, bool memfd_sysctl)
+spec::Seccomp landlock_seccomp(const Policy& policy, bool memfd_sysctl, bool shared_pids)
 {
     spec::Seccomp filter;
     filter.default_action = "SCMP_ACT_ALLOW";
@@ -290,6 +348,21 @@ spec::Seccomp landlock_seccomp(const Policy& policy, bool memfd_sysctl)
     rules.push_back(refuse({"setns"}, EPERM, {int_equals(1, CLONE_NEWUSER)}));
     rules.push_back(refuse({"setns"}, EPERM, {int_equals(1, 0)}));
     rules.push_back(refuse({"clone3"}, ENOSYS)); // its flags are out of seccomp's sight: libc falls back to clone
+    // Keyrings are not namespaced: without a user namespace the host root's user keyring is the agent's too.
+    // userfaultfd holds the kernel on a page fault, for as long as the agent likes: a race primitive.
+    rules.push_back(refuse({"keyctl", "add_key", "request_key", "userfaultfd"}));
+    rules.push_back(refuse({"ioctl"}, EPERM, {int_equals(1, userfaultfd_ioc_new)})); // through /dev/userfaultfd
+    if (shared_pids) {
+        // Calls that act on another process named by number, which seccomp cannot tell the container's from
+        // others': only the caller itself (0) is left them. Signals and ptrace are the domain's.
+        for (const char* call : {"prlimit64", "sched_setaffinity", "sched_setparam", "sched_setscheduler",
+                                 "sched_setattr", "migrate_pages", "move_pages"})
+            rules.push_back(refuse({call}, EPERM, {{0, 0, 0, "SCMP_CMP_NE"}}));
+        rules.push_back(refuse({"setpriority"}, EPERM, {{0, PRIO_PROCESS, 0, "SCMP_CMP_NE"}})); // a group, a user
+        rules.push_back(refuse({"setpriority"}, EPERM, {{1, 0, 0, "SCMP_CMP_NE"}}));
+        rules.push_back(refuse({"ioprio_set"}, EPERM, {{0, ioprio_who_process, 0, "SCMP_CMP_NE"}}));
+        rules.push_back(refuse({"ioprio_set"}, EPERM, {{1, 0, 0, "SCMP_CMP_NE"}}));
+    }
     if (policy.allowed_hosts && policy.mode == Mode::enforce) {
         for (uint64_t family = 0; family <= highest_family_checked; ++family)
             if (std::find(std::begin(allowed_families), std::end(allowed_families), family) == std::end(allowed_families))

@@ -23,7 +23,10 @@ constexpr RuleKinds paths = kind_bit(RuleKind::paths) | kind_bit(RuleKind::path_
 constexpr RuleKinds bins = kind_bit(RuleKind::allowed_bins) | kind_bit(RuleKind::exec_mappings);
 constexpr RuleKinds caps = kind_bit(RuleKind::forbidden_caps);
 constexpr RuleKinds escalation = kind_bit(RuleKind::escalation);
-constexpr RuleKinds every_kind = hosts | paths | bins | caps | escalation;
+// The cgroup namespace keeps the agent in its cgroup (policy_containment), whatever the hooks.
+constexpr RuleKinds containment = kind_bit(RuleKind::cgroup_exit);
+constexpr RuleKinds other_processes = kind_bit(RuleKind::other_processes);
+constexpr RuleKinds every_kind = hosts | paths | bins | caps | escalation | containment | other_processes;
 
 // In the order of bpf/cerberus_policy.bpf.c. Parameter counts are those of
 // the kernel's prototypes the programs were written against (Linux 6.1):
@@ -36,7 +39,8 @@ const std::vector<Hook> hooks = {
     // Arms the policy at the container's first exec: nothing is enforced without it.
     {"cerb_bprm_committed_creds", "bprm_committed_creds", "security_bprm_committed_creds", 1, 1, false, every_kind},
     // Keeps a runtime's set-up task (cerberus exec) from being traced by the container.
-    {"cerb_ptrace_access_check", "ptrace_access_check", "security_ptrace_access_check", 2, 2, true, escalation},
+    {"cerb_ptrace_access_check", "ptrace_access_check", "security_ptrace_access_check", 2, 2, true,
+     escalation | other_processes},
     {"cerb_mmap_file", "mmap_file", "security_mmap_file", 4, 3, true, bins},
     {"cerb_file_mprotect", "file_mprotect", "security_file_mprotect", 3, 3, true, bins},
     {"cerb_socket_connect", "socket_connect", "security_socket_connect", 3, 3, true, hosts | paths},

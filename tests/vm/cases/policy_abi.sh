@@ -22,13 +22,13 @@ fi
 paths='{"allowed_paths": ["/workspace", "/tmp"], "read_only_paths": ["/"]}'
 hosts='{"allowed_hosts": ["192.0.2.0/24:443"]}'
 
-# abi_run POLICY|"" SHELL: runs the shell text in a fresh container (CAP_NET_RAW and CAP_SYS_ADMIN granted,
+# abi_run POLICY|"" SHELL: runs the shell text in a fresh container (CAP_NET_RAW, CAP_SYS_ADMIN and CAP_SYS_PTRACE granted,
 # so that a refusal is the policy's, not the capability set's), with /etc/ro a read-only file.
 abi_run() {
     policy_or_plain_bundle "$bundle" "$1" sh -c "$2" || return 99
     echo ro >"$bundle/rootfs/etc/ro"
     mkdir -p "$bundle/rootfs/workspace"
-    bundle_edit "$bundle" '.process.capabilities[] += ["CAP_NET_RAW", "CAP_SYS_ADMIN"]'
+    bundle_edit "$bundle" '.process.capabilities[] += ["CAP_NET_RAW", "CAP_SYS_ADMIN", "CAP_SYS_PTRACE"]'
     vm_run_bundle "$bundle"
 }
 
@@ -76,6 +76,9 @@ same_rule "i386 setsockopt IPV6_RTHDR" "$hosts" "setsockopt 41 57 24"
 # What every policy refuses.
 same_rule "i386 bpf" '{}' bpf
 same_rule "i386 unshare of a user namespace" '{}' unshare
+same_rule "i386 keyctl of the user keyring" '{}' keyctl
+same_rule "i386 add_key" '{}' add_key
+same_rule "i386 userfaultfd" '{}' userfaultfd
 
 # The direct i386 socket call judges its arguments as x86-64's does: a UDP socket is made.
 vm_expect_output "i386 UDP socket under allowed_hosts" ok abi_run "$hosts" "$p abi 32 socket inet 2 0"
