@@ -497,6 +497,8 @@ static int run(int argc, char** argv)
         rc = probe_place(argc, argv);
     if (rc < 0)
         rc = probe_reach(argc, argv);
+    if (rc < 0)
+        rc = probe_device(argc, argv);
     if (rc >= 0)
         return rc;
     fprintf(stderr, "unknown command %s\n", cmd);

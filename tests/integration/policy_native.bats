@@ -40,3 +40,4 @@ run_case() {
 @test "policy denied and read-only paths keep their place on landlock" { run_case place; }
 @test "policy the agent stays in its cgroup on landlock" { run_case cgroup; }
 @test "policy processes outside the container out of reach on landlock" { run_case reach; }
+@test "policy a datagram's real destination on landlock" { run_case device; }

@@ -86,7 +86,7 @@ TEST_CASE("containment: binds of the host's cgroup hierarchies are refused, nami
     CHECK_NOTHROW(keep_in_cgroup(no_admin, forbidden, hybrid_host()));
 }
 
-TEST_CASE("containment: the spec's writable cgroup mounts and shared pid namespaces")
+TEST_CASE("containment: the spec's writable cgroup mounts, shared pid and host network namespaces")
 {
     spec::Spec spec = with_mounts({{"/proc", "proc", "proc", {}}, {"/sys/fs/cgroup", "cgroup", "cgroup", {"ro"}}});
     CHECK_FALSE(writable_cgroup_mount(spec));
@@ -99,4 +99,10 @@ TEST_CASE("containment: the spec's writable cgroup mounts and shared pid namespa
     spec.linux->namespaces = {{"pid", ""}};
     CHECK_FALSE(shares_pid_namespace(spec));
     CHECK(hybrid_host().ns_delegate);
+
+    CHECK(shares_host_network(spec)); // no network namespace of its own: the host's
+    spec.linux->namespaces = {{"network", "/proc/self/ns/net"}};
+    CHECK(shares_host_network(spec));
+    spec.linux->namespaces = {{"network", ""}};
+    CHECK_FALSE(shares_host_network(spec));
 }

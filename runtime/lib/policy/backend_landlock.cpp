@@ -216,8 +216,9 @@ public:
         return {
             {RuleKind::allowed_hosts, Level::full, true, true,
              "cgroup connect4/6 and sendmsg4/6 programs; IPv4-mapped IPv6 is checked as IPv4; a cgroup egress "
-             "program drops rerouted packets (IP options, IPv6 routing headers); the options that set routes "
-             "refused by seccomp, unreported"},
+             "program judges where each packet really goes (IP options, IPv6 routing headers, destinations of "
+             "unconnected sockets too, the host's loopback device); the options that set routes refused by "
+             "seccomp, unreported"},
             {RuleKind::raw_sockets, Level::full, false, true,
              "raw and ICMP inet sockets, and protocols other than TCP and UDP, refused and reported by a cgroup "
              "sock_create program; other families "

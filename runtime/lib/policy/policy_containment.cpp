@@ -4,6 +4,7 @@
 #include "base/error.hpp"
 
 #include <linux/capability.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <climits>
@@ -51,6 +52,13 @@ bool may_remount(const Policy& policy, const spec::Spec& spec)
     return std::find(bounding.begin(), bounding.end(), "CAP_SYS_ADMIN") != bounding.end();
 }
 
+bool same_file(const std::string& a, const std::string& b)
+{
+    struct stat first{}, second{};
+    return ::stat(a.c_str(), &first) == 0 && ::stat(b.c_str(), &second) == 0 && first.st_dev == second.st_dev &&
+           first.st_ino == second.st_ino;
+}
+
 } // namespace
 
 void keep_in_cgroup(const Policy& policy, spec::Spec& spec, const cgroups::Mounts& host)
@@ -88,6 +96,15 @@ std::optional<size_t> writable_cgroup_mount(const spec::Spec& spec)
             return i;
     }
     return std::nullopt;
+}
+
+bool shares_host_network(const spec::Spec& spec)
+{
+    const spec::Namespace* network = spec.find_namespace("network");
+    if (!network)
+        return true;
+    return !network->path.empty() && (same_file(network->path, "/proc/self/ns/net") ||
+                                      same_file(network->path, "/proc/1/ns/net"));
 }
 
 bool shares_pid_namespace(const spec::Spec& spec)

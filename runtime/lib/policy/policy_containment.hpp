@@ -33,4 +33,8 @@ std::optional<size_t> writable_cgroup_mount(const spec::Spec& spec);
 // (the runtime's) or one joined by path (another container's).
 bool shares_pid_namespace(const spec::Spec& spec);
 
+// True when the container is in the host's network namespace: none of its own
+// in the spec, or the runtime's or the host init's joined by path.
+bool shares_host_network(const spec::Spec& spec);
+
 } // namespace cerberus::policy
