@@ -243,8 +243,7 @@ pid_t create(const RuntimeOptions& rt, const CreateOptions& opts)
         files::write_file("/proc/" + std::to_string(pid) + "/oom_score_adj", std::to_string(*process.oom_score_adj));
     parent_end.send(SyncMessage::parent_ready);
 
-    // The init's errors name the bundle, as ours do.
-    with_context(config, [&] { parent_end.expect(SyncMessage::run_hooks); });
+    parent_end.expect(SyncMessage::run_hooks);
     if (policy.active()) {
         // The init's mounts are in place: rules bind to what the container's paths name.
         UniqueFd root(::open(("/proc/" + std::to_string(pid) + "/root" + rootfs).c_str(),
@@ -269,7 +268,7 @@ pid_t create(const RuntimeOptions& rt, const CreateOptions& opts)
         const auto& sc = *spec.linux->seccomp;
         seccomp::send_listener(listener.get(), sc.listener_path, hook_state, sc.listener_metadata);
     }
-    with_context(config, [&] { parent_end.expect(SyncMessage::child_ready); });
+    parent_end.expect(SyncMessage::child_ready);
 
     st.creating = false;
     dir.save(st);

@@ -56,7 +56,9 @@ PolicyGuard PolicyGuard::install(const RuntimeOptions& rt, const std::string& id
     policy::assign_cgroup(prepared.compiled, guard.cgroup_id_);
     guard.armed_ = true; // install is all or nothing, and removal a no-op for what is not there
     prepared.backend->install(prepared.compiled, {guard.cgroup_id_, guard.cgroup_dir_.get()}, guard.keys_file_);
-    audit::register_container(rt, id, guard.cgroup_id_, trail_start(*prepared.backend, *prepared.policy));
+    auto start = trail_start(*prepared.backend, *prepared.policy);
+    start.passed_over = prepared.passed_over;
+    audit::register_container(rt, id, guard.cgroup_id_, start);
     dns::restart_if_needed(); // for the containers of a gate that died
     return guard;
 }

@@ -2,7 +2,6 @@
 #include "process/container_init.hpp"
 
 #include "base/error.hpp"
-#include "base/files.hpp"
 #include "process/console.hpp"
 #include "process/hooks.hpp"
 #include "process/namespaces.hpp"
@@ -10,6 +9,7 @@
 #include "process/rlimits.hpp"
 #include "process/user.hpp"
 #include "rootfs/mounts.hpp"
+#include "rootfs/paths.hpp"
 
 #include <fcntl.h>
 #include <sched.h>
@@ -36,14 +36,20 @@ void set_hostname(const spec::Spec& spec)
         throw_errno("setdomainname " + spec.domainname);
 }
 
-void apply_sysctls(const spec::Linux& linux)
+// Through the container's procfs, crossing no symlink and no mount, into a
+// file of procfs only: a mount or a symlink put on the way by the image or a
+// racing container cannot send the write elsewhere (CVE-2025-52881).
+void apply_sysctls(const spec::Linux& linux, const mounts::MountedRoot& rootfs)
 {
+    if (linux.sysctl.empty())
+        return;
+    UniqueFd proc = with_context("linux.sysctl", [&] { return rootfs.proc(); });
     for (const auto& [key, value] : linux.sysctl) {
-        std::string path = "/proc/sys/" + key;
-        for (size_t i = 10; i < path.size(); ++i)
+        std::string path = "sys/" + key;
+        for (size_t i = 4; i < path.size(); ++i)
             if (path[i] == '.')
                 path[i] = '/';
-        with_context("linux.sysctl " + key, [&] { files::write_file(path, value); });
+        with_context("linux.sysctl " + key, [&] { mounts::write_proc(proc.get(), path, value); });
     }
 }
 
@@ -52,10 +58,10 @@ void apply_sysctls(const spec::Linux& linux)
 // to end of file, so poststart hooks run only once the process has exec'd.
 void wait_for_start(int fifo_fd)
 {
-    std::string path = "/proc/self/fd/" + std::to_string(fifo_fd);
-    int fifo = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fifo < 0)
-        throw_errno("open exec.fifo");
+    // Through a procfs no name in the container leads to: a /proc another
+    // container sharing the root put in place cannot stand in for exec.fifo.
+    int fifo = with_context("open exec.fifo",
+                            [&] { return mounts::reopen(mounts::private_proc().get(), fifo_fd, O_WRONLY).release(); });
     if (::write(fifo, "0", 1) != 1)
         throw_errno("write exec.fifo");
 }
@@ -82,7 +88,7 @@ void set_up_container(const InitPlan& plan, SyncChannel& channel)
                                      plan.in_user_namespace,
                                      plan.new_network_namespace,
                                      plan.cgroup_v1};
-    mounts::prepare_rootfs(rootfs_ctx);
+    mounts::MountedRoot rootfs = mounts::prepare_rootfs(rootfs_ctx);
 
     // The parent answers with the state JSON that the container's hooks get on stdin.
     channel.send(SyncMessage::run_hooks);
@@ -90,18 +96,20 @@ void set_up_container(const InitPlan& plan, SyncChannel& channel)
     if (spec.hooks)
         hooks::run_all(spec.hooks->create_container, "createContainer", hook_state);
 
-    mounts::enter_rootfs(plan.rootfs, plan.no_pivot, plan.new_mount_namespace);
-    // Before any path of the container's is resolved, the cwd's first.
-    launch::close_host_fds({plan.preserve_fds, {channel.fd(), plan.fifo_fd, plan.landlock_ruleset_fd, plan.console_fd}});
+    mounts::enter_rootfs(rootfs, plan.no_pivot, plan.new_mount_namespace);
     // The cwd may not exist yet: create it while root and before the rootfs
-    // turns read-only, as runc does.
-    with_context("process.cwd", [&] { files::make_dirs(process.cwd); });
-    apply_sysctls(*spec.linux); // before /proc/sys turns read-only
-    mounts::finish_rootfs(spec, plan.path_mounts);
+    // turns read-only, as runc does, inside the root (no /proc/self/fd/N).
+    with_context("process.cwd " + process.cwd, [&] { rootfs.make(process.cwd, paths::Leaf::directory); });
+    apply_sysctls(*spec.linux, rootfs); // before /proc/sys turns read-only
+    // Before the masks and a read-only root: /dev/console may have to be made.
+    if (plan.console_fd >= 0)
+        console::setup_terminal(plan.console_fd, process.console_size, &rootfs);
+    mounts::finish_rootfs(spec, rootfs, plan.path_mounts);
+    rootfs = {}; // its fds go before the process's own fds are dealt with
+    // Before any path of the container's is resolved by name.
+    launch::close_host_fds({plan.preserve_fds, {channel.fd(), plan.fifo_fd, plan.landlock_ruleset_fd}});
     // Read as root, before the user may lose the right to read /etc/passwd.
     const std::vector<std::string> env = user::environment_with_home(process.env, process.user.uid);
-    if (plan.console_fd >= 0)
-        console::setup_terminal(plan.console_fd, process.console_size);
     if (!plan.no_new_keyring)
         launch::join_new_keyring();
     rlimits::apply(process.rlimits);

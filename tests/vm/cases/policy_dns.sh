@@ -9,7 +9,8 @@
 # range; audit mode answers everything; a gate that dies fails closed and a cerberus command restarts it; bad
 # names are refused at create; delete leaves nothing. Each denial beside its control without the policy.
 # vm-timeout: 420
-# vm-boots: bpf-lsm no-bpf-lsm
+# rule-kinds: allowed_hosts
+# vm-boots: bpf-lsm no-bpf-lsm landlock
 . "${VM_LIB:-/vm/lib.sh}"
 
 vm_has_cerberus && vm_has_probe || exit 0
