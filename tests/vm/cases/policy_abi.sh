@@ -7,7 +7,8 @@
 # seccomp's; under the BPF LSM and fmod_ret hooks that see no ABI. Control for each: the i386 call without
 # the policy is not refused.
 # vm-timeout: 300
-# vm-boots: bpf-lsm no-bpf-lsm
+# rule-kinds: escalation raw_sockets path_changes other_processes
+# vm-boots: bpf-lsm no-bpf-lsm landlock
 . "${VM_LIB:-/vm/lib.sh}"
 
 vm_has_cerberus && vm_has_probe || exit 0

@@ -10,7 +10,8 @@
 # report a migration across the subtree's edge; create refuses a cgroup namespace joined by path and a
 # bind of the host's cgroup hierarchy. Controls: without a policy the same moves land outside.
 # vm-timeout: 300
-# vm-boots: bpf-lsm no-bpf-lsm
+# rule-kinds: cgroup_exit
+# vm-boots: bpf-lsm no-bpf-lsm landlock
 . "${VM_LIB:-/vm/lib.sh}"
 
 vm_has_cerberus && vm_has_probe || exit 0

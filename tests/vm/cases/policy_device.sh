@@ -11,7 +11,8 @@
 # variant the kernel does not deliver without the policy either is skipped); under the policy the same
 # datagram sent the ordinary way is not refused.
 # vm-timeout: 300
-# vm-boots: bpf-lsm no-bpf-lsm
+# rule-kinds: allowed_hosts
+# vm-boots: bpf-lsm no-bpf-lsm landlock
 . "${VM_LIB:-/vm/lib.sh}"
 
 vm_has_cerberus && vm_has_probe || exit 0

@@ -10,7 +10,8 @@
 # the same steps without a policy leave the forged file on the host; a directory no rule is bound to is
 # renamed under the policy.
 # vm-timeout: 300
-# vm-boots: bpf-lsm no-bpf-lsm
+# rule-kinds: denied_paths path_changes
+# vm-boots: bpf-lsm no-bpf-lsm landlock
 . "${VM_LIB:-/vm/lib.sh}"
 
 vm_has_cerberus && vm_has_probe || exit 0

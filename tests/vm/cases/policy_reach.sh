@@ -9,7 +9,8 @@
 # host daemon). Controls: without a policy each act reaches the victim; under the policy the same acts on the
 # agent's own child inside the container work.
 # vm-timeout: 300
-# vm-boots: bpf-lsm no-bpf-lsm
+# rule-kinds: other_processes
+# vm-boots: bpf-lsm no-bpf-lsm landlock
 . "${VM_LIB:-/vm/lib.sh}"
 
 vm_has_cerberus && vm_has_probe || exit 0
