@@ -9,13 +9,17 @@
 #include "base/error.hpp"
 #include "base/fd.hpp"
 #include "base/files.hpp"
+#include "base/unix_socket.hpp"
 #include "cgroup/cgroup_mounts.hpp"
 #include "kernel/audit_netlink.hpp"
+#include "kernel/call_observer.hpp"
 #include "kernel/pinned_maps.hpp"
+#include "seccomp/seccomp.hpp"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <fcntl.h>
+#include <linux/audit.h>
 #include <sys/epoll.h>
 #include <poll.h>
 #include <sys/file.h>
@@ -44,8 +48,14 @@ constexpr auto tick = std::chrono::seconds(1); // lost counts, fdatasync, regist
 // collector instead of starting one per container.
 constexpr auto idle_linger = std::chrono::seconds(10);
 
-// epoll tags
-constexpr uint32_t ring_ready = 0, request_ready = 1, audit_log_ready = 2;
+// epoll tags: what is ready, and for the supervisor's fds (kind << 32 | fd) which fd.
+constexpr uint64_t ring_ready = 0, request_ready = 1, audit_log_ready = 2;
+constexpr uint64_t handover_kind = 1, listener_kind = 2; // a socket a listener will come on; a listener
+
+uint64_t tag(uint64_t kind, int fd)
+{
+    return kind << 32 | static_cast<uint32_t>(fd);
+}
 
 struct RingDeleter {
     void operator()(ring_buffer* ring) const { ring_buffer__free(ring); }
@@ -58,17 +68,37 @@ struct Trail {
     UniqueFd fd;
     std::string pending;
     bool unsynced = false;
+    nlohmann::json policy; // the document the call observer's calls are judged against
+    UniqueFd root;         // the container's root, from create: for calls of processes gone since
+};
+
+// Audit mode under the landlock backend: a container process's seccomp
+// listener, whose calls are judged before they run and let through.
+struct Supervised {
+    uint64_t cgroup_id;
+    UniqueFd fd;
 };
 
 class Collector {
 public:
+    explicit Collector(CallJudge judge) : judge_(std::move(judge)) {}
     // False when another collector holds the lock.
     bool start();
     void run();
 
 private:
     static int on_event(void* self, void* data, size_t size);
+    Trail* trail_of(uint64_t cgroup_id);
     void handle(const cerb_event& e);
+    void handle_call(const cerb_call_event& call);
+    void write_event(Trail& trail, const cerb_event& e);
+    void observe_calls();
+    int root_for(const Trail& trail, uint32_t pid, UniqueFd& own);
+    std::string take_root(uint64_t cgroup_id, UniqueFd root);
+    std::string supervise(uint64_t cgroup_id, UniqueFd socket);
+    void take_listener(int socket_fd);
+    void judge_notification(int listener_fd);
+    void on_ready(const epoll_event& event);
     void consume();
     void write_pending(Trail& trail);
     void commit_consumed();
@@ -102,6 +132,12 @@ private:
     std::map<uint64_t, uint64_t> domains_; // Landlock domain id -> cgroup id of the process that made it
     std::string cgroup2_;
     uint64_t audit_lost_ = 0, unknown_domains_ = 0;
+    // The landlock backend's call observer, held while landlock containers are registered (and until exit).
+    CallJudge judge_;
+    std::optional<kernel::CallObserver> observer_;
+    bool observer_refused_ = false;
+    std::map<int, Supervised> handovers_, listeners_; // by fd
+    uint64_t not_refusals_ = 0; // calls the observer sent that no rule of their policy refused
 };
 
 bool Collector::start()
@@ -119,10 +155,10 @@ bool Collector::start()
     epoll_.reset(epoll_create1(EPOLL_CLOEXEC));
     if (!epoll_)
         throw_errno("epoll_create1");
-    epoll_event ev{.events = EPOLLIN, .data = {.u32 = ring_ready}};
+    epoll_event ev{.events = EPOLLIN, .data = {.u64 = ring_ready}};
     check(epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, ring_buffer__epoll_fd(ring_.get()), &ev), "epoll_ctl");
     subscribe_audit_log(); // before the socket: create waits for the socket before the init runs
-    listener_ = daemon::listen(collector_daemon(), epoll_.get(), {.u32 = request_ready});
+    listener_ = daemon::listen(collector_daemon(), epoll_.get(), {.u64 = request_ready});
     reload_registry();
     spdlog::info("audit collector {} started", getpid());
     return true;
@@ -135,7 +171,7 @@ void Collector::subscribe_audit_log()
     try {
         cgroup2_ = cgroups::Mounts::detect().unified;
         audit_log_ = kernel::subscribe_audit_log();
-        epoll_event ev{.events = EPOLLIN, .data = {.u32 = audit_log_ready}};
+        epoll_event ev{.events = EPOLLIN, .data = {.u64 = audit_log_ready}};
         check(epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, audit_log_.get(), &ev), "epoll_ctl");
     } catch (const Error& e) {
         audit_log_.reset();
@@ -214,39 +250,85 @@ void Collector::write_landlock(std::vector<LandlockEvent> events)
     }
 }
 
+// The two records the programs send differ in size (bpf/cerberus_policy.h).
 int Collector::on_event(void* self, void* data, size_t size)
 {
-    if (size >= sizeof(cerb_event))
-        static_cast<Collector*>(self)->handle(*static_cast<const cerb_event*>(data));
+    static_assert(sizeof(cerb_call_event) != sizeof(cerb_event));
+    auto* collector = static_cast<Collector*>(self);
+    if (size == sizeof(cerb_call_event))
+        collector->handle_call(*static_cast<const cerb_call_event*>(data));
+    else if (size >= sizeof(cerb_event))
+        collector->handle(*static_cast<const cerb_event*>(data));
     return 0;
+}
+
+// Counts the event as read, and finds its container's trail.
+Trail* Collector::trail_of(uint64_t cgroup_id)
+{
+    ++unacked_[cgroup_id];
+    if (++since_commit_ >= commit_every)
+        commit_consumed();
+    auto it = trails_.find(cgroup_id);
+    if (it == trails_.end() && !reloaded_in_batch_) {
+        reloaded_in_batch_ = true;
+        reload_registry();
+        it = trails_.find(cgroup_id);
+    }
+    if (it == trails_.end()) {
+        ++unknown_;
+        return nullptr;
+    }
+    return &it->second;
 }
 
 void Collector::handle(const cerb_event& e)
 {
-    ++unacked_[e.cgroup_id];
-    if (++since_commit_ >= commit_every)
-        commit_consumed();
-    auto it = trails_.find(e.cgroup_id);
-    if (it == trails_.end() && !reloaded_in_batch_) {
-        reloaded_in_batch_ = true;
-        reload_registry();
-        it = trails_.find(e.cgroup_id);
-    }
-    if (it == trails_.end()) {
-        ++unknown_;
+    if (Trail* trail = trail_of(e.cgroup_id))
+        write_event(*trail, e);
+}
+
+void Collector::handle_call(const cerb_call_event& call)
+{
+    Trail* trail = trail_of(call.cgroup_id);
+    if (!trail)
         return;
-    }
+    UniqueFd own;
+    if (auto e = judge_(call, trail->policy, root_for(*trail, call.pid, own), CERB_VERDICT_DENIED))
+        write_event(*trail, *e);
+    else
+        ++not_refusals_;
+}
+
+void Collector::write_event(Trail& trail, const cerb_event& e)
+{
     auto exe = exe_cache_.find(e.pid);
     if (exe == exe_cache_.end()) {
         char buf[4096];
         ssize_t n = readlink(("/proc/" + std::to_string(e.pid) + "/exe").c_str(), buf, sizeof(buf));
         exe = exe_cache_.emplace(e.pid, n > 0 ? std::string(buf, n) : std::string()).first;
     }
-    Trail& trail = it->second;
     trail.pending += dump_line(event_json(e, {trail.id, exe->second, boot_to_wall_}));
     trail.pending += '\n';
     if (trail.pending.size() >= write_every)
         write_pending(trail);
+}
+
+// Landlock, seccomp and the read-only mounts refuse without a word: the call
+// observer watches landlock containers' calls come back, host-wide, so it is
+// attached only once such a container registers, and held until the collector exits.
+void Collector::observe_calls()
+{
+    if (observer_ || observer_refused_)
+        return;
+    try {
+        observer_.emplace(kernel::CallObserver::attach());
+        spdlog::info("call observer attached");
+    } catch (const Error& e) {
+        observer_refused_ = true;
+        spdlog::warn("{}: refusals of landlock containers that the kernel audit log does not carry will not "
+                     "reach the trails",
+                     e.what());
+    }
 }
 
 void Collector::consume()
@@ -331,7 +413,9 @@ void Collector::reload_registry()
     for (auto& entry : read_registry()) {
         seen[entry.cgroup_id] = true;
         if (!trails_.count(entry.cgroup_id))
-            trails_[entry.cgroup_id] = Trail{entry.id, entry.trail, UniqueFd(), "", false};
+            trails_[entry.cgroup_id] = Trail{entry.id, entry.trail, UniqueFd(), "", false, entry.policy};
+        if (entry.enforcement == "landlock")
+            observe_calls();
     }
     for (auto it = trails_.begin(); it != trails_.end();) {
         if (seen.count(it->first)) {
@@ -398,6 +482,10 @@ void Collector::on_tick()
         spdlog::warn("{} events of cgroups no container registered were dropped", unknown_);
         unknown_ = 0;
     }
+    if (not_refusals_) {
+        spdlog::debug("{} failed calls of landlock containers were no refusal of their policy", not_refusals_);
+        not_refusals_ = 0;
+    }
     if (unknown_domains_) {
         spdlog::info("{} Landlock denials of domains no registered container made were left alone", unknown_domains_);
         unknown_domains_ = 0;
@@ -426,28 +514,145 @@ std::string Collector::finish(uint64_t cgroup_id)
     return "ok";
 }
 
+// The root a call's names resolve in: its process's while it lives (held in
+// own), else the container's, handed over by create.
+int Collector::root_for(const Trail& trail, uint32_t pid, UniqueFd& own)
+{
+    own.reset(open(("/proc/" + std::to_string(pid) + "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    return own ? own.get() : trail.root.get();
+}
+
+std::string Collector::take_root(uint64_t cgroup_id, UniqueFd root)
+{
+    if (!trails_.count(cgroup_id))
+        reload_registry();
+    auto it = trails_.find(cgroup_id);
+    if (it == trails_.end())
+        return "cgroup " + std::to_string(cgroup_id) + " is not registered";
+    it->second.root = std::move(root);
+    return "ok";
+}
+
+// A container process in audit mode sends its listener on this socket once it
+// has installed its filter, just before it execs (create and exec hand the
+// other end to the process).
+std::string Collector::supervise(uint64_t cgroup_id, UniqueFd socket)
+{
+    int fd = socket.get();
+    epoll_event ev{.events = EPOLLIN, .data = {.u64 = tag(handover_kind, fd)}};
+    if (epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &ev) < 0)
+        return "epoll_ctl: " + errno_text(errno);
+    handovers_[fd] = Supervised{cgroup_id, std::move(socket)};
+    return "ok";
+}
+
+void Collector::take_listener(int socket_fd)
+{
+    auto handover = handovers_.extract(socket_fd);
+    epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, socket_fd, nullptr);
+    char buf[32];
+    UniqueFd listener;
+    if (unix_socket::receive_with_fd(socket_fd, buf, sizeof(buf), MSG_DONTWAIT, listener) <= 0 || !listener)
+        return; // the process died before it sent it
+    int fd = listener.get();
+    epoll_event ev{.events = EPOLLIN, .data = {.u64 = tag(listener_kind, fd)}};
+    if (epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &ev) < 0) {
+        spdlog::error("supervising cgroup {}: epoll_ctl: {}", handover.mapped().cgroup_id, std::strerror(errno));
+        return; // the process's calls fail with ENOSYS once it execs; it waits for no answer from us
+    }
+    listeners_[fd] = Supervised{handover.mapped().cgroup_id, std::move(listener)};
+    send(socket_fd, "ok", 2, MSG_NOSIGNAL);
+}
+
+// A call of an audit-mode container, held before it runs: recorded when the
+// policy in enforce mode would refuse it, then let through whatever the verdict.
+void Collector::judge_notification(int listener_fd)
+{
+    auto it = listeners_.find(listener_fd);
+    if (it == listeners_.end())
+        return;
+    uint64_t cgroup_id = it->second.cgroup_id;
+    std::optional<seccomp_notif> notification;
+    try {
+        notification = seccomp::receive_notification(listener_fd);
+    } catch (const Error& e) {
+        spdlog::warn("cgroup {}: {}", cgroup_id, e.what());
+    }
+    if (!notification)
+        return;
+    try {
+        if (notification->data.arch != AUDIT_ARCH_X86_64) { // the calls' table is x86-64's
+            seccomp::let_through(listener_fd, notification->id);
+            return;
+        }
+        cerb_call_event call = kernel::call_of_notification(*notification);
+        call.cgroup_id = cgroup_id;
+        timespec now{};
+        clock_gettime(CLOCK_BOOTTIME, &now); // the programs' clock
+        call.time_ns = static_cast<uint64_t>(now.tv_sec) * 1000000000 + static_cast<uint64_t>(now.tv_nsec);
+        struct stat task {};
+        if (stat(("/proc/" + std::to_string(notification->pid)).c_str(), &task) == 0) {
+            call.uid = task.st_uid;
+            call.gid = task.st_gid;
+        }
+        auto trail = trails_.find(cgroup_id);
+        UniqueFd own;
+        if (trail != trails_.end() && seccomp::notification_valid(listener_fd, notification->id)) {
+            boot_to_wall_ = boot_to_wall_offset();
+            if (auto e = judge_(call, trail->second.policy, root_for(trail->second, call.pid, own), CERB_VERDICT_AUDIT))
+                write_event(trail->second, *e);
+            write_pending(trail->second);
+        }
+        seccomp::let_through(listener_fd, notification->id);
+    } catch (const Error& e) {
+        spdlog::warn("cgroup {}: {}", cgroup_id, e.what());
+        seccomp::let_through(listener_fd, notification->id);
+    }
+}
+
+void Collector::on_ready(const epoll_event& event)
+{
+    uint64_t kind = event.data.u64 >> 32;
+    int fd = static_cast<int>(event.data.u64 & 0xffffffff);
+    if (kind == handover_kind) {
+        take_listener(fd);
+    } else if (kind == listener_kind) {
+        if (event.events & EPOLLIN)
+            judge_notification(fd);
+        else if (event.events & (EPOLLHUP | EPOLLERR)) { // every task of the filter is gone
+            epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, fd, nullptr);
+            listeners_.erase(fd);
+        }
+    } else if (event.data.u64 == ring_ready) {
+        consume();
+    } else if (event.data.u64 == audit_log_ready) {
+        read_audit_log();
+    } else {
+        serve_request();
+    }
+}
+
 void Collector::serve_request()
 {
-    daemon::answer_request(listener_.get(), [&](const std::string& request) -> std::string {
+    daemon::answer_request(listener_.get(), [&](const std::string& request, UniqueFd fd) -> std::string {
         if (request.rfind("finish ", 0) == 0)
             return finish(std::strtoull(request.c_str() + 7, nullptr, 10));
-        if (request == "ping")
+        if (request.rfind("root ", 0) == 0 && fd)
+            return take_root(std::strtoull(request.c_str() + 5, nullptr, 10), std::move(fd));
+        if (request.rfind("supervise ", 0) == 0 && fd)
+            return supervise(std::strtoull(request.c_str() + 10, nullptr, 10), std::move(fd));
+        if (request == "ping") {
+            reload_registry(); // the call observer attached before the init runs
             return "ok"; // create, making sure a collector listens before the init runs
+        }
         return "unknown request";
     });
 }
 
 void Collector::run()
 {
-    daemon::Life life{collector_daemon(), lock_.get(), epoll_.get(), listener_, {.u32 = request_ready}, tick, idle_linger,
-                      [&](const epoll_event& event) {
-                          if (event.data.u32 == ring_ready)
-                              consume();
-                          else if (event.data.u32 == audit_log_ready)
-                              read_audit_log();
-                          else
-                              serve_request();
-                      },
+    daemon::Life life{collector_daemon(), lock_.get(), epoll_.get(), listener_, {.u64 = request_ready}, tick, idle_linger,
+                      [&](const epoll_event& event) { on_ready(event); },
                       [&] {
                           on_tick();
                           return !trails_.empty();
@@ -461,9 +666,9 @@ void Collector::run()
 
 } // namespace
 
-int run_collector()
+int run_collector(CallJudge judge)
 {
-    Collector collector;
+    Collector collector(std::move(judge));
     return daemon::run("audit collector", [&] { return collector.start(); }, [&] { collector.run(); });
 }
 

@@ -17,6 +17,10 @@ const Backend& landlock_backend();
 // (memfd_sysctl: vm.memfd_noexec does the memfd part instead). Pure.
 spec::Seccomp landlock_seccomp(const Policy& policy, bool memfd_sysctl);
 
+// In audit mode, instead: the calls held for the audit collector, which
+// records those enforce mode would refuse and lets every one through. Pure.
+spec::Seccomp landlock_audit_seccomp(const Policy& policy);
+
 // The mounts it asks of the init. Pure.
 std::vector<mounts::PathMount> landlock_path_mounts(const Policy& policy, bool memfd_sysctl);
 

@@ -92,7 +92,8 @@ void set_up_container(const InitPlan& plan, SyncChannel& channel)
 
     mounts::enter_rootfs(plan.rootfs, plan.no_pivot, plan.new_mount_namespace);
     // Before any path of the container's is resolved, the cwd's first.
-    launch::close_host_fds({plan.preserve_fds, {channel.fd(), plan.fifo_fd, plan.landlock_ruleset_fd, plan.console_fd}});
+    launch::close_host_fds(
+        {plan.preserve_fds, {channel.fd(), plan.fifo_fd, plan.landlock_ruleset_fd, plan.console_fd, plan.supervisor_fd}});
     // The cwd may not exist yet: create it while root and before the rootfs
     // turns read-only, as runc does.
     with_context("process.cwd", [&] { files::make_dirs(process.cwd); });
@@ -121,7 +122,7 @@ void set_up_container(const InitPlan& plan, SyncChannel& channel)
     if (late_seccomp)
         seccomp::install(*plan.seccomp);
     if (plan.added_seccomp)
-        seccomp::install(*plan.added_seccomp);
+        launch::install_added_filter(*plan.added_seccomp, plan.supervisor_fd);
 
     launch::exec_program(program, process.args, env);
 }
