@@ -13,7 +13,9 @@
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <charconv>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <thread>
@@ -280,13 +282,18 @@ int serve_dashboard(const DashboardOptions& options)
                     shown.c_str(), address.port);
     std::fflush(stdout);
 
+    std::atomic<bool> listen_ended = false;
     std::thread stopper([&] {
         int signal_number = 0;
         sigwait(&stop_signals, &signal_number);
         hub.stop();
+        // A signal that comes before the server runs would find nothing to stop.
+        while (!server.is_running() && !listen_ended)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
         server.stop();
     });
     server.listen_after_bind();
+    listen_ended = true;
     hub.stop();
     pthread_kill(stopper.native_handle(), SIGTERM); // listen ended on its own: let the stopper go
     stopper.join();

@@ -45,7 +45,7 @@ count() { cat "/proc/$INIT_PID/root/tmp/count"; }
 
     cerb resume "$ID"
     [ "$(container_status)" = running ]
-    ! grep -q '^State:.*D' /proc/$exec_pid/status
+    run ! grep -q '^State:.*D' "/proc/$exec_pid/status"
     sleep 0.5
     [ "$(count)" -gt "$before" ]
 }

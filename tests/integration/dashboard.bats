@@ -114,7 +114,7 @@ code() { # code CURL-ARGS...: the HTTP status
     start_dashboard --listen "127.0.0.1:$PORT"
     kill -TERM "$DASHBOARD"
     for _ in $(seq 50); do kill -0 "$DASHBOARD" 2>/dev/null || break; sleep 0.1; done
-    ! kill -0 "$DASHBOARD" 2>/dev/null
+    run ! kill -0 "$DASHBOARD"
     wait "$DASHBOARD"
     DASHBOARD=""
 }

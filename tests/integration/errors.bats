@@ -18,7 +18,7 @@ expect_refused() {
     [ ! -d "/sys/fs/cgroup/unified/cerberus-test/$ID" ]
     [ ! -d "/sys/fs/cgroup/pids/cerberus-test/$ID" ]
     [ ! -d "/sys/fs/cgroup/memory/cerberus-test/$ID" ]
-    ! pgrep -f "cerberus:init" -P $$ >/dev/null
+    run ! pgrep -f "cerberus:init" -P $$
 }
 
 @test "bad JSON names the file" {

@@ -102,7 +102,7 @@ policy='{"allowed_hosts": ["192.0.2.1:443"], "allowed_paths": ["/"]}'
     [[ "$output" == *"is outside the container's root"* ]]
 }
 
-@test "cwd: process.cwd /proc/self/fd/N is refused at create and run, naming it and the bundle, leaving nothing" {
+@test "cwd: process.cwd /proc/self/fd/N is refused at create and run, naming it, leaving nothing" {
     marker="cerb-cwd-escape-$$"
     for n in $(seq 3 20); do
         for cwd in "/proc/self/fd/$n" "/proc/self/fd/$n/$marker" "/dev/fd/$n/$marker"; do
@@ -110,8 +110,7 @@ policy='{"allowed_hosts": ["192.0.2.1:443"], "allowed_paths": ["/"]}'
             run cerb run -b "$BUNDLE" "$ID" </dev/null
             echo "$cwd: status=$status $output"
             [ "$status" -ne 0 ]
-            [[ "$output" == *"$BUNDLE/config.json"* ]]
-            [[ "$output" == *"/fd/$n"* ]]
+            [[ "$output" == *"cwd"*"/fd/$n"* ]]
             [ ! -e "$ROOT/$ID" ]
             [ ! -d "/sys/fs/cgroup/unified/cerberus-test/$ID" ]
             [ ! -d "/sys/fs/cgroup/pids/cerberus-test/$ID" ]

@@ -2,6 +2,9 @@
 # Shared set-up for the integration tests: a busybox bundle per test, made
 # with `cerberus spec`, and helpers to edit its config.json.
 
+# `run !` (a command expected to fail) is checked; a bare `! cmd` inside a test is not.
+bats_require_minimum_version 1.5.0
+
 : "${CERBERUS:?set CERBERUS to the binary under test}"
 : "${PROBE:?set PROBE to the cerberus-probe binary}"
 

@@ -6,7 +6,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:-$here/../../build}" && pwd)
 shift || true
 export CERBERUS="$build/cerberus" PROBE="$build/cerberus-probe" RECVTTY="$build/cerberus-recvtty" \
-    EXE_ATTACK="$build/cerberus-exe-attack" HOOK="$build/cerberus-hook"
+    EXE_ATTACK="$build/cerberus-exe-attack" RACE_ATTACK="$build/cerberus-race-attack" HOOK="$build/cerberus-hook"
 [ -x "$CERBERUS" ] || { echo "no cerberus binary in $build: run make first" >&2; exit 1; }
 if [ $# -gt 0 ]; then
     exec bats "$@"

@@ -46,7 +46,10 @@ same_output() {
 # runc_error ARG...: the message runc's run fails with (its JSON log, unquoted).
 runc_error() {
     set_args "$@"
-    ! runc --root "$RUNC_ROOT" --log "$BATS_TEST_TMPDIR/runc.log" --log-format json run -b "$BUNDLE" "$ID" 2>/dev/null
+    if runc --root "$RUNC_ROOT" --log "$BATS_TEST_TMPDIR/runc.log" --log-format json run -b "$BUNDLE" "$ID" 2>/dev/null; then
+        echo "runc ran $* without an error" >&2
+        return 1
+    fi
     jq -r 'select(.level == "error") | .msg' "$BATS_TEST_TMPDIR/runc.log" | tail -n 1
     rm -f "$BATS_TEST_TMPDIR/runc.log"
 }

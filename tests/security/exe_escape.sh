@@ -22,20 +22,9 @@ busybox=$(for b in /bin/busybox /usr/bin/busybox; do [ -x "$b" ] && echo "$b" &&
 root="$work/state"
 [ "$scenario" != exec-trap-memfd ] || root="$work/hostbin/state"
 marker="$work/payload-ran"
-failed=0
 ids=""
-
-ok() { echo "ESCAPE ok $scenario: $1"; }
-fail() {
-    echo "ESCAPE fail $scenario: $1: $(printf '%s' "$2" | tr '\n' ' ' | cut -c1-400)"
-    failed=1
-}
-# check NAME DETAIL CMD...: ok when CMD succeeds.
-check() {
-    name=$1 detail=$2
-    shift 2
-    if "$@"; then ok "$name"; else fail "$name" "$detail"; fi
-}
+verdict_tag=ESCAPE
+. "$(dirname "$0")/verdict.sh"
 rtc() { "$rt" --root "$root" "$@"; }
 # A runtime command that walks into a trap waits until the attacker lets it go: never forever.
 rtc_bounded() { timeout 120 "$rt" --root "$root" "$@"; }

@@ -12,6 +12,7 @@
 
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
 #include <sched.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -328,26 +329,49 @@ TEST_CASE("spec_names: namespaces in joining order, with their flags and /proc n
     CHECK_FALSE(spec::rlimit_resource("rlimit_nofile"));
 }
 
-TEST_CASE("rootfs/paths: secure_join resolves every symlink as if the rootfs were /")
+namespace {
+
+// What an fd is open on, as a path below the test's root.
+std::string below(const std::string& root, const UniqueFd& fd)
 {
-    TempDir root;
+    std::string path = paths::of_fd(fd.get());
+    return path.compare(0, root.size(), root) == 0 ? path.substr(root.size()) : "outside: " + path;
+}
+
+} // namespace
+
+TEST_CASE("rootfs/paths: open and make resolve every symlink as if the root were /")
+{
+    TempDir root, outside;
     const std::string& r = root.path;
     REQUIRE(::mkdir((r + "/etc").c_str(), 0755) == 0);
     REQUIRE(::mkdir((r + "/var").c_str(), 0755) == 0);
-    REQUIRE(::symlink("/etc", (r + "/abs").c_str()) == 0);           // absolute: inside the rootfs
+    REQUIRE(::symlink("/etc", (r + "/abs").c_str()) == 0);           // absolute: inside the root
     REQUIRE(::symlink("../../../../etc", (r + "/var/up").c_str()) == 0); // climbs no higher than the root
     REQUIRE(::symlink("run", (r + "/var/lock").c_str()) == 0);       // relative, to what does not exist yet
+    REQUIRE(::symlink(outside.path.c_str(), (r + "/host").c_str()) == 0); // a host directory, by its host path
     REQUIRE(::symlink("loop2", (r + "/loop1").c_str()) == 0);
     REQUIRE(::symlink("loop1", (r + "/loop2").c_str()) == 0);
+    UniqueFd fd(::open(r.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
 
-    CHECK(paths::secure_join(r, "/etc/passwd") == r + "/etc/passwd");
-    CHECK(paths::secure_join(r, "etc//./passwd") == r + "/etc/passwd");
-    CHECK(paths::secure_join(r, "/abs/passwd") == r + "/etc/passwd");
-    CHECK(paths::secure_join(r, "/var/up/shadow") == r + "/etc/shadow");
-    CHECK(paths::secure_join(r, "/../../etc/x") == r + "/etc/x");
-    CHECK(paths::secure_join(r, "/var/lock/file") == r + "/var/run/file");
-    CHECK(paths::secure_join(r, "/new/dir") == r + "/new/dir");
-    CHECK(paths::secure_join(r, "/") == r);
-    CHECK_THROWS_WITH_AS(paths::secure_join(r, "/loop1/x"), ("resolving /loop1/x in " + r + ": too many symlinks").c_str(),
+    CHECK(below(r, paths::open(fd.get(), "/etc", O_PATH)) == "/etc");
+    CHECK(below(r, paths::open(fd.get(), "/abs", O_PATH)) == "/etc");
+    CHECK(below(r, paths::open(fd.get(), "/var/up", O_PATH)) == "/etc");
+    CHECK_FALSE(paths::open(fd.get(), "/new", O_PATH));
+    CHECK(errno == ENOENT);
+    CHECK(below(r, paths::make(fd.get(), "etc//./passwd", paths::Leaf::file)) == "/etc/passwd");
+    CHECK(below(r, paths::make(fd.get(), "/abs/dir/sub", paths::Leaf::directory)) == "/etc/dir/sub");
+    CHECK(below(r, paths::make(fd.get(), "/var/up/shadow", paths::Leaf::file)) == "/etc/shadow");
+    CHECK(below(r, paths::make(fd.get(), "/var/lock/file", paths::Leaf::file)) == "/var/run/file");
+    CHECK(below(r, paths::make(fd.get(), "/host/made", paths::Leaf::directory)) == outside.path + "/made");
+    CHECK(below(r, paths::make(fd.get(), "/", paths::Leaf::directory)) == "");
+    CHECK(::access((outside.path + "/made").c_str(), F_OK) != 0); // nothing made on the host
+    CHECK_THROWS_WITH_AS(paths::make(fd.get(), "/loop1/x", paths::Leaf::directory), doctest::Contains("symbolic links"),
                          Error);
+    // Through no symlink at all: a symlink anywhere on the way is refused, not followed.
+    CHECK_THROWS_AS(paths::make(fd.get(), "/abs/x", paths::Leaf::directory, paths::no_symlinks), Error);
+    CHECK_THROWS_AS(paths::make(fd.get(), "/var/lock/y", paths::Leaf::directory, paths::no_symlinks), Error);
+    CHECK(below(r, paths::make(fd.get(), "/etc/z", paths::Leaf::directory, paths::no_symlinks)) == "/etc/z");
+    CHECK(paths::clean("a//b/./c/") == "/a/b/c");
+    CHECK(paths::clean("/") == "/");
 }

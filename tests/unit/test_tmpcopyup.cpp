@@ -53,7 +53,8 @@ TEST_CASE("copy_up copies files, directories, symlinks and fifos with their mode
 
     UniqueFd hidden(::open(from.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     REQUIRE(hidden);
-    mounts::copy_up(hidden.get(), to);
+    UniqueFd to_dir(::open(to.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    mounts::copy_up(hidden.get(), to_dir.get(), "/to");
 
     struct stat st;
     REQUIRE(::stat((to + "/file").c_str(), &st) == 0);
@@ -69,6 +70,6 @@ TEST_CASE("copy_up copies files, directories, symlinks and fifos with their mode
     CHECK(S_ISFIFO(st.st_mode));
 
     // A name already there is an error that names it, not a silent overwrite.
-    CHECK_THROWS_WITH_AS(mounts::copy_up(hidden.get(), to), doctest::Contains("./file"), Error);
+    CHECK_THROWS_WITH_AS(mounts::copy_up(hidden.get(), to_dir.get(), "/to"), doctest::Contains("./file"), Error);
     CHECK(std::system(("rm -rf " + base).c_str()) == 0);
 }

@@ -58,9 +58,10 @@ public:
     // its seccomp listener on (-1: none).
     void hand_to_collector(int root_fd, int supervisor_end) const;
 
-    // delete: the policy of a container create made (st.has_policy).
-    static PolicyGuard adopt(const state::ContainerState& st, const cgroups::Cgroup& cgroup,
-                             const state::ContainerDir& dir);
+    // delete: the policy of a container create made (st.has_policy). The
+    // cgroup programs are not detached one by one: delete removes the cgroup
+    // next, and the kernel releases every program attached to it.
+    static PolicyGuard adopt(const state::ContainerState& st, const state::ContainerDir& dir);
 
     PolicyGuard(PolicyGuard&& other) noexcept;
     PolicyGuard& operator=(PolicyGuard&&) = delete;

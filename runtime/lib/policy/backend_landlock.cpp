@@ -20,6 +20,9 @@ namespace cerberus::policy {
 namespace {
 
 constexpr const char* memfd_sysctl_file = "/proc/sys/vm/memfd_noexec";
+// The policy's seccomp filter depends only on the policy's shape and the host
+// (seccomp::compile_cached's key): compiled once per host, not per container.
+constexpr const char* seccomp_cache_dir = "/run/cerberus-enforcement/landlock-seccomp";
 
 // Families a socket may have under allowed_hosts: those whose peers the
 // socket programs see, and unix and netlink, which stay on the host.
@@ -75,7 +78,7 @@ bool under_any(const std::string& path, const std::optional<std::vector<std::str
 }
 
 // Why Landlock's own records of its denials do not reach the trail on this host; "" when they do.
-std::string landlock_unlogged_why(int abi)
+std::string landlock_unlogged_why_now(int abi)
 {
     if (abi < 7)
         return "Landlock logs its denials only from ABI 7 (this kernel has " + std::to_string(abi) + ")";
@@ -87,6 +90,15 @@ std::string landlock_unlogged_why(int abi)
         return "Landlock logs its denials only to kernel audit, which is disabled on this host (auditctl -e 1, or "
                "audit=1 on the kernel command line, turns it on)";
     return "";
+}
+
+// The same, asked of the kernel once per process: the kernel answers AUDIT_GET
+// from a thread it starts for the purpose, which can take milliseconds on a
+// busy host, and a create consults the coverage table three times.
+const std::string& landlock_unlogged_why(int abi)
+{
+    static const std::string why = landlock_unlogged_why_now(abi);
+    return why;
 }
 
 // How this host reports the landlock backend's refusals: Landlock's own
@@ -126,13 +138,17 @@ std::string joined(const std::string& a, const std::string& b)
     return a.empty() ? b : b.empty() ? a : a + "; " + b;
 }
 
-std::string cgroup2_location()
+// Once per process: reading the mount table is most of a probe, and a create probes each time it decides.
+const std::string& cgroup2_location()
 {
-    try {
-        return cgroups::Mounts::detect().unified;
-    } catch (const Error&) {
-        return "";
-    }
+    static const std::string location = [] {
+        try {
+            return cgroups::Mounts::detect().unified;
+        } catch (const Error&) {
+            return std::string();
+        }
+    }();
+    return location;
 }
 
 class Landlock final : public Backend {
@@ -263,7 +279,7 @@ public:
             restrictions.landlock_flags = landlock::restrict_flags(abi);
         }
         bool memfd_sysctl = memfd_by_sysctl(spec);
-        restrictions.seccomp = seccomp::compile(landlock_seccomp(policy, memfd_sysctl));
+        restrictions.seccomp = seccomp::compile_cached(landlock_seccomp(policy, memfd_sysctl), seccomp_cache_dir);
         restrictions.path_mounts = landlock_path_mounts(policy, memfd_sysctl);
         return restrictions;
     }

@@ -121,11 +121,15 @@ public:
 const Backend& backend(Enforcement kind);
 
 // The backend a policy runs under: the global flag (--enforcement) and the
-// policy's minimum, auto taking the strongest this host can run (the BPF LSM,
-// else Landlock; fmod_ret only when asked for). Throws,
-// naming what is missing, when none fits; then checks that it covers every
-// rule the policy has (refused, naming the rule and the backend, otherwise).
-const Backend& choose_backend(Enforcement requested, const Policy& policy);
+// policy's minimum. A backend asked for must run here and carry out every
+// rule of the policy (refused, naming the rule and the backend, otherwise);
+// auto takes the strongest that does (the BPF LSM, fmod_ret where
+// fmod_ret_not_automatic allows it, Landlock), and says in passed_over why
+// each stronger one was not taken. Throws, naming what each lacks, when none fits.
+const Backend& choose_backend(Enforcement requested, const Policy& policy, std::string* passed_over = nullptr);
+
+// Why auto does not take fmod_ret on this kernel (docs/policy.md, "fmod-ret"), or nullopt.
+std::optional<std::string> fmod_ret_not_automatic();
 
 // Throws EOPNOTSUPP naming the first rule of the policy the backend cannot
 // carry out (in the policy's mode).

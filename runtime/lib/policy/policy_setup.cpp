@@ -5,6 +5,7 @@
 #include "base/files.hpp"
 #include "policy/rule_paths.hpp"
 
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
 namespace cerberus::policy_setup {
@@ -64,7 +65,14 @@ Prepared prepare(const RuntimeOptions& rt, policy::Policy policy, spec::Spec& sp
     require_own_network(policy, spec);
     prepared.policy = std::move(policy);
     // Fail closed before anything is set up: never run the agent unprotected.
-    prepared.backend = &policy::choose_backend(requested_enforcement(rt), *prepared.policy);
+    prepared.backend = &policy::choose_backend(requested_enforcement(rt), *prepared.policy, &prepared.passed_over);
+    // What the backend carries out only in part on this kernel (a Landlock ABI without truncate, say) is
+    // said at create too, in the runtime's log (--log, --debug), not only in the trail's first line and
+    // `cerberus check`; not on stderr, which engines and tests read as the container's own.
+    for (const auto& row : prepared.backend->coverage())
+        if (row.enforced == policy::Level::partial && policy::uses_kind(*prepared.policy, row.kind))
+            spdlog::info("the {} backend enforces {} only in part: {}", policy::enforcement_name(prepared.backend->kind()),
+                         policy::rule_kind_name(row.kind), row.note);
     // The kernel matches resolved paths: rules are installed for the files they name in this rootfs.
     prepared.compiled = policy::compile_policy(policy::with_resolved_paths(*prepared.policy, rootfs), 0,
                                                prepared.backend->path_seed());

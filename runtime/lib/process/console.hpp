@@ -6,6 +6,7 @@
 
 #include "base/fd.hpp"
 #include "oci/spec.hpp"
+#include "rootfs/mounted_root.hpp"
 
 #include <optional>
 #include <string>
@@ -15,9 +16,12 @@ namespace cerberus::console {
 // Parent: connects to the engine's console socket before the init is cloned.
 UniqueFd connect_socket(const std::string& path);
 
-// Child, after pivot_root: pty from /dev/ptmx, master sent over socket_fd,
-// slave on fds 0-2 as the controlling terminal of a new session.
-void setup_terminal(int socket_fd, const std::optional<spec::ConsoleSize>& size);
+// Child, after pivot_root: a pty from the container's devpts (its ptmx checked,
+// the peer taken from the master, not by name), master sent over socket_fd,
+// peer on fds 0-2 as the controlling terminal of a new session. The init
+// passes its root: the peer is then also bound over /dev/console.
+void setup_terminal(int socket_fd, const std::optional<spec::ConsoleSize>& size,
+                    const mounts::MountedRoot* root = nullptr);
 
 
 } // namespace cerberus::console

@@ -2,7 +2,7 @@
 #include "process/container_init.hpp"
 
 #include "base/error.hpp"
-#include "base/files.hpp"
+#include "cgroup/cgroup.hpp"
 #include "process/console.hpp"
 #include "process/hooks.hpp"
 #include "process/namespaces.hpp"
@@ -10,6 +10,7 @@
 #include "process/rlimits.hpp"
 #include "process/user.hpp"
 #include "rootfs/mounts.hpp"
+#include "rootfs/paths.hpp"
 
 #include <fcntl.h>
 #include <sched.h>
@@ -36,26 +37,31 @@ void set_hostname(const spec::Spec& spec)
         throw_errno("setdomainname " + spec.domainname);
 }
 
-void apply_sysctls(const spec::Linux& linux)
+// Through the container's procfs, crossing no symlink and no mount, into a
+// file of procfs only: a mount or a symlink put on the way by the image or a
+// racing container cannot send the write elsewhere (CVE-2025-52881).
+void apply_sysctls(const spec::Linux& linux, const mounts::MountedRoot& rootfs)
 {
+    if (linux.sysctl.empty())
+        return;
+    UniqueFd proc = with_context("linux.sysctl", [&] { return rootfs.proc(); });
     for (const auto& [key, value] : linux.sysctl) {
-        std::string path = "/proc/sys/" + key;
-        for (size_t i = 10; i < path.size(); ++i)
+        std::string path = "sys/" + key;
+        for (size_t i = 4; i < path.size(); ++i)
             if (path[i] == '.')
                 path[i] = '/';
-        with_context("linux.sysctl " + key, [&] { files::write_file(path, value); });
+        with_context("linux.sysctl " + key, [&] { mounts::write_proc(proc.get(), path, value); });
     }
 }
 
 // Blocks until `start` opens exec.fifo for reading, then tells it we are going.
 // The write end stays open until execve closes it (O_CLOEXEC): `start` reads
 // to end of file, so poststart hooks run only once the process has exec'd.
-void wait_for_start(int fifo_fd)
+// proc is a procfs no name in the container leads to: a /proc another
+// container sharing the root put in place cannot stand in for exec.fifo.
+void wait_for_start(int fifo_fd, int proc)
 {
-    std::string path = "/proc/self/fd/" + std::to_string(fifo_fd);
-    int fifo = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fifo < 0)
-        throw_errno("open exec.fifo");
+    int fifo = with_context("open exec.fifo", [&] { return mounts::reopen(proc, fifo_fd, O_WRONLY).release(); });
     if (::write(fifo, "0", 1) != 1)
         throw_errno("write exec.fifo");
 }
@@ -65,6 +71,7 @@ void set_up_container(const InitPlan& plan, SyncChannel& channel)
     const spec::Spec& spec = *plan.spec;
     const spec::Process& process = *spec.process;
     channel.expect(SyncMessage::parent_ready);
+    cgroups::Cgroup::move_self_into_v1(plan.cgroup_v1_tasks); // its only thread
     join_namespaces(*spec.linux);
     // Only now, inside its cgroup, so the container sees that cgroup as its root.
     if (const spec::Namespace* cgroup_ns = spec.find_namespace("cgroup"); cgroup_ns && cgroup_ns->path.empty())
@@ -82,7 +89,7 @@ void set_up_container(const InitPlan& plan, SyncChannel& channel)
                                      plan.in_user_namespace,
                                      plan.new_network_namespace,
                                      plan.cgroup_v1};
-    mounts::prepare_rootfs(rootfs_ctx);
+    mounts::MountedRoot rootfs = mounts::prepare_rootfs(rootfs_ctx);
 
     // The parent answers with the state JSON that the container's hooks get on stdin.
     channel.send(SyncMessage::run_hooks);
@@ -90,22 +97,27 @@ void set_up_container(const InitPlan& plan, SyncChannel& channel)
     if (spec.hooks)
         hooks::run_all(spec.hooks->create_container, "createContainer", hook_state);
 
-    mounts::enter_rootfs(plan.rootfs, plan.no_pivot, plan.new_mount_namespace);
-    // Before any path of the container's is resolved, the cwd's first.
-    launch::close_host_fds(
-        {plan.preserve_fds, {channel.fd(), plan.fifo_fd, plan.landlock_ruleset_fd, plan.console_fd, plan.supervisor_fd}});
+    mounts::enter_rootfs(rootfs, plan.no_pivot, plan.new_mount_namespace);
     // The cwd may not exist yet: create it while root and before the rootfs
-    // turns read-only, as runc does.
-    with_context("process.cwd", [&] { files::make_dirs(process.cwd); });
-    apply_sysctls(*spec.linux); // before /proc/sys turns read-only
-    mounts::finish_rootfs(spec, plan.path_mounts);
+    // turns read-only, as runc does, inside the root (no /proc/self/fd/N).
+    with_context("process.cwd " + process.cwd, [&] { rootfs.make(process.cwd, paths::Leaf::directory); });
+    apply_sysctls(*spec.linux, rootfs); // before /proc/sys turns read-only
+    // Before the masks and a read-only root: /dev/console may have to be made.
+    if (plan.console_fd >= 0)
+        console::setup_terminal(plan.console_fd, process.console_size, &rootfs);
+    mounts::finish_rootfs(spec, rootfs, plan.path_mounts);
+    rootfs = {}; // its fds go before the process's own fds are dealt with
+    // Before any path of the container's is resolved by name.
+    launch::close_host_fds(
+        {plan.preserve_fds, {channel.fd(), plan.fifo_fd, plan.landlock_ruleset_fd, plan.supervisor_fd}});
     // Read as root, before the user may lose the right to read /etc/passwd.
     const std::vector<std::string> env = user::environment_with_home(process.env, process.user.uid);
-    if (plan.console_fd >= 0)
-        console::setup_terminal(plan.console_fd, process.console_size);
     if (!plan.no_new_keyring)
         launch::join_new_keyring();
     rlimits::apply(process.rlimits);
+    // Before the spec's seccomp filter, which may refuse fsopen and openat2
+    // (an older profile lists neither); reopening through it needs only openat.
+    UniqueFd proc_for_fifo = plan.fifo_fd >= 0 ? mounts::private_proc() : UniqueFd();
 
     bool late_seccomp = launch::take_identity(process, plan.capabilities, plan.seccomp, channel.fd());
     launch::enter_working_dir(process.cwd);
@@ -114,7 +126,8 @@ void set_up_container(const InitPlan& plan, SyncChannel& channel)
     channel.send(SyncMessage::child_ready);
     channel.close();
     if (plan.fifo_fd >= 0)
-        wait_for_start(plan.fifo_fd);
+        wait_for_start(plan.fifo_fd, proc_for_fifo.get());
+    proc_for_fifo = {};
     // Before the hooks that run in the container: they are held to it too.
     launch::restrict_self(plan.landlock_ruleset_fd, plan.landlock_flags);
     if (spec.hooks)

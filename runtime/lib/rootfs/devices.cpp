@@ -4,6 +4,7 @@
 #include "base/error.hpp"
 #include "base/fd.hpp"
 #include "base/files.hpp"
+#include "rootfs/mount_api.hpp"
 #include "rootfs/paths.hpp"
 
 #include <fcntl.h>
@@ -37,27 +38,39 @@ mode_t type_bits(const std::string& type)
     return S_IFCHR; // "c" and "u"
 }
 
-void create_one(const std::string& rootfs, const spec::Device& d, bool in_user_namespace)
+// Owner and mode of the node made, set through an O_PATH fd on it, checked to
+// be that node: a racing process may swap the name, never what is changed.
+void set_owner_and_mode(int node, const spec::Device& d, mode_t mode)
 {
-    std::string target = paths::secure_join(rootfs, d.path);
-    files::make_dirs(target.substr(0, target.rfind('/')));
+    struct stat st;
+    check(::fstat(node, &st), "stat");
+    if ((st.st_mode & S_IFMT) != (mode & S_IFMT) || (!S_ISFIFO(mode) && st.st_rdev != makedev(d.major, d.minor)))
+        throw Error("the node made was replaced", EEXIST);
+    // mknod honours the umask; chmod sets the mode the spec asked for. Before
+    // pivot_root /proc is the host's: its self/fd link is the node itself.
+    std::string self = "/proc/self/fd/" + std::to_string(node);
+    check(::chmod(self.c_str(), mode & 07777), "chmod");
+    check(::fchownat(node, "", d.uid.value_or(0), d.gid.value_or(0), AT_EMPTY_PATH), "chown");
+}
+
+// The node, made in its directory's fd. Returns an O_PATH fd on it.
+UniqueFd create_one(const mounts::MountedRoot& root, const spec::Device& d, bool in_user_namespace)
+{
+    std::string dir = d.path.substr(0, d.path.rfind('/'));
+    std::string name = d.path.substr(d.path.rfind('/') + 1);
+    UniqueFd parent = root.make(dir.empty() ? "/" : dir, paths::Leaf::directory);
     if (in_user_namespace) {
-        UniqueFd fd(::open(target.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
-        if (!fd && errno != EEXIST)
-            throw_errno("create device mount point " + target);
-        if (::mount(d.path.c_str(), target.c_str(), nullptr, MS_BIND, nullptr) != 0)
-            throw_errno("bind device " + d.path + " on " + target);
-        return;
+        UniqueFd target = paths::make(parent.get(), name, paths::Leaf::file, paths::no_symlinks);
+        UniqueFd host = mount_api::clone(AT_FDCWD, d.path, false, d.path);
+        mount_api::attach(host.get(), target.get(), d.path);
+        return paths::open(parent.get(), name, O_PATH, paths::no_symlinks);
     }
-    ::unlink(target.c_str());
+    ::unlinkat(parent.get(), name.c_str(), 0);
     mode_t mode = type_bits(d.type) | (d.file_mode ? *d.file_mode & 07777 : 0666);
-    if (::mknod(target.c_str(), mode, makedev(d.major, d.minor)) != 0)
-        throw_errno("mknod " + target);
-    // mknod honours the umask; chmod sets the mode the spec asked for.
-    if (::chmod(target.c_str(), mode & 07777) != 0)
-        throw_errno("chmod " + target);
-    if (::chown(target.c_str(), d.uid.value_or(0), d.gid.value_or(0)) != 0)
-        throw_errno("chown " + target);
+    check(::mknodat(parent.get(), name.c_str(), mode, makedev(d.major, d.minor)), "mknod");
+    UniqueFd node(check(::openat(parent.get(), name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC), "open"));
+    set_owner_and_mode(node.get(), d, mode);
+    return node;
 }
 
 } // namespace
@@ -71,17 +84,23 @@ const std::vector<spec::Device>& defaults()
     return list;
 }
 
-void create_all(const std::string& rootfs, const std::vector<spec::Device>& extra, bool in_user_namespace)
+void create_all(mounts::MountedRoot& root, const std::vector<spec::Device>& extra, bool in_user_namespace)
 {
+    auto create = [&](const std::string& field, const spec::Device& d) {
+        UniqueFd node = with_context(field + " " + d.path, [&] { return create_one(root, d, in_user_namespace); });
+        // Kept from the moment it is made: masked files are covered with it.
+        if (paths::clean(d.path) == "/dev/null")
+            root.set_null(std::move(node));
+    };
     for (const auto& d : defaults()) {
         bool overridden = false;
         for (const auto& e : extra)
             overridden = overridden || e.path == d.path;
         if (!overridden)
-            with_context("default device " + d.path, [&] { create_one(rootfs, d, in_user_namespace); });
+            create("default device", d);
     }
     for (const auto& d : extra)
-        with_context("linux.devices " + d.path, [&] { create_one(rootfs, d, in_user_namespace); });
+        create("linux.devices", d);
 }
 
 } // namespace cerberus::devices

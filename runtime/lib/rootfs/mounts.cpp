@@ -5,14 +5,17 @@
 #include "base/fd.hpp"
 #include "base/files.hpp"
 #include "rootfs/devices.hpp"
+#include "rootfs/mount_api.hpp"
 #include "rootfs/paths.hpp"
 #include "rootfs/tmpcopyup.hpp"
 
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -45,145 +48,237 @@ constexpr std::pair<const char*, unsigned long> propagation_flags[] = {
     {"unbindable", MS_UNBINDABLE},   {"runbindable", MS_UNBINDABLE | MS_REC},
 };
 
-// Flags the kernel keeps locked on a bind mount and that a remount must repeat.
-unsigned long locked_flags(const std::string& path)
+// The only destinations below /proc a mount may take (runc's list): the files
+// lxcfs emulates.
+constexpr const char* lxcfs_files[] = {
+    "/proc/cpuinfo", "/proc/diskstats", "/proc/meminfo", "/proc/stat",   "/proc/swaps",
+    "/proc/uptime",  "/proc/loadavg",   "/proc/slabinfo", "/proc/sys/kernel/ns_last_pid", "/proc/sys/crypto/fips_enabled",
+};
+
+bool on_procfs(int fd)
 {
-    struct statvfs st;
-    if (::statvfs(path.c_str(), &st) != 0)
-        return 0;
-    unsigned long flags = 0;
-    if (st.f_flag & ST_NOSUID)
-        flags |= MS_NOSUID;
-    if (st.f_flag & ST_NODEV)
-        flags |= MS_NODEV;
-    if (st.f_flag & ST_NOEXEC)
-        flags |= MS_NOEXEC;
-    if (st.f_flag & ST_RDONLY)
-        flags |= MS_RDONLY;
-    return flags;
+    struct statfs st;
+    return ::fstatfs(fd, &st) == 0 && st.f_type == PROC_SUPER_MAGIC;
 }
 
-void do_mount(const std::string& source, const std::string& target, const char* type, unsigned long flags,
-              const std::string& data)
+bool same_file(int a, int b)
 {
-    if (::mount(source.empty() ? nullptr : source.c_str(), target.c_str(), type, flags,
-                data.empty() ? nullptr : data.c_str()) != 0)
-        throw_errno("mount " + (source.empty() ? std::string(type ? type : "") : source) + " on " + target +
-                    (type ? std::string(" (") + type + ")" : ""));
+    struct stat sa, sb;
+    return ::fstat(a, &sa) == 0 && ::fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-void remount_bind(const std::string& target, unsigned long flags)
+// A mount whose destination resolves into procfs would stand where the
+// runtime writes sysctls and masks paths (CVE-2019-16884, CVE-2025-52881):
+// only procfs itself (or a bind of one) may go over /proc, and below it only
+// the files lxcfs emulates.
+void refuse_into_procfs(const MountedRoot& root, const spec::Mount& m, bool bind, int target)
 {
-    unsigned long base = MS_BIND | MS_REMOUNT;
-    if (::mount(nullptr, target.c_str(), nullptr, base | flags, nullptr) == 0)
+    if (!on_procfs(target))
         return;
-    // In a user namespace the kernel refuses to drop locked flags: keep them.
-    do_mount("", target, nullptr, base | flags | locked_flags(target), "");
+    std::string dest = paths::clean(m.destination);
+    struct statfs source;
+    bool procfs_source = m.type == "proc" || (bind && ::statfs(m.source.c_str(), &source) == 0 && source.f_type == PROC_SUPER_MAGIC);
+    if (dest == "/proc" && procfs_source && same_file(target, root.mount_at("/proc")))
+        return;
+    for (const char* file : lxcfs_files)
+        if (dest == file) {
+            UniqueFd expected = root.open(file, O_PATH, paths::beneath_only);
+            if (expected && same_file(expected.get(), target))
+                return;
+        }
+    throw Error("resolves into procfs (" + paths::of_fd(target) +
+                    "), where only procfs may be mounted over /proc, and below it only the files lxcfs emulates",
+                EPERM);
 }
 
-void create_mount_point(const std::string& target, bool is_file)
+// A bind of the host's source made read-only with every mount below it (a
+// user namespace is given the host's /sys or cgroupfs so, CVE-2023-25809).
+UniqueFd bind_read_only(const char* source, int target, unsigned long flags, const std::string& what)
 {
-    if (!is_file) {
-        files::make_dirs(target);
-        return;
-    }
-    files::make_dirs(target.substr(0, target.rfind('/')));
-    UniqueFd fd(::open(target.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
-    if (!fd && errno != EISDIR)
-        throw_errno("create mount point " + target);
+    UniqueFd tree = mount_api::clone(AT_FDCWD, source, true, what);
+    mount_api::set_flags(tree.get(), flags | MS_RDONLY, what);
+    mount_api::make_read_only(tree.get(), what);
+    mount_api::attach(tree.get(), target, what);
+    return tree;
 }
 
 // As runc on a v1 or hybrid host: a tmpfs holding the container's own cgroup
 // of each v1 hierarchy, bound with the mount's flags (no cgroup2, as runc), a
 // symlink per controller of a shared hierarchy (cpu -> cpu,cpuacct), and the
 // tmpfs read-only too when the mount is. Binds work in a user namespace.
-void mount_cgroup_v1(const std::vector<CgroupV1View>& views, const std::string& target, unsigned long flags)
+UniqueFd mount_cgroup_v1(const std::vector<CgroupV1View>& views, int target, unsigned long flags, const std::string& what)
 {
     const unsigned long tmpfs_flags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
-    do_mount("tmpfs", target, "tmpfs", tmpfs_flags, "mode=755");
+    UniqueFd tmpfs = mount_api::create("tmpfs", "tmpfs", tmpfs_flags, "mode=755", what);
+    mount_api::attach(tmpfs.get(), target, what);
     for (const auto& view : views) {
-        const std::string dest = target + "/" + view.name;
-        files::make_dirs(dest);
-        do_mount(view.source, dest, nullptr, MS_BIND | MS_REC, "");
+        std::string dest = what + "/" + view.name;
+        check(::mkdirat(tmpfs.get(), view.name.c_str(), 0755), "mkdir " + dest);
+        UniqueFd dir = paths::open(tmpfs.get(), view.name, O_PATH | O_DIRECTORY, paths::beneath_only);
+        UniqueFd tree = mount_api::clone(AT_FDCWD, view.source, true, dest);
         if (flags)
-            remount_bind(dest, flags);
+            mount_api::set_flags(tree.get(), flags, dest);
+        mount_api::attach(tree.get(), dir.get(), dest);
         for (size_t start = 0; view.name.find(',') != std::string::npos && start <= view.name.size();) {
             size_t end = std::min(view.name.find(',', start), view.name.size());
-            std::string link = target + "/" + view.name.substr(start, end - start);
-            if (::symlink(view.name.c_str(), link.c_str()) != 0 && errno != EEXIST)
-                throw_errno("symlink " + link);
+            std::string link = view.name.substr(start, end - start);
+            if (::symlinkat(view.name.c_str(), tmpfs.get(), link.c_str()) != 0 && errno != EEXIST)
+                throw_errno("symlink " + what + "/" + link);
             start = end + 1;
         }
     }
     if (flags & MS_RDONLY)
-        remount_bind(target, tmpfs_flags | MS_RDONLY);
+        mount_api::set_flags(tmpfs.get(), tmpfs_flags | MS_RDONLY, what);
+    return tmpfs;
 }
 
-void mount_entry(const RootfsContext& ctx, const spec::Mount& m)
+// The mount itself, on the open target; returns the new mount.
+UniqueFd mount_onto(const RootfsContext& ctx, const spec::Mount& m, const MountFlags& opts, int target)
+{
+    const std::string& what = m.destination;
+    unsigned long flags = opts.flags & ~MS_REC;
+    bool cgroup = m.type == "cgroup" || m.type == "cgroup2";
+    if (cgroup && !ctx.cgroup_v1.empty())
+        return mount_cgroup_v1(ctx.cgroup_v1, target, flags, what);
+    if (m.type == "sysfs" && ctx.in_user_namespace && !ctx.new_network_namespace) {
+        // sysfs cannot be mounted from a user namespace that does not own the
+        // network namespace: give the host's, read-only, as runc does.
+        return bind_read_only("/sys", target, MS_NOSUID | MS_NODEV | MS_NOEXEC, what);
+    }
+    UniqueFd tree;
+    try {
+        if (m.type == "tmpfs" && opts.tmpcopyup) {
+            UniqueFd hidden(check(::openat(target, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), "open " + what));
+            tree = mount_api::create("tmpfs", m.source, flags, opts.data, what);
+            copy_up(hidden.get(), tree.get(), what);
+        } else {
+            tree = mount_api::create(cgroup ? "cgroup2" : m.type, cgroup ? "cgroup2" : m.source, flags,
+                                     cgroup ? "" : opts.data, what);
+        }
+    } catch (const Error& e) {
+        if (cgroup && e.errnum() == EPERM && ctx.in_user_namespace) {
+            // A user namespace without a cgroup namespace of its own may not
+            // mount cgroupfs: give the host's hierarchies, as runc does.
+            return bind_read_only("/sys/fs/cgroup", target, flags, what);
+        }
+        if (m.type != "mqueue")
+            throw;
+        // mqueue of the host's ipc namespace: bind it instead, as runc does.
+        tree = mount_api::clone(AT_FDCWD, "/dev/mqueue", false, what);
+    }
+    mount_api::attach(tree.get(), target, what);
+    return tree;
+}
+
+void mount_entry(const RootfsContext& ctx, MountedRoot& root, const spec::Mount& m, const std::string& field)
 {
     MountFlags opts = parse_options(m.options);
-    std::string target = paths::secure_join(ctx.rootfs, m.destination);
     bool bind = opts.bind || m.type == "bind";
-    if (bind) {
-        struct stat st;
-        if (::stat(m.source.c_str(), &st) != 0)
-            throw_errno("bind source " + m.source);
-        create_mount_point(target, !S_ISDIR(st.st_mode));
-        do_mount(m.source, target, nullptr, MS_BIND | (opts.flags & MS_REC), "");
-        unsigned long extra = opts.flags & ~(MS_REC | MS_BIND | MS_REMOUNT);
-        if (extra)
-            remount_bind(target, extra);
-    } else {
-        create_mount_point(target, false);
-        unsigned long flags = opts.flags & ~MS_REC;
-        if ((m.type == "cgroup" || m.type == "cgroup2") && !ctx.cgroup_v1.empty()) {
-            mount_cgroup_v1(ctx.cgroup_v1, target, flags);
-        } else if (m.type == "cgroup" || m.type == "cgroup2") {
-            if (::mount("cgroup2", target.c_str(), "cgroup2", flags, nullptr) != 0) {
-                // A user namespace without a cgroup namespace of its own may not
-                // mount cgroupfs: give the host's hierarchies, as runc does.
-                if (errno != EPERM || !ctx.in_user_namespace)
-                    throw_errno("mount cgroup2 on " + target + " (cgroup2)");
-                do_mount("/sys/fs/cgroup", target, nullptr, MS_BIND | MS_REC, "");
-                remount_bind(target, flags | MS_RDONLY);
-            }
-        } else if (m.type == "sysfs" && ctx.in_user_namespace && !ctx.new_network_namespace) {
-            // sysfs cannot be mounted from a user namespace that does not own the
-            // network namespace: give the host's, read-only, as runc does.
-            do_mount("/sys", target, nullptr, MS_BIND | MS_REC, "");
-            remount_bind(target, MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC);
-        } else if (m.type == "mqueue" && ::mount(m.source.c_str(), target.c_str(), "mqueue", flags, nullptr) != 0) {
-            // mqueue of the host's ipc namespace: bind it instead, as runc does.
-            do_mount("/dev/mqueue", target, nullptr, MS_BIND, "");
-        } else if (m.type == "tmpfs" && opts.tmpcopyup) {
-            UniqueFd hidden(::open(target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-            if (!hidden)
-                throw_errno("open " + target);
-            do_mount(m.source, target, "tmpfs", flags, opts.data);
-            copy_up(hidden.get(), target);
-        } else if (m.type != "mqueue") {
-            do_mount(m.source, target, m.type.c_str(), flags, opts.data);
+    UniqueFd target = with_context(field + ".destination " + m.destination, [&] {
+        paths::Leaf leaf = paths::Leaf::directory;
+        if (bind) {
+            struct stat st;
+            if (::stat(m.source.c_str(), &st) != 0)
+                throw_errno("bind source " + m.source);
+            if (!S_ISDIR(st.st_mode))
+                leaf = paths::Leaf::file;
         }
-    }
-    if (opts.propagation)
-        do_mount("", target, nullptr, opts.propagation, "");
+        // procfs and sysfs only on a directory reached through no symlink
+        // (CVE-2019-19921, CVE-2023-27561, CVE-2023-28642).
+        bool kernel_fs = m.type == "proc" || m.type == "sysfs";
+        UniqueFd fd;
+        try {
+            fd = root.make(m.destination, leaf, kernel_fs ? paths::no_symlinks : paths::in_root);
+        } catch (const Error& e) {
+            if (!kernel_fs || e.errnum() != ELOOP)
+                throw;
+            throw Error(m.type + " goes only on a directory reached through no symlink, and the way to it in " +
+                            paths::of_fd(root.root()) + " has one (" + e.what() + ")",
+                        ELOOP);
+        }
+        refuse_into_procfs(root, m, bind, fd.get());
+        return fd;
+    });
+    with_context(field + " " + m.destination, [&] {
+        UniqueFd mount;
+        if (bind) {
+            mount = mount_api::clone(AT_FDCWD, m.source, opts.flags & MS_REC, m.destination);
+            if (unsigned long extra = opts.flags & ~(MS_REC | MS_BIND | MS_REMOUNT))
+                mount_api::set_flags(mount.get(), extra, m.destination);
+            mount_api::attach(mount.get(), target.get(), m.destination);
+        } else if (opts.flags & MS_REMOUNT) {
+            // "remount": new flags for what is mounted there already.
+            mount_api::set_flags(target.get(), opts.flags, m.destination);
+            return;
+        } else {
+            mount = mount_onto(ctx, m, opts, target.get());
+        }
+        if (opts.propagation)
+            mount_api::set_propagation(mount.get(), opts.propagation, m.destination);
+        root.add(m.destination, std::move(mount), !bind);
+    });
 }
 
-void make_dev_symlinks(const std::string& rootfs)
+void make_dev_symlinks(const MountedRoot& root)
 {
+    UniqueFd dev = root.make("/dev", paths::Leaf::directory);
     const std::pair<const char*, const char*> links[] = {
-        {"/proc/self/fd", "/dev/fd"},         {"/proc/self/fd/0", "/dev/stdin"},
-        {"/proc/self/fd/1", "/dev/stdout"},   {"/proc/self/fd/2", "/dev/stderr"},
+        {"/proc/self/fd", "fd"}, {"/proc/self/fd/0", "stdin"}, {"/proc/self/fd/1", "stdout"}, {"/proc/self/fd/2", "stderr"},
     };
-    for (const auto& [target, link] : links) {
-        std::string path = rootfs + link;
-        if (::symlink(target, path.c_str()) != 0 && errno != EEXIST)
-            throw_errno("symlink " + path);
+    for (const auto& [target, link] : links)
+        if (::symlinkat(target, dev.get(), link) != 0 && errno != EEXIST)
+            throw_errno(std::string("symlink /dev/") + link);
+    if (files::exists("/proc/kcore") && ::symlinkat("/proc/kcore", dev.get(), "core") != 0 && errno != EEXIST)
+        throw_errno("symlink /dev/core");
+    if (paths::open(dev.get(), "pts/ptmx", O_PATH, paths::no_symlinks)) {
+        ::unlinkat(dev.get(), "ptmx", 0);
+        if (::symlinkat("pts/ptmx", dev.get(), "ptmx") != 0)
+            throw_errno("symlink /dev/ptmx");
     }
-    if (files::exists("/proc/kcore")) {
-        std::string core = rootfs + "/dev/core";
-        if (::symlink("/proc/kcore", core.c_str()) != 0 && errno != EEXIST)
-            throw_errno("symlink " + core);
+}
+
+// The null device masked files are covered with: the one made in /dev,
+// checked (CVE-2025-31133: a /dev/null swapped for a symlink or another file
+// would put that file over the masked path).
+int null_device(MountedRoot& root)
+{
+    if (root.null() < 0)
+        root.set_null(root.open("/dev/null", O_PATH, paths::no_symlinks));
+    struct stat st;
+    if (root.null() < 0 || ::fstat(root.null(), &st) != 0 || !S_ISCHR(st.st_mode) || st.st_rdev != makedev(1, 3))
+        throw Error("linux.maskedPaths: /dev/null of the container is not the null device", ENODEV);
+    return root.null();
+}
+
+void mask_paths(const std::vector<std::string>& masked_paths, MountedRoot& root)
+{
+    // Masked directories share one empty read-only tmpfs: each new superblock
+    // registers a kernel shrinker, and every 64th makes the kernel resize the
+    // shrinker maps of every memory cgroup (create slows as containers add up).
+    UniqueFd first_dir;
+    std::vector<std::string> done;
+    for (const auto& path : masked_paths) {
+        std::string clean = paths::clean(path);
+        if (std::find(done.begin(), done.end(), clean) != done.end())
+            continue;
+        done.push_back(clean);
+        with_context("linux.maskedPaths " + path, [&] {
+            UniqueFd target = root.open(path, O_PATH);
+            struct stat st;
+            if (!target)
+                return;
+            check(::fstat(target.get(), &st), "stat");
+            UniqueFd cover;
+            if (!S_ISDIR(st.st_mode))
+                cover = mount_api::clone(null_device(root), "", false, path);
+            else if (first_dir)
+                cover = mount_api::clone(first_dir.get(), "", false, path);
+            else
+                cover = mount_api::create("tmpfs", "tmpfs", MS_RDONLY, "", path);
+            mount_api::attach(cover.get(), target.get(), path);
+            if (S_ISDIR(st.st_mode) && !first_dir)
+                first_dir = std::move(cover);
+        });
     }
 }
 
@@ -219,7 +314,7 @@ MountFlags parse_options(const std::vector<std::string>& options)
     return out;
 }
 
-void prepare_rootfs(const RootfsContext& ctx)
+MountedRoot prepare_rootfs(const RootfsContext& ctx)
 {
     const spec::Linux& linux = *ctx.spec.linux;
     // Our mounts must not propagate to the host. The propagation the config
@@ -228,34 +323,34 @@ void prepare_rootfs(const RootfsContext& ctx)
     // its own the container shares the host's, whose propagation stays as is.
     if (ctx.new_mount_namespace) {
         bool private_root = linux.rootfs_propagation == "private" || linux.rootfs_propagation == "rprivate";
-        do_mount("", "/", nullptr, (private_root ? MS_PRIVATE : MS_SLAVE) | MS_REC, "");
+        if (::mount(nullptr, "/", nullptr, (private_root ? MS_PRIVATE : MS_SLAVE) | MS_REC, nullptr) != 0)
+            throw_errno("make / a " + std::string(private_root ? "private" : "slave") + " mount");
     }
-    do_mount(ctx.rootfs, ctx.rootfs, nullptr, MS_BIND | MS_REC, "");
-    for (const auto& m : ctx.spec.mounts)
-        with_context("mounts " + m.destination, [&] { mount_entry(ctx, m); });
-    files::make_dirs(ctx.rootfs + "/dev");
-    devices::create_all(ctx.rootfs, linux.devices, ctx.in_user_namespace);
-    make_dev_symlinks(ctx.rootfs);
-    if (files::exists(ctx.rootfs + "/dev/pts/ptmx")) {
-        std::string ptmx = ctx.rootfs + "/dev/ptmx";
-        ::unlink(ptmx.c_str());
-        if (::symlink("pts/ptmx", ptmx.c_str()) != 0)
-            throw_errno("symlink " + ptmx);
-    }
+    if (::mount(ctx.rootfs.c_str(), ctx.rootfs.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0)
+        throw_errno("bind mount the rootfs " + ctx.rootfs);
+    MountedRoot root(UniqueFd(::open(ctx.rootfs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)));
+    if (root.root() < 0)
+        throw_errno("open the rootfs " + ctx.rootfs);
+    for (size_t i = 0; i < ctx.spec.mounts.size(); ++i)
+        mount_entry(ctx, root, ctx.spec.mounts[i], "mounts[" + std::to_string(i) + "]");
+    devices::create_all(root, linux.devices, ctx.in_user_namespace);
+    make_dev_symlinks(root);
+    return root;
 }
 
-void enter_rootfs(const std::string& rootfs, bool no_pivot, bool new_mount_namespace)
+void enter_rootfs(const MountedRoot& root, bool no_pivot, bool new_mount_namespace)
 {
-    if (::chdir(rootfs.c_str()) != 0)
-        throw_errno("chdir " + rootfs);
+    if (::fchdir(root.root()) != 0)
+        throw_errno("chdir to the rootfs");
     if (!new_mount_namespace) {
         // The host's mount namespace: pivot_root or a move would change the host's root.
         if (::chroot(".") != 0)
-            throw_errno("chroot " + rootfs);
+            throw_errno("chroot to the rootfs");
     } else if (no_pivot) {
-        do_mount(rootfs, "/", nullptr, MS_MOVE, "");
+        if (::mount(".", "/", nullptr, MS_MOVE, nullptr) != 0)
+            throw_errno("move the rootfs to /");
         if (::chroot(".") != 0)
-            throw_errno("chroot " + rootfs);
+            throw_errno("chroot to the rootfs");
     } else {
         // pivot_root(".", ".") stacks the old root on top of the new one;
         // detaching "." afterwards removes it without a temporary directory.
@@ -263,10 +358,11 @@ void enter_rootfs(const std::string& rootfs, bool no_pivot, bool new_mount_names
         if (!old_root)
             throw_errno("open /");
         if (::syscall(SYS_pivot_root, ".", ".") != 0)
-            throw_errno("pivot_root " + rootfs);
+            throw_errno("pivot_root to the rootfs");
         if (::fchdir(old_root.get()) != 0)
             throw_errno("fchdir to the old root");
-        do_mount("", ".", nullptr, MS_SLAVE | MS_REC, "");
+        if (::mount(nullptr, ".", nullptr, MS_SLAVE | MS_REC, nullptr) != 0)
+            throw_errno("make the old root a slave mount");
         if (::umount2(".", MNT_DETACH) != 0)
             throw_errno("unmount the old root");
     }
@@ -274,38 +370,19 @@ void enter_rootfs(const std::string& rootfs, bool no_pivot, bool new_mount_names
         throw_errno("chdir /");
 }
 
-void finish_rootfs(const spec::Spec& spec, const std::vector<PathMount>& path_mounts)
+void finish_rootfs(const spec::Spec& spec, MountedRoot& root, const std::vector<PathMount>& path_mounts)
 {
     const spec::Linux& linux = *spec.linux;
-    // Masked directories share one empty read-only tmpfs: each new superblock
-    // registers a kernel shrinker, and every 64th makes the kernel resize the
-    // shrinker maps of every memory cgroup (create slows as containers add up).
-    std::string first_masked_dir;
-    for (const auto& path : linux.masked_paths) {
-        struct stat st;
-        if (::stat(path.c_str(), &st) != 0) {
-            if (errno == ENOENT)
-                continue;
-            throw_errno("masked path " + path);
-        }
-        if (!S_ISDIR(st.st_mode)) {
-            do_mount("/dev/null", path, nullptr, MS_BIND, "");
-        } else if (first_masked_dir.empty()) {
-            do_mount("tmpfs", path, "tmpfs", MS_RDONLY, "");
-            first_masked_dir = path;
-        } else {
-            do_mount(first_masked_dir, path, nullptr, MS_BIND, "");
-            remount_bind(path, MS_RDONLY);
-        }
-    }
-    for (const auto& path : linux.readonly_paths) {
-        if (::mount(path.c_str(), path.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0) {
-            if (errno == ENOENT)
-                continue;
-            throw_errno("readonly path " + path);
-        }
-        remount_bind(path, MS_RDONLY | MS_REC);
-    }
+    mask_paths(linux.masked_paths, root);
+    for (const auto& path : linux.readonly_paths)
+        with_context("linux.readonlyPaths " + path, [&] {
+            UniqueFd target = root.open(path, O_PATH);
+            if (!target)
+                return;
+            UniqueFd tree = mount_api::clone(target.get(), "", true, path);
+            mount_api::set_flags(tree.get(), MS_RDONLY, path);
+            mount_api::attach(tree.get(), target.get(), path);
+        });
     // A masked path is covered already (by /dev/null, or the tmpfs all masked
     // directories share, whose other names are those covers): the file a
     // denied rule names is not there to hide or to have other names.
@@ -317,10 +394,10 @@ void finish_rootfs(const spec::Spec& spec, const std::vector<PathMount>& path_mo
     }
     apply_path_mounts(unmasked);
     if (spec.root.readonly)
-        remount_bind("/", MS_RDONLY);
+        mount_api::set_flags(root.root(), MS_RDONLY, "/");
     for (const auto& [name, flag] : propagation_flags)
         if (linux.rootfs_propagation == name)
-            do_mount("", "/", nullptr, flag, "");
+            mount_api::set_propagation(root.root(), flag, "/");
 }
 
 } // namespace cerberus::mounts

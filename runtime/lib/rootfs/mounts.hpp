@@ -5,6 +5,7 @@
 #pragma once
 
 #include "oci/spec.hpp"
+#include "rootfs/mounted_root.hpp"
 #include "rootfs/path_mounts.hpp"
 
 #include <sys/types.h>
@@ -41,15 +42,17 @@ struct RootfsContext {
     std::vector<CgroupV1View> cgroup_v1 = {};
 };
 
-// Everything up to (not including) pivot_root.
-void prepare_rootfs(const RootfsContext& ctx);
+// Everything up to (not including) pivot_root: the spec's mounts, each on an
+// fd opened in the root (a mount's destination errors name it, as
+// "mounts[3].destination /proc: ..."), the device nodes and /dev's links.
+MountedRoot prepare_rootfs(const RootfsContext& ctx);
 
-// pivot_root into rootfs (or MS_MOVE + chroot for --no-pivot, or only chroot
-// without a mount namespace of its own), then chdir("/").
-void enter_rootfs(const std::string& rootfs, bool no_pivot, bool new_mount_namespace);
+// pivot_root into the root (or MS_MOVE + chroot for --no-pivot, or only
+// chroot without a mount namespace of its own), then chdir("/").
+void enter_rootfs(const MountedRoot& root, bool no_pivot, bool new_mount_namespace);
 
 // After pivot_root: masked and read-only paths, an enforcement backend's
 // path mounts, read-only root, propagation.
-void finish_rootfs(const spec::Spec& spec, const std::vector<PathMount>& path_mounts = {});
+void finish_rootfs(const spec::Spec& spec, MountedRoot& root, const std::vector<PathMount>& path_mounts = {});
 
 } // namespace cerberus::mounts

@@ -66,12 +66,9 @@ void copy_entries(int from_dir, int to_dir, const std::string& where)
 
 } // namespace
 
-void copy_up(int hidden_dir, const std::string& to_dir)
+void copy_up(int hidden_dir, int to_dir, const std::string& where)
 {
-    UniqueFd to(::open(to_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!to)
-        throw_errno("open " + to_dir);
-    with_context("tmpcopyup to " + to_dir, [&] { copy_entries(hidden_dir, to.get(), "."); });
+    with_context("tmpcopyup to " + where, [&] { copy_entries(hidden_dir, to_dir, "."); });
 }
 
 } // namespace cerberus::mounts

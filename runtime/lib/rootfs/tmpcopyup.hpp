@@ -9,8 +9,9 @@
 namespace cerberus::mounts {
 
 // Copies the tree under hidden_dir (a directory fd opened before the tmpfs
-// was mounted over it) into to_dir: files, directories, symlinks, fifos and
-// device nodes, with their modes and owners.
-void copy_up(int hidden_dir, const std::string& to_dir);
+// was mounted over it) into to_dir (the new tmpfs): files, directories,
+// symlinks, fifos and device nodes, with their modes and owners. `where`
+// names the destination in errors.
+void copy_up(int hidden_dir, int to_dir, const std::string& where);
 
 } // namespace cerberus::mounts

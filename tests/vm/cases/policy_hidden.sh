@@ -6,7 +6,8 @@
 # under an empty read-only mount; Landlock alone cannot deny a subpath of an allowed tree). The control runs
 # the same reads without a policy.
 # vm-timeout: 300
-# vm-boots: bpf-lsm no-bpf-lsm
+# rule-kinds: denied_paths
+# vm-boots: bpf-lsm no-bpf-lsm landlock
 . "${VM_LIB:-/vm/lib.sh}"
 
 vm_has_cerberus && vm_has_probe || exit 0

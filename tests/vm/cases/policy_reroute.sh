@@ -8,7 +8,8 @@
 # same send without the route. Loopback traffic, replies to an accepted connection included, still
 # flows under the egress program. The container has its own network namespace with only lo.
 # vm-timeout: 400
-# vm-boots: bpf-lsm no-bpf-lsm
+# rule-kinds: allowed_hosts raw_sockets
+# vm-boots: bpf-lsm no-bpf-lsm landlock
 . "${VM_LIB:-/vm/lib.sh}"
 
 vm_has_cerberus && vm_has_probe || exit 0
