@@ -75,11 +75,15 @@
 /* allowed_hosts names hosts: the container's DNS goes to the DNS gate, which
  * admits the addresses of the answers for allowed names in CERB_MAP_NAMES. */
 #define CERB_HAS_NAMES (1u << 8)
+/* The container shares the host's network namespace (set by the runtime from
+ * the spec): what its packets reach through the loopback device, whatever
+ * address they carry, is the host's own services. */
+#define CERB_HOST_NETWORK (1u << 9)
 /* Set by the landlock backend at install when the kernel audit log carries
  * the container's Landlock denials (ABI 7 and kernel audit enabled): the
  * collector writes those, and leaves the call observer's calls that Landlock
  * refused to them (CERB_CALL_LANDLOCK_LOGGED). */
-#define CERB_LANDLOCK_LOGGED (1u << 9)
+#define CERB_LANDLOCK_LOGGED (1u << 10)
 
 /* Where the cgroup socket programs send every DNS query (TCP or UDP to port
  * CERB_DNS_PORT, to any address) of a container with CERB_HAS_NAMES: the DNS

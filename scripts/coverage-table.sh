@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 doc="${1:-docs/policy.md}"
 results=tests/policy/results
 kinds=(allowed_hosts raw_sockets paths path_changes denied_paths unix_sockets allowed_bins exec_mappings
-    forbidden_caps escalation)
+    forbidden_caps escalation cgroup_exit other_processes)
 kernels=($(awk '!/^#/ && NF { print $1 }' tests/vm/kernels.list) host)
 # boot file -> backend
 backend_of() { case "$1" in no-bpf-lsm) echo fmod-ret ;; *) echo "$1" ;; esac; }

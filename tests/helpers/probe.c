@@ -497,6 +497,14 @@ static int run(int argc, char** argv)
     int rc = probe_net(argc, argv);
     if (rc < 0)
         rc = probe_dns(argc, argv);
+    if (rc < 0)
+        rc = probe_abi(argc, argv);
+    if (rc < 0)
+        rc = probe_place(argc, argv);
+    if (rc < 0)
+        rc = probe_reach(argc, argv);
+    if (rc < 0)
+        rc = probe_device(argc, argv);
     if (rc >= 0)
         return rc;
     fprintf(stderr, "unknown command %s\n", cmd);

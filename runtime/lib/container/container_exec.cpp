@@ -107,8 +107,10 @@ void set_up_process(const ExecPlan& plan, SyncChannel& channel)
     rlimits::apply(process.rlimits);
     // With no_new_privs the filter can wait until just before execve, so it
     // need not allow the syscalls of the set-up.
-    bool late_seccomp = launch::take_identity(process, plan.capabilities, plan.seccomp, channel.fd());
+    // As root, as runc, and before the spec's seccomp filter may go in: the
+    // check asks getcwd, which a profile may refuse.
     launch::enter_working_dir(process.cwd);
+    bool late_seccomp = launch::take_identity(process, plan.capabilities, plan.seccomp, channel.fd());
     std::string program = launch::lookup_path(process.args[0], env);
 
     sigset_t none;

@@ -226,6 +226,12 @@ public:
         bpf::RuleKinds covered = bpf::covered_kinds(usable, traits_.set, not_needed);
         std::vector<Coverage> rows;
         for (RuleKind kind : all_rule_kinds) {
+            if (kind == RuleKind::other_processes && (covered & bpf::kind_bit(kind))) {
+                rows.push_back({kind, Level::partial, true, true,
+                                "only the runtime's set-up task is kept out of ptrace's reach; other processes, "
+                                "signals, keyrings and userfaultfd are not judged yet"});
+                continue;
+            }
             if (covered & bpf::kind_bit(kind)) {
                 rows.push_back({kind, Level::full, true, true, ""});
                 continue;

@@ -23,7 +23,10 @@ constexpr RuleKinds paths = kind_bit(RuleKind::paths) | kind_bit(RuleKind::path_
 constexpr RuleKinds bins = kind_bit(RuleKind::allowed_bins) | kind_bit(RuleKind::exec_mappings);
 constexpr RuleKinds caps = kind_bit(RuleKind::forbidden_caps);
 constexpr RuleKinds escalation = kind_bit(RuleKind::escalation);
-constexpr RuleKinds every_kind = hosts | paths | bins | caps | escalation;
+// The cgroup namespace keeps the agent in its cgroup (policy_containment), whatever the hooks.
+constexpr RuleKinds containment = kind_bit(RuleKind::cgroup_exit);
+constexpr RuleKinds other_processes = kind_bit(RuleKind::other_processes);
+constexpr RuleKinds every_kind = hosts | paths | bins | caps | escalation | containment | other_processes;
 
 // In the order of bpf/cerberus_policy.bpf.c. Parameters as in prototype_of:
 // p pointer, i integer, s struct by value. security_mmap_file has no reqprot
@@ -39,7 +42,8 @@ const std::vector<Hook> hooks = {
     {"cerb_bprm_committed_creds", "bprm_committed_creds", "security_bprm_committed_creds", "p", "p", false,
      every_kind},
     // Keeps a runtime's set-up task (cerberus exec) from being traced by the container.
-    {"cerb_ptrace_access_check", "ptrace_access_check", "security_ptrace_access_check", "pi", "pi", true, escalation},
+    {"cerb_ptrace_access_check", "ptrace_access_check", "security_ptrace_access_check", "pi", "pi", true,
+     escalation | other_processes},
     {"cerb_mmap_file", "mmap_file", "security_mmap_file", "piii", "pii", true, bins},
     {"cerb_file_mprotect", "file_mprotect", "security_file_mprotect", "pii", "pii", true, bins},
     {"cerb_socket_connect", "socket_connect", "security_socket_connect", "ppi", "ppi", true, hosts | paths},

@@ -23,7 +23,7 @@ std::vector<RuleKind> kinds_used(const Policy& policy)
         kinds.insert(kinds.end(), {RuleKind::allowed_bins, RuleKind::exec_mappings});
     if (!policy.forbidden_caps.empty())
         kinds.push_back(RuleKind::forbidden_caps);
-    kinds.push_back(RuleKind::escalation);
+    kinds.insert(kinds.end(), {RuleKind::escalation, RuleKind::cgroup_exit, RuleKind::other_processes});
     return kinds;
 }
 
@@ -40,7 +40,9 @@ const char* field_of(RuleKind kind)
     case RuleKind::allowed_bins:
     case RuleKind::exec_mappings: return "policy.allowed_bins";
     case RuleKind::forbidden_caps: return "policy.forbidden_caps";
-    case RuleKind::escalation: return "policy";
+    case RuleKind::escalation:
+    case RuleKind::cgroup_exit:
+    case RuleKind::other_processes: return "policy";
     }
     return "policy";
 }
@@ -68,6 +70,8 @@ const char* rule_kind_name(RuleKind kind)
     case RuleKind::exec_mappings: return "executable mappings";
     case RuleKind::forbidden_caps: return "forbidden_caps";
     case RuleKind::escalation: return "escalation (bpf, perf, modules, kexec, userns, mount)";
+    case RuleKind::cgroup_exit: return "leaving the container's cgroup";
+    case RuleKind::other_processes: return "processes outside the container, keyrings, userfaultfd";
     }
     return "?";
 }

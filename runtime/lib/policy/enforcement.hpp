@@ -38,11 +38,13 @@ enum class RuleKind {
     exec_mappings,   // PROT_EXEC mappings of unlisted files (the loader run directly)
     forbidden_caps,  // capabilities never usable
     escalation,      // bpf, perf_event_open, modules, kexec, new user namespaces, mounts
+    cgroup_exit,     // the agent leaving its container's cgroup, where the policy is bound
+    other_processes, // processes outside the container (ptrace, memory, signals, fds), keyrings, userfaultfd
 };
 inline constexpr RuleKind all_rule_kinds[] = {
     RuleKind::allowed_hosts, RuleKind::raw_sockets,  RuleKind::paths,         RuleKind::path_changes,
     RuleKind::denied_paths,  RuleKind::unix_sockets, RuleKind::allowed_bins, RuleKind::exec_mappings,
-    RuleKind::forbidden_caps, RuleKind::escalation,
+    RuleKind::forbidden_caps, RuleKind::escalation,  RuleKind::cgroup_exit,  RuleKind::other_processes,
 };
 const char* rule_kind_name(RuleKind kind);
 
@@ -135,7 +137,7 @@ std::optional<std::string> fmod_ret_not_automatic();
 // carry out (in the policy's mode).
 void check_coverage(const Backend& backend, const Policy& policy);
 
-// True when the policy has rules of that kind (escalation: always).
+// True when the policy has rules of that kind (escalation, cgroup_exit, other_processes: always).
 bool uses_kind(const Policy& policy, RuleKind kind);
 
 // The rule kinds the policy uses whose denials this backend cannot report

@@ -119,8 +119,10 @@ void set_up_container(const InitPlan& plan, SyncChannel& channel)
     // (an older profile lists neither); reopening through it needs only openat.
     UniqueFd proc_for_fifo = plan.fifo_fd >= 0 ? mounts::private_proc() : UniqueFd();
 
-    bool late_seccomp = launch::take_identity(process, plan.capabilities, plan.seccomp, channel.fd());
+    // As root, as runc, and before the spec's seccomp filter may go in: the
+    // check asks getcwd, which a profile may refuse.
     launch::enter_working_dir(process.cwd);
+    bool late_seccomp = launch::take_identity(process, plan.capabilities, plan.seccomp, channel.fd());
     std::string program = launch::lookup_path(process.args[0], env);
 
     channel.send(SyncMessage::child_ready);
