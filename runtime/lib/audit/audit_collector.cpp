@@ -4,22 +4,20 @@
 #include "audit/audit.hpp"
 #include "audit/audit_format.hpp"
 #include "audit/audit_registry.hpp"
+#include "audit/call_supervisor.hpp"
 #include "audit/event_drain.hpp"
 #include "audit/landlock_records.hpp"
 #include "base/daemon.hpp"
 #include "base/error.hpp"
 #include "base/fd.hpp"
 #include "base/files.hpp"
-#include "base/unix_socket.hpp"
 #include "cgroup/cgroup_mounts.hpp"
 #include "kernel/audit_netlink.hpp"
 #include "kernel/call_observer.hpp"
 #include "kernel/pinned_maps.hpp"
-#include "seccomp/seccomp.hpp"
 
 #include <bpf/bpf.h>
 #include <fcntl.h>
-#include <linux/audit.h>
 #include <sys/epoll.h>
 #include <poll.h>
 #include <sys/file.h>
@@ -51,14 +49,8 @@ constexpr auto idle_linger = std::chrono::seconds(10);
 // happens when the kernel delivers it.
 constexpr auto marker_wait = std::chrono::milliseconds(1000);
 
-// epoll tags: what is ready, and for the supervisor's fds (kind << 32 | fd) which fd.
+// epoll tags (the call supervisor's fds have larger ones, call_supervisor.hpp)
 constexpr uint64_t ring_ready = 0, request_ready = 1, audit_log_ready = 2;
-constexpr uint64_t handover_kind = 1, listener_kind = 2; // a socket a listener will come on; a listener
-
-uint64_t tag(uint64_t kind, int fd)
-{
-    return kind << 32 | static_cast<uint32_t>(fd);
-}
 
 // One container's trail file, opened on first use.
 struct Trail {
@@ -70,13 +62,6 @@ struct Trail {
     bool audit_log = false; // RegistryEntry::audit_log
     nlohmann::json policy;  // the document the call observer's calls are judged against
     UniqueFd root;          // the container's root, from create: for calls of processes gone since
-};
-
-// Audit mode under the landlock backend: a container process's seccomp
-// listener, whose calls are judged before they run and let through.
-struct Supervised {
-    uint64_t cgroup_id;
-    UniqueFd fd;
 };
 
 class Collector {
@@ -94,9 +79,7 @@ private:
     void observe_calls();
     int root_for(const Trail& trail, uint32_t pid, UniqueFd& own);
     std::string take_root(uint64_t cgroup_id, UniqueFd root);
-    std::string supervise(uint64_t cgroup_id, UniqueFd socket);
-    void take_listener(int socket_fd);
-    void judge_notification(int listener_fd);
+    void judge_held_call(uint64_t cgroup_id, const cerb_call_event& call);
     void on_ready(const epoll_event& event);
     void consume(const daemon::StillWorking& still_working = {});
     void write_pending(Trail& trail);
@@ -134,7 +117,7 @@ private:
     CallJudge judge_;
     std::optional<kernel::CallObserver> observer_;
     bool observer_refused_ = false;
-    std::map<int, Supervised> handovers_, listeners_; // by fd
+    std::optional<CallSupervisor> supervisor_; // audit mode's held calls, once the epoll fd is made
     uint64_t not_refusals_ = 0; // calls the observer sent that no rule of their policy refused
 };
 
@@ -150,6 +133,9 @@ bool Collector::start()
     epoll_.reset(epoll_create1(EPOLL_CLOEXEC));
     if (!epoll_)
         throw_errno("epoll_create1");
+    supervisor_.emplace(epoll_.get(), [this](uint64_t cgroup_id, const cerb_call_event& call) {
+        judge_held_call(cgroup_id, call);
+    });
     epoll_event ev{.events = EPOLLIN, .data = {.u64 = ring_ready}};
     check(epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, drain_->ready_fd(), &ev), "epoll_ctl");
     subscribe_audit_log(); // before the socket: create waits for the socket before the init runs
@@ -571,97 +557,26 @@ std::string Collector::take_root(uint64_t cgroup_id, UniqueFd root)
     return "ok";
 }
 
-// A container process in audit mode sends its listener on this socket once it
-// has installed its filter, just before it execs (create and exec hand the
-// other end to the process).
-std::string Collector::supervise(uint64_t cgroup_id, UniqueFd socket)
-{
-    int fd = socket.get();
-    epoll_event ev{.events = EPOLLIN, .data = {.u64 = tag(handover_kind, fd)}};
-    if (epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &ev) < 0)
-        return "epoll_ctl: " + errno_text(errno);
-    handovers_[fd] = Supervised{cgroup_id, std::move(socket)};
-    return "ok";
-}
-
-void Collector::take_listener(int socket_fd)
-{
-    auto handover = handovers_.extract(socket_fd);
-    epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, socket_fd, nullptr);
-    char buf[32];
-    UniqueFd listener;
-    if (unix_socket::receive_with_fd(socket_fd, buf, sizeof(buf), MSG_DONTWAIT, listener) <= 0 || !listener)
-        return; // the process died before it sent it
-    int fd = listener.get();
-    epoll_event ev{.events = EPOLLIN, .data = {.u64 = tag(listener_kind, fd)}};
-    if (epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &ev) < 0) {
-        spdlog::error("supervising cgroup {}: epoll_ctl: {}", handover.mapped().cgroup_id, std::strerror(errno));
-        return; // the process's calls fail with ENOSYS once it execs; it waits for no answer from us
-    }
-    listeners_[fd] = Supervised{handover.mapped().cgroup_id, std::move(listener)};
-    send(socket_fd, "ok", 2, MSG_NOSIGNAL);
-}
-
 // A call of an audit-mode container, held before it runs: recorded when the
-// policy in enforce mode would refuse it, then let through whatever the verdict.
-void Collector::judge_notification(int listener_fd)
+// policy in enforce mode would refuse it (the supervisor lets it through).
+void Collector::judge_held_call(uint64_t cgroup_id, const cerb_call_event& call)
 {
-    auto it = listeners_.find(listener_fd);
-    if (it == listeners_.end())
+    reloaded_in_batch_ = false;
+    Trail* trail = trail_of(cgroup_id);
+    if (!trail)
         return;
-    uint64_t cgroup_id = it->second.cgroup_id;
-    std::optional<seccomp_notif> notification;
-    try {
-        notification = seccomp::receive_notification(listener_fd);
-    } catch (const Error& e) {
-        spdlog::warn("cgroup {}: {}", cgroup_id, e.what());
-    }
-    if (!notification)
-        return;
-    try {
-        if (notification->data.arch != AUDIT_ARCH_X86_64) { // the calls' table is x86-64's
-            seccomp::let_through(listener_fd, notification->id);
-            return;
-        }
-        cerb_call_event call = kernel::call_of_notification(*notification);
-        call.cgroup_id = cgroup_id;
-        timespec now{};
-        clock_gettime(CLOCK_BOOTTIME, &now); // the programs' clock
-        call.time_ns = static_cast<uint64_t>(now.tv_sec) * 1000000000 + static_cast<uint64_t>(now.tv_nsec);
-        struct stat task {};
-        if (stat(("/proc/" + std::to_string(notification->pid)).c_str(), &task) == 0) {
-            call.uid = task.st_uid;
-            call.gid = task.st_gid;
-        }
-        auto trail = trails_.find(cgroup_id);
-        UniqueFd own;
-        if (trail != trails_.end() && seccomp::notification_valid(listener_fd, notification->id)) {
-            boot_to_wall_ = boot_to_wall_offset();
-            if (auto e = judge_(call, trail->second.policy, root_for(trail->second, call.pid, own), CERB_VERDICT_AUDIT))
-                write_event(trail->second, *e, process_exe(call.pid));
-            write_pending(trail->second);
-        }
-        seccomp::let_through(listener_fd, notification->id);
-    } catch (const Error& e) {
-        spdlog::warn("cgroup {}: {}", cgroup_id, e.what());
-        seccomp::let_through(listener_fd, notification->id);
-    }
+    boot_to_wall_ = boot_to_wall_offset();
+    UniqueFd own;
+    if (auto e = judge_(call, trail->policy, root_for(*trail, call.pid, own), CERB_VERDICT_AUDIT))
+        write_event(*trail, *e, process_exe(call.pid));
+    write_pending(*trail);
 }
 
 void Collector::on_ready(const epoll_event& event)
 {
-    uint64_t kind = event.data.u64 >> 32;
-    int fd = static_cast<int>(event.data.u64 & 0xffffffff);
-    if (kind == handover_kind) {
-        take_listener(fd);
-    } else if (kind == listener_kind) {
-        if (event.events & EPOLLIN)
-            judge_notification(fd);
-        else if (event.events & (EPOLLHUP | EPOLLERR)) { // every task of the filter is gone
-            epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, fd, nullptr);
-            listeners_.erase(fd);
-        }
-    } else if (event.data.u64 == ring_ready) {
+    if (supervisor_->on_ready(event))
+        return;
+    if (event.data.u64 == ring_ready) {
         consume();
     } else if (event.data.u64 == audit_log_ready) {
         read_audit_log();
@@ -679,7 +594,7 @@ void Collector::serve_request()
         if (request.rfind("root ", 0) == 0 && fd)
             return take_root(std::strtoull(request.c_str() + 5, nullptr, 10), std::move(fd));
         if (request.rfind("supervise ", 0) == 0 && fd)
-            return supervise(std::strtoull(request.c_str() + 10, nullptr, 10), std::move(fd));
+            return supervisor_->supervise(std::strtoull(request.c_str() + 10, nullptr, 10), std::move(fd));
         if (request == "ping") {
             reload_registry(); // the call observer attached before the init runs
             return "ok"; // create, making sure a collector listens before the init runs
