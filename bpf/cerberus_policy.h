@@ -79,6 +79,11 @@
  * the spec): what its packets reach through the loopback device, whatever
  * address they carry, is the host's own services. */
 #define CERB_HOST_NETWORK (1u << 9)
+/* Set by the landlock backend at install when the kernel audit log carries
+ * the container's Landlock denials (ABI 7 and kernel audit enabled): the
+ * collector writes those, and leaves the call observer's calls that Landlock
+ * refused to them (CERB_CALL_LANDLOCK_LOGGED). */
+#define CERB_LANDLOCK_LOGGED (1u << 10)
 
 /* Where the cgroup socket programs send every DNS query (TCP or UDP to port
  * CERB_DNS_PORT, to any address) of a container with CERB_HAS_NAMES: the DNS
@@ -229,6 +234,9 @@ enum cerb_op {
     CERB_OP_XATTR = 22, /* setxattr, removexattr (POSIX ACLs too) */
     CERB_OP_CHROOT = 23,
     CERB_OP_BIND = 24,
+    CERB_OP_IOCTL = 25, /* a device ioctl (Landlock's ioctl_dev right) */
+    CERB_OP_IO_URING = 26, /* io_uring_setup */
+    CERB_OP_MEMFD = 27, /* memfd_create */
 };
 
 /* Which rule decided. */
@@ -250,6 +258,10 @@ enum cerb_rule {
     CERB_RULE_DETACHED_MOUNT = 15, /* a file on a mount outside the task's mount namespace (open_tree, fsmount) */
     CERB_RULE_RULE_NAME = 16, /* renaming, linking or removing a rule's path or a directory above it */
     CERB_RULE_DNS_PORT = 17, /* binding the DNS port under names: the socket could answer the gate's upstream queries */
+    /* The landlock backend's seccomp refusals, where Landlock has no right to grant (the call observer's records) */
+    CERB_RULE_XATTR = 18, /* xattrs and ACLs, set or removed, under path rules */
+    CERB_RULE_IO_URING = 19, /* io_uring, whose operations pass no seccomp check */
+    CERB_RULE_MEMFD = 20, /* memfds under allowed_bins, where vm.memfd_noexec cannot keep them from running */
 };
 
 #define CERB_VERDICT_DENIED 1
@@ -288,4 +300,35 @@ struct cerb_event {
     char path[CERB_EVENT_PATH];
 };
 
+/* The landlock backend's call observer (cerberus_observe.bpf.c): a system
+ * call of a policed container that failed as a refusal of its policy would
+ * (EACCES, EPERM, EROFS, EXDEV, EBUSY), taken at its return with what it
+ * named, for the collector to judge against the container's policy. Sent on
+ * CERB_MAP_EVENTS beside struct cerb_event and counted in the same share;
+ * the collector tells the two apart by size. */
+#define CERB_CALL_NAME 256
+struct cerb_call_name {
+    char dir[CERB_CALL_NAME]; /* where a relative path starts (the cwd or the directory fd), or the file an
+                                 fd-only call names; as the task sees it; "" for an absolute path */
+    char path[CERB_CALL_NAME]; /* the path argument as passed; "" when the call names an fd only */
+};
+/* struct cerb_call_event.flags */
+#define CERB_CALL_TRUNCATED (1u << 0) /* a name did not fit, or its directory could not be built */
+#define CERB_CALL_CAPABILITY (1u << 1) /* the call failed a check of the forbidden capability cap */
+#define CERB_CALL_LANDLOCK_LOGGED (1u << 2) /* the container's policy has CERB_LANDLOCK_LOGGED */
+struct cerb_call_event {
+    __u64 time_ns; /* bpf_ktime_get_boot_ns */
+    __u64 cgroup_id;
+    __u32 pid;
+    __u32 tid;
+    __u32 uid;
+    __u32 gid;
+    char comm[16];
+    __u64 args[6];
+    __u32 nr; /* x86-64 system call number (bpf/cerberus_calls.h) */
+    __s32 err; /* positive errno it returned */
+    __u32 flags; /* CERB_CALL_* */
+    __u32 cap;
+    struct cerb_call_name names[2];
+};
 #endif

@@ -28,7 +28,9 @@
 #else
 #define CERB_HOOK(hook, function) SEC("lsm/" #hook)
 #define CERB_VOID_HOOK(hook, function) SEC("lsm/" #hook)
+#ifndef CERB_THIS_BACKEND /* the call observer (cerberus_observe.bpf.c) sets its own */
 #define CERB_THIS_BACKEND CERB_BACKEND_BPF_LSM
+#endif
 #endif
 
 #define EPERM 1
@@ -248,24 +250,34 @@ static __always_inline struct scratch *get_scratch(void)
     return bpf_map_lookup_elem(&cerb_scratch, &zero);
 }
 
-/* Starts an event with the fields every operation shares, but not the
- * task's: programs that run outside the sender's context (cgroup egress)
- * cannot ask for them. NULL (and one more lost event counted) when the
+/* Room for one record of size bytes in the ring buffer, counted against the
+ * container's share: NULL (and one more lost event counted) when the
  * container already holds its share of unread events or the ring buffer is
  * full. */
-static __always_inline struct cerb_event *event_reserve(struct cerb_policy *policy, __u64 cgroup_id, __u16 op,
-                                                        __u16 rule, int err)
+static __always_inline void *share_reserve(struct cerb_policy *policy, __u64 cgroup_id, __u64 size)
 {
     struct cerb_event_acct *acct = bpf_map_lookup_elem(&cerb_event_acct, &cgroup_id);
     __u32 unread = policy->events_sent - (acct ? acct->consumed : 0);
-    struct cerb_event *e = NULL;
+    void *record = NULL;
     if (unread < CERB_EVENTS_PER_CONTAINER)
-        e = bpf_ringbuf_reserve(&cerb_events, sizeof(*e), 0);
-    if (!e) {
+        record = bpf_ringbuf_reserve(&cerb_events, size, 0);
+    if (!record) {
         __sync_fetch_and_add(&policy->events_lost, 1);
         return NULL;
     }
     __sync_fetch_and_add(&policy->events_sent, 1);
+    return record;
+}
+
+/* Starts an event with the fields every operation shares, but not the
+ * task's: programs that run outside the sender's context (cgroup egress)
+ * cannot ask for them. NULL when share_reserve finds no room. */
+static __always_inline struct cerb_event *event_reserve(struct cerb_policy *policy, __u64 cgroup_id, __u16 op,
+                                                        __u16 rule, int err)
+{
+    struct cerb_event *e = share_reserve(policy, cgroup_id, sizeof(*e));
+    if (!e)
+        return NULL;
     __builtin_memset(e, 0, sizeof(*e));
     e->time_ns = bpf_ktime_get_boot_ns();
     e->cgroup_id = cgroup_id;

@@ -10,6 +10,7 @@
 #include "audit/audit_collector.hpp"
 #include "base/error.hpp"
 #include "hook_stages.hpp"
+#include "policy/observed_calls.hpp"
 
 #include <cstdio>
 #include <iostream>
@@ -57,8 +58,10 @@ int main(int argc, char** argv)
 {
     std::vector<std::string> args(argv + 1, argv + argc);
     // The audit collector is started as /proc/self/exe audit-collector (audit.hpp).
-    if (args.size() == 1 && args[0] == "audit-collector")
-        return audit::run_collector();
+    if (args.size() == 1 && args[0] == "audit-collector") {
+        policy::CallJudge judge;
+        return audit::run_collector(std::ref(judge));
+    }
     try {
         Invocation call = parse_args(args);
         std::string input(std::istreambuf_iterator<char>(std::cin), {});

@@ -5,6 +5,7 @@
 #include "commands.hpp"
 #include "dns/dns_gate_server.hpp"
 #include "options.hpp"
+#include "policy/observed_calls.hpp"
 
 namespace cerberus::cli {
 
@@ -12,7 +13,8 @@ int cmd_audit_collector(const RuntimeOptions&, const Args& args)
 {
     ParsedOptions opts = parse_options(args, {});
     expect_positional(opts, 0, 0, "cerberus audit-collector");
-    return audit::run_collector();
+    policy::CallJudge judge;
+    return audit::run_collector(std::ref(judge));
 }
 
 // dns-gate (hidden): the host-wide DNS gate create starts for policies that

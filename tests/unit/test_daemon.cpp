@@ -37,7 +37,10 @@ struct TestDaemon {
         thread = std::thread([this, answer] {
             pollfd request{listener.get(), POLLIN, 0};
             if (poll(&request, 1, 10000) == 1)
-                daemon::answer_request(listener.get(), answer);
+                daemon::answer_request(listener.get(),
+                                       [&](const std::string& request, UniqueFd, const daemon::StillWorking& still_working) {
+                                           return answer(request, still_working);
+                                       });
         });
     }
     ~TestDaemon() { thread.join(); }

@@ -181,20 +181,97 @@ TEST_CASE("landlock seccomp: escalation always, families and io_uring under allo
     CHECK_NOTHROW(seccomp::compile(hosts)); // libseccomp takes it, on every architecture listed
 }
 
+namespace {
+
+// A backend that enforces everything and audits nothing: the refusal check's subject.
+class EnforceOnly final : public Backend {
+public:
+    Enforcement kind() const override { return Enforcement::landlock; }
+    Probe probe() const override { return {true, ""}; }
+    std::vector<Coverage> coverage() const override
+    {
+        std::vector<Coverage> rows;
+        for (auto kind : all_rule_kinds)
+            rows.push_back({kind, Level::full, true, false, ""});
+        return rows;
+    }
+    void adapt_spec(const Policy&, spec::Spec&, const std::string&) const override {}
+    void install(const CompiledPolicy&, const ContainerCgroup&, const std::string&) const override {}
+    void remove(const ContainerCgroup&, const std::string&) const override {}
+    uint64_t path_seed() const override { return 0; }
+    ProcessRestrictions restrictions(const Policy&, const spec::Spec&) const override { return {}; }
+    void fill_restrictions(const Policy&, ProcessRestrictions&, int) const override {}
+    void exempt_until_exec(pid_t, const ContainerCgroup&) const override {}
+};
+
+} // namespace
+
+TEST_CASE("landlock audit mode: the calls each rule kind concerns are held for the collector; escalation stays refused")
+{
+    auto holds = [](const spec::Seccomp& filter, const std::string& name) {
+        for (const auto& rule : filter.syscalls)
+            if (std::find(rule.names.begin(), rule.names.end(), name) != rule.names.end())
+                return rule.action == "SCMP_ACT_NOTIFY";
+        return false;
+    };
+    auto refuses = [](const spec::Seccomp& filter, const std::string& name) {
+        for (const auto& rule : filter.syscalls)
+            if (std::find(rule.names.begin(), rule.names.end(), name) != rule.names.end())
+                return rule.action == "SCMP_ACT_ERRNO";
+        return false;
+    };
+    auto paths = landlock_audit_seccomp(parse_policy(R"({"mode": "audit", "allowed_paths": ["/w"]})"), false);
+    for (const char* name : {"openat", "openat2", "execve", "unlinkat", "renameat2", "fchmodat", "setxattr", "mount"})
+        CHECK_MESSAGE(holds(paths, name), name);
+    auto enforce = landlock_seccomp(parse_policy(R"({"allowed_paths": ["/w"]})"), true, false);
+    for (const char* name : {"bpf", "unshare", "keyctl", "userfaultfd"}) { // refused in both modes, alike
+        CHECK_FALSE_MESSAGE(holds(paths, name), name);
+        CHECK_MESSAGE(refuses(paths, name) == refuses(enforce, name), name);
+        CHECK_MESSAGE(refuses(paths, name), name);
+    }
+    CHECK_FALSE(holds(paths, "socket")); // no allowed_hosts: sockets are not the policy's
+    CHECK_FALSE(holds(paths, "mmap"));   // no allowed_bins
+    for (const auto& rule : paths.syscalls) // what it refuses, enforce mode refuses too
+        if (rule.action != "SCMP_ACT_NOTIFY")
+            for (const auto& name : rule.names)
+                CHECK_MESSAGE(refuses(enforce, name), name);
+    auto hosts = landlock_audit_seccomp(parse_policy(R"({"mode": "audit", "allowed_hosts": [], "allowed_bins": ["/b"]})"), false);
+    CHECK(holds(hosts, "socket"));
+    CHECK(holds(hosts, "setsockopt"));
+    CHECK(holds(hosts, "mmap"));
+    CHECK(holds(hosts, "execve"));
+    CHECK_FALSE(holds(hosts, "unlinkat")); // no path rules
+    auto compiled = seccomp::compile(paths);
+    CHECK(compiled.has_listener());
+    // Audit mode mounts nothing and hides nothing; a Landlock domain only where the pid namespace is shared.
+    auto audit = parse_policy(R"({"mode": "audit", "allowed_paths": ["/w"], "denied_paths": ["/w/s"]})");
+    spec::Spec own_pids;
+    own_pids.linux.emplace();
+    own_pids.linux->namespaces = {{"pid", ""}};
+    auto restrictions = backend(Enforcement::landlock).restrictions(audit, own_pids);
+    CHECK_FALSE(restrictions.landlock_ruleset);
+    REQUIRE(restrictions.path_mounts.size() == 1);
+    CHECK(restrictions.path_mounts[0].kind == mounts::PathMount::Kind::sole_name);
+    if (landlock::abi_version() >= landlock::signal_scope_abi) // the control: a shared pid namespace
+        CHECK(backend(Enforcement::landlock).restrictions(audit, spec::Spec{}).landlock_ruleset);
+}
+
 TEST_CASE("coverage: a rule the backend cannot carry out is refused, naming it and the backend")
 {
-    const Backend& landlock = backend(Enforcement::landlock);
-    CHECK_NOTHROW(check_coverage(landlock, parse_policy(R"({"allowed_paths": ["/w"], "allowed_hosts": []})")));
-    CHECK_NOTHROW(check_coverage(landlock, parse_policy(R"({"mode": "audit", "allowed_hosts": []})")));
+    EnforceOnly enforce_only;
+    CHECK_NOTHROW(check_coverage(enforce_only, parse_policy(R"({"allowed_paths": ["/w"], "allowed_hosts": []})")));
     try {
-        check_coverage(landlock, parse_policy(R"({"mode": "audit", "allowed_paths": ["/w"]})"));
+        check_coverage(enforce_only, parse_policy(R"({"mode": "audit", "allowed_paths": ["/w"]})"));
         FAIL("audit of path rules accepted");
     } catch (const Error& e) {
         CHECK(std::string(e.what()).find("policy.allowed_paths: the landlock backend cannot audit") == 0);
         CHECK(e.errnum() == EOPNOTSUPP);
     }
-    CHECK_THROWS_AS(check_coverage(landlock, parse_policy(R"({"mode": "audit", "forbidden_caps": ["CAP_CHOWN"]})")),
-                    Error);
+    // The landlock backend audits every kind: the calls are held for the audit collector.
+    const Backend& landlock = backend(Enforcement::landlock);
+    CHECK_NOTHROW(check_coverage(landlock, parse_policy(R"({"mode": "audit", "allowed_hosts": []})")));
+    CHECK_NOTHROW(check_coverage(landlock, parse_policy(R"({"mode": "audit", "allowed_paths": ["/w"],
+        "allowed_bins": ["/bin/sh"], "denied_paths": ["/w/s"], "forbidden_caps": ["CAP_CHOWN"]})")));
     // The BPF programs enforce, report and audit every kind whose hooks this kernel has (as built for);
     // the others say which function they lack (test_bpf_hooks.cpp: which kinds, on which kernels).
     for (auto e : {Enforcement::bpf_lsm, Enforcement::fmod_ret})

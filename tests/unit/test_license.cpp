@@ -41,8 +41,9 @@ std::string expected_license(const fs::path& relative)
 {
     if (*relative.begin() != "bpf")
         return "Apache-2.0";
-    // The layout shared with the runtime is under both.
-    return relative.filename() == "cerberus_policy.h" ? "GPL-2.0-only OR Apache-2.0" : "GPL-2.0-only";
+    // The headers shared with the runtime are under both.
+    bool shared = relative.filename() == "cerberus_policy.h" || relative.filename() == "cerberus_calls.h";
+    return shared ? "GPL-2.0-only OR Apache-2.0" : "GPL-2.0-only";
 }
 
 // "" when one of the first three lines is "... SPDX-License-Identifier: <expected> ...".

@@ -169,6 +169,22 @@ TEST_CASE("learn: folding never makes a directory the base keeps read-only writa
     CHECK(doc["read_only_paths"] == json::array({"/etc", "/x", "/y", "/z"}));
 }
 
+TEST_CASE("learn: for landlock, a name the agent made is learned as its directory, never one the base keeps read-only")
+{
+    Policy base = parse_policy(R"({"allowed_paths": ["/w"], "read_only_paths": ["/etc"]})");
+    std::vector<Action> made = {act("create", "/data/result", true), act("create", "/data/cache", true),
+                                act("create", "/etc/new", true), act("open", "/data/x", true)};
+    Learned landlock = learn_policy(base, made, true);
+    CHECK(to_document(landlock.policy)["allowed_paths"] == json::array({"/w", "/data"}));
+    CHECK(landlock.folded["/data"] == json::array({"/data/cache", "/data/result"}));
+    REQUIRE(landlock.still_denied.size() == 1);
+    CHECK(landlock.still_denied[0]["target"] == "/etc/new");
+    CHECK(landlock.still_denied[0]["rule"] == "read_only_paths /etc");
+    // The control: where rules match names (the BPF LSM), each name is its own entry.
+    Learned names = learn_policy(base, {made[0], made[1]});
+    CHECK(to_document(names.policy)["allowed_paths"] == json::array({"/w", "/data/cache", "/data/result"}));
+}
+
 TEST_CASE("learn: a binary the agent may write is never made an allowed binary")
 {
     Policy base = parse_policy(R"({"allowed_paths": ["/workspace"], "read_only_paths": ["/bin"], "allowed_bins": ["/bin/sh"]})");

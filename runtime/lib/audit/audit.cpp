@@ -117,6 +117,30 @@ void finish_container(uint64_t cgroup_id, const std::string& pin_dir)
     }
 }
 
+void hand_root_to_collector(uint64_t cgroup_id, int root_fd)
+{
+    try {
+        auto answer = daemon::ask_running_with_fd(collector_daemon(), "root " + std::to_string(cgroup_id), root_fd, 10);
+        if (answer != "ok")
+            throw Error("the audit collector answered: " + answer.value_or("nothing (none runs)"), EIO);
+    } catch (const Error& e) {
+        spdlog::warn("handing the root of cgroup {} to the audit collector: {}; the names of calls whose process "
+                     "is gone are judged as written",
+                     cgroup_id, e.what());
+    }
+}
+
+void supervise(uint64_t cgroup_id, int socket_fd)
+{
+    with_context("handing the audit-mode calls of cgroup " + std::to_string(cgroup_id) + " to the audit collector",
+                 [&] {
+                     auto answer = daemon::ask_running_with_fd(collector_daemon(),
+                                                               "supervise " + std::to_string(cgroup_id), socket_fd, 10);
+                     if (answer != "ok")
+                         throw Error("it answered: " + answer.value_or("nothing (none runs)"), EIO);
+                 });
+}
+
 std::optional<uint64_t> events_lost(uint64_t cgroup_id)
 {
     if (auto policy = policy_entry(cgroup_id))

@@ -43,6 +43,18 @@ void register_container(const RuntimeOptions& rt, const std::string& id, uint64_
 // a container of another build's layout is left to that build's collector.
 void finish_container(uint64_t cgroup_id, const std::string& pin_dir);
 
+// create, under the landlock backend, once the container's mounts are in
+// place: its root, where the collector resolves the names of calls whose
+// process is gone by the time it reads them. Logs (never throws) when no
+// collector takes it.
+void hand_root_to_collector(uint64_t cgroup_id, int root_fd);
+
+// create and exec, audit mode under the landlock backend: the socket the
+// container process will send its seccomp listener on (the other end is
+// the process's), for the collector to judge the calls it holds. Throws when
+// no collector takes it: the process's held calls would wait for nobody.
+void supervise(uint64_t cgroup_id, int socket_fd);
+
 // Events of the container the BPF programs dropped so far; nullopt when it
 // has no policy entry (no policy, or nothing pinned).
 std::optional<uint64_t> events_lost(uint64_t cgroup_id);

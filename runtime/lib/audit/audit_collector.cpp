@@ -4,6 +4,7 @@
 #include "audit/audit.hpp"
 #include "audit/audit_format.hpp"
 #include "audit/audit_registry.hpp"
+#include "audit/call_supervisor.hpp"
 #include "audit/event_drain.hpp"
 #include "audit/landlock_records.hpp"
 #include "base/daemon.hpp"
@@ -12,6 +13,7 @@
 #include "base/files.hpp"
 #include "cgroup/cgroup_mounts.hpp"
 #include "kernel/audit_netlink.hpp"
+#include "kernel/call_observer.hpp"
 #include "kernel/pinned_maps.hpp"
 
 #include <bpf/bpf.h>
@@ -47,8 +49,8 @@ constexpr auto idle_linger = std::chrono::seconds(10);
 // happens when the kernel delivers it.
 constexpr auto marker_wait = std::chrono::milliseconds(1000);
 
-// epoll tags
-constexpr uint32_t ring_ready = 0, request_ready = 1, audit_log_ready = 2;
+// epoll tags (the call supervisor's fds have larger ones, call_supervisor.hpp)
+constexpr uint64_t ring_ready = 0, request_ready = 1, audit_log_ready = 2;
 
 // One container's trail file, opened on first use.
 struct Trail {
@@ -58,16 +60,27 @@ struct Trail {
     std::string pending;
     bool unsynced = false;
     bool audit_log = false; // RegistryEntry::audit_log
+    nlohmann::json policy;  // the document the call observer's calls are judged against
+    UniqueFd root;          // the container's root, from create: for calls of processes gone since
 };
 
 class Collector {
 public:
+    explicit Collector(CallJudge judge) : judge_(std::move(judge)) {}
     // False when another collector holds the lock.
     bool start();
     void run();
 
 private:
-    void write_event(const DrainedEvent& drained);
+    Trail* trail_of(uint64_t cgroup_id);
+    void write_drained(const DrainedEvent& drained);
+    void handle_call(const cerb_call_event& call, const std::string& exe);
+    void write_event(Trail& trail, const cerb_event& e, const std::string& exe);
+    void observe_calls();
+    int root_for(const Trail& trail, uint32_t pid, UniqueFd& own);
+    std::string take_root(uint64_t cgroup_id, UniqueFd root);
+    void judge_held_call(uint64_t cgroup_id, const cerb_call_event& call);
+    void on_ready(const epoll_event& event);
     void consume(const daemon::StillWorking& still_working = {});
     void write_pending(Trail& trail);
     void report_lost(uint64_t cgroup_id, Trail& trail);
@@ -100,6 +113,12 @@ private:
     std::map<uint64_t, uint64_t> domains_; // Landlock domain id -> cgroup id of the process that made it
     std::string cgroup2_;
     uint64_t audit_lost_ = 0, unknown_domains_ = 0, markers_sent_ = 0;
+    // The landlock backend's call observer, held while landlock containers are registered (and until exit).
+    CallJudge judge_;
+    std::optional<kernel::CallObserver> observer_;
+    bool observer_refused_ = false;
+    std::optional<CallSupervisor> supervisor_; // audit mode's held calls, once the epoll fd is made
+    uint64_t not_refusals_ = 0; // calls the observer sent that no rule of their policy refused
 };
 
 bool Collector::start()
@@ -114,10 +133,13 @@ bool Collector::start()
     epoll_.reset(epoll_create1(EPOLL_CLOEXEC));
     if (!epoll_)
         throw_errno("epoll_create1");
-    epoll_event ev{.events = EPOLLIN, .data = {.u32 = ring_ready}};
+    supervisor_.emplace(epoll_.get(), [this](uint64_t cgroup_id, const cerb_call_event& call) {
+        judge_held_call(cgroup_id, call);
+    });
+    epoll_event ev{.events = EPOLLIN, .data = {.u64 = ring_ready}};
     check(epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, drain_->ready_fd(), &ev), "epoll_ctl");
     subscribe_audit_log(); // before the socket: create waits for the socket before the init runs
-    listener_ = daemon::listen(collector_daemon(), epoll_.get(), {.u32 = request_ready});
+    listener_ = daemon::listen(collector_daemon(), epoll_.get(), {.u64 = request_ready});
     reload_registry();
     spdlog::info("audit collector {} started", getpid());
     return true;
@@ -130,7 +152,7 @@ void Collector::subscribe_audit_log()
     try {
         cgroup2_ = cgroups::Mounts::detect().unified;
         audit_log_ = kernel::subscribe_audit_log();
-        epoll_event ev{.events = EPOLLIN, .data = {.u32 = audit_log_ready}};
+        epoll_event ev{.events = EPOLLIN, .data = {.u64 = audit_log_ready}};
         check(epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, audit_log_.get(), &ev), "epoll_ctl");
     } catch (const Error& e) {
         audit_log_.reset();
@@ -257,24 +279,68 @@ void Collector::write_landlock(std::vector<LandlockEvent> events)
     }
 }
 
-void Collector::write_event(const DrainedEvent& drained)
+// Counts nothing: the drain did (event_drain.hpp). Finds the event's container's trail.
+Trail* Collector::trail_of(uint64_t cgroup_id)
 {
-    const cerb_event& e = drained.event;
-    auto it = trails_.find(e.cgroup_id);
+    auto it = trails_.find(cgroup_id);
     if (it == trails_.end() && !reloaded_in_batch_) {
         reloaded_in_batch_ = true;
         reload_registry();
-        it = trails_.find(e.cgroup_id);
+        it = trails_.find(cgroup_id);
     }
     if (it == trails_.end()) {
         ++unknown_;
-        return;
+        return nullptr;
     }
-    Trail& trail = it->second;
-    trail.pending += dump_line(event_json(e, {trail.id, *drained.exe, boot_to_wall_}));
+    return &it->second;
+}
+
+// The two records the programs send (bpf/cerberus_policy.h): an event, or a call the observer saw fail.
+void Collector::write_drained(const DrainedEvent& drained)
+{
+    if (drained.call) {
+        handle_call(*drained.call, *drained.exe);
+    } else if (Trail* trail = trail_of(drained.event.cgroup_id)) {
+        write_event(*trail, drained.event, *drained.exe);
+    }
+}
+
+void Collector::handle_call(const cerb_call_event& call, const std::string& exe)
+{
+    Trail* trail = trail_of(call.cgroup_id);
+    if (!trail)
+        return;
+    UniqueFd own;
+    if (auto e = judge_(call, trail->policy, root_for(*trail, call.pid, own), CERB_VERDICT_DENIED))
+        write_event(*trail, *e, exe);
+    else
+        ++not_refusals_;
+}
+
+void Collector::write_event(Trail& trail, const cerb_event& e, const std::string& exe)
+{
+    trail.pending += dump_line(event_json(e, {trail.id, exe, boot_to_wall_}));
     trail.pending += '\n';
     if (trail.pending.size() >= write_every)
         write_pending(trail);
+}
+
+// Landlock, seccomp and the read-only mounts refuse without a word: the call
+// observer watches landlock containers' calls come back, host-wide, so it is
+// attached only once such a container registers, and held until the collector exits.
+void Collector::observe_calls()
+{
+    if (observer_ || observer_refused_)
+        return;
+    try {
+        observer_.emplace(kernel::CallObserver::attach());
+        spdlog::info("call observer attached");
+    } catch (const Error& e) {
+        observer_refused_ = true;
+        spdlog::warn("{}: refusals of landlock containers that the kernel audit log does not carry will not "
+                     "reach the trails",
+                     e.what());
+    }
 }
 
 // Writes what the drain thread took from the ring buffer (event_drain.hpp),
@@ -293,7 +359,7 @@ void Collector::consume(const daemon::StillWorking& still_working)
     }
     auto told = std::chrono::steady_clock::now();
     while (next_taken_ < taken_.size()) {
-        write_event(taken_[next_taken_++]);
+        write_drained(taken_[next_taken_++]);
         if (next_taken_ % 1024 != 0 || std::chrono::steady_clock::now() - told < std::chrono::seconds(1))
             continue;
         if (still_working) {
@@ -364,7 +430,10 @@ void Collector::reload_registry()
     for (auto& entry : read_registry()) {
         seen[entry.cgroup_id] = true;
         if (!trails_.count(entry.cgroup_id))
-            trails_[entry.cgroup_id] = Trail{entry.id, entry.trail, UniqueFd(), "", false, entry.audit_log};
+            trails_[entry.cgroup_id] =
+                Trail{entry.id, entry.trail, UniqueFd(), "", false, entry.audit_log, entry.policy, UniqueFd()};
+        if (entry.enforcement == "landlock")
+            observe_calls();
     }
     for (auto it = trails_.begin(); it != trails_.end();) {
         if (seen.count(it->first)) {
@@ -431,6 +500,10 @@ void Collector::on_tick()
         spdlog::warn("{} events of cgroups no container registered were dropped", unknown_);
         unknown_ = 0;
     }
+    if (not_refusals_) {
+        spdlog::debug("{} failed calls of landlock containers were no refusal of their policy", not_refusals_);
+        not_refusals_ = 0;
+    }
     if (unknown_domains_) {
         spdlog::info("{} Landlock denials of domains no registered container made were left alone", unknown_domains_);
         unknown_domains_ = 0;
@@ -465,29 +538,75 @@ std::string Collector::finish(uint64_t cgroup_id, const daemon::StillWorking& st
     return "ok";
 }
 
+// The root a call's names resolve in: its process's while it lives (held in
+// own), else the container's, handed over by create.
+int Collector::root_for(const Trail& trail, uint32_t pid, UniqueFd& own)
+{
+    own.reset(open(("/proc/" + std::to_string(pid) + "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    return own ? own.get() : trail.root.get();
+}
+
+std::string Collector::take_root(uint64_t cgroup_id, UniqueFd root)
+{
+    if (!trails_.count(cgroup_id))
+        reload_registry();
+    auto it = trails_.find(cgroup_id);
+    if (it == trails_.end())
+        return "cgroup " + std::to_string(cgroup_id) + " is not registered";
+    it->second.root = std::move(root);
+    return "ok";
+}
+
+// A call of an audit-mode container, held before it runs: recorded when the
+// policy in enforce mode would refuse it (the supervisor lets it through).
+void Collector::judge_held_call(uint64_t cgroup_id, const cerb_call_event& call)
+{
+    reloaded_in_batch_ = false;
+    Trail* trail = trail_of(cgroup_id);
+    if (!trail)
+        return;
+    boot_to_wall_ = boot_to_wall_offset();
+    UniqueFd own;
+    if (auto e = judge_(call, trail->policy, root_for(*trail, call.pid, own), CERB_VERDICT_AUDIT))
+        write_event(*trail, *e, process_exe(call.pid));
+    write_pending(*trail);
+}
+
+void Collector::on_ready(const epoll_event& event)
+{
+    if (supervisor_->on_ready(event))
+        return;
+    if (event.data.u64 == ring_ready) {
+        consume();
+    } else if (event.data.u64 == audit_log_ready) {
+        read_audit_log();
+    } else {
+        serve_request();
+    }
+}
+
 void Collector::serve_request()
 {
-    daemon::answer_request(listener_.get(), [&](const std::string& request,
+    daemon::answer_request(listener_.get(), [&](const std::string& request, UniqueFd fd,
                                                 const daemon::StillWorking& still_working) -> std::string {
         if (request.rfind("finish ", 0) == 0)
             return finish(std::strtoull(request.c_str() + 7, nullptr, 10), still_working);
-        if (request == "ping")
+        if (request.rfind("root ", 0) == 0 && fd)
+            return take_root(std::strtoull(request.c_str() + 5, nullptr, 10), std::move(fd));
+        if (request.rfind("supervise ", 0) == 0 && fd)
+            return supervisor_->supervise(std::strtoull(request.c_str() + 10, nullptr, 10), std::move(fd));
+        if (request == "ping") {
+            reload_registry(); // the call observer attached before the init runs
             return "ok"; // create, making sure a collector listens before the init runs
+        }
         return "unknown request";
     });
 }
 
 void Collector::run()
 {
-    daemon::Life life{collector_daemon(), lock_.get(), epoll_.get(), listener_, {.u32 = request_ready}, tick, idle_linger,
-                      [&](const epoll_event& event) {
-                          if (event.data.u32 == ring_ready)
-                              consume();
-                          else if (event.data.u32 == audit_log_ready)
-                              read_audit_log();
-                          else
-                              serve_request();
-                      },
+    daemon::Life life{collector_daemon(), lock_.get(), epoll_.get(), listener_, {.u64 = request_ready}, tick, idle_linger,
+                      [&](const epoll_event& event) { on_ready(event); },
                       [&] {
                           on_tick();
                           return !trails_.empty();
@@ -501,9 +620,9 @@ void Collector::run()
 
 } // namespace
 
-int run_collector()
+int run_collector(CallJudge judge)
 {
-    Collector collector;
+    Collector collector(std::move(judge));
     return daemon::run("audit collector", [&] { return collector.start(); }, [&] { collector.run(); });
 }
 

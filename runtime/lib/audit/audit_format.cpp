@@ -92,6 +92,9 @@ std::string op_name(uint16_t op)
     case CERB_OP_XATTR: return "xattr";
     case CERB_OP_CHROOT: return "chroot";
     case CERB_OP_BIND: return "bind";
+    case CERB_OP_IOCTL: return "ioctl";
+    case CERB_OP_IO_URING: return "io_uring_setup";
+    case CERB_OP_MEMFD: return "memfd_create";
     }
     return "op-" + std::to_string(op);
 }
@@ -121,6 +124,9 @@ std::string rule_text(const cerb_event& e)
     case CERB_RULE_DETACHED_MOUNT: return "mount outside the container's mount namespace";
     case CERB_RULE_RULE_NAME: return "a path rule is keyed on this name";
     case CERB_RULE_DNS_PORT: return "the DNS port is the gate's under host names";
+    case CERB_RULE_XATTR: return "xattrs are refused under path rules";
+    case CERB_RULE_IO_URING: return "io_uring is refused under host or path rules";
+    case CERB_RULE_MEMFD: return "memfds are refused under allowed_bins";
     }
     return "rule-" + std::to_string(e.rule);
 }

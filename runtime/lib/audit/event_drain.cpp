@@ -16,6 +16,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cstddef>
 #include <cstring>
 
 namespace cerberus::audit {
@@ -71,6 +72,13 @@ void run_promptly()
 
 } // namespace
 
+std::string process_exe(uint32_t pid)
+{
+    char buf[4096];
+    ssize_t n = readlink(("/proc/" + std::to_string(pid) + "/exe").c_str(), buf, sizeof(buf));
+    return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+
 EventDrain::EventDrain()
     : events_(kernel::open_map(kernel::events_map)), acct_map_(kernel::open_map(kernel::event_acct_map)),
       ready_(make_eventfd()), wake_(make_eventfd()), epoll_(epoll_create1(EPOLL_CLOEXEC)),
@@ -97,23 +105,32 @@ EventDrain::~EventDrain()
     thread_.join();
 }
 
-// Called with lock_ held, from ring_buffer__consume in drain().
+// Called with lock_ held, from ring_buffer__consume in drain(). The two
+// records the programs send differ in size and share their first fields.
 int EventDrain::on_event(void* self, void* data, size_t size)
 {
+    static_assert(sizeof(cerb_call_event) != sizeof(cerb_event));
+    static_assert(offsetof(cerb_call_event, comm) == offsetof(cerb_event, comm));
     auto* drain = static_cast<EventDrain*>(self);
-    if (size < sizeof(cerb_event))
+    DrainedEvent drained{};
+    if (size == sizeof(cerb_call_event)) {
+        auto call = std::make_shared<cerb_call_event>(*static_cast<const cerb_call_event*>(data));
+        std::memcpy(&drained.event, call.get(), offsetof(cerb_event, comm) + sizeof(drained.event.comm));
+        drained.call = std::move(call);
+    } else if (size >= sizeof(cerb_event)) {
+        drained.event = *static_cast<const cerb_event*>(data);
+    } else {
         return 0;
-    const auto& e = *static_cast<const cerb_event*>(data);
+    }
+    const cerb_event& e = drained.event;
     ++drain->unacked_[e.cgroup_id];
     if (++drain->since_commit_ >= commit_every)
         drain->commit();
     auto& exe = drain->exes_[e.pid];
-    if (!exe) { // read now, while the sender may still run
-        char buf[4096];
-        ssize_t n = readlink(("/proc/" + std::to_string(e.pid) + "/exe").c_str(), buf, sizeof(buf));
-        exe = std::make_shared<const std::string>(n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string());
-    }
-    drain->ready_events_.push_back({e, exe});
+    if (!exe) // read now, while the sender may still run
+        exe = std::make_shared<const std::string>(process_exe(e.pid));
+    drained.exe = exe;
+    drain->ready_events_.push_back(std::move(drained));
     return 0;
 }
 

@@ -26,9 +26,13 @@ struct ring_buffer;
 namespace cerberus::audit {
 
 struct DrainedEvent {
-    cerb_event event;
+    cerb_event event; // for a call, its fields both records share (time, cgroup, task) only
     std::shared_ptr<const std::string> exe; // the sender's binary, read as the event was taken
+    std::shared_ptr<const cerb_call_event> call; // the call observer's record, when it is one
 };
+
+// /proc/<pid>/exe; "" once the process is gone.
+std::string process_exe(uint32_t pid);
 
 class EventDrain {
 public:

@@ -3,6 +3,7 @@
 
 #include "base/error.hpp"
 #include "base/files.hpp"
+#include "base/unix_socket.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -124,11 +125,14 @@ void report_ready() noexcept
     close(fd);
 }
 
-std::string exchange(const Daemon& daemon, int fd, const std::string& request, int timeout_s)
+std::string exchange(const Daemon& daemon, int fd, const std::string& request, int timeout_s, int passed_fd = -1)
 {
     timeval timeout{.tv_sec = timeout_s, .tv_usec = 0};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-    check(send(fd, request.data(), request.size(), MSG_NOSIGNAL), "sending to " + daemon.what);
+    if (passed_fd >= 0)
+        with_context("sending to " + daemon.what, [&] { unix_socket::send_with_fd(fd, request, passed_fd); });
+    else
+        check(send(fd, request.data(), request.size(), MSG_NOSIGNAL), "sending to " + daemon.what);
     for (;;) {
         char answer[512];
         ssize_t n = check(recv(fd, answer, sizeof(answer), 0), "waiting for " + daemon.what);
@@ -178,6 +182,15 @@ std::optional<std::string> ask_running(const Daemon& daemon, const std::string& 
     return exchange(daemon, fd.get(), request, timeout_s);
 }
 
+std::optional<std::string> ask_running_with_fd(const Daemon& daemon, const std::string& request, int passed_fd,
+                                               int timeout_s)
+{
+    UniqueFd fd = connect_daemon(daemon);
+    if (!fd)
+        return std::nullopt;
+    return exchange(daemon, fd.get(), request, timeout_s, passed_fd);
+}
+
 UniqueFd open_lock(const Daemon& daemon)
 {
     std::string lock_path = daemon.path(".lock");
@@ -216,11 +229,11 @@ UniqueFd listen(const Daemon& daemon, int epoll_fd, epoll_data_t data)
 
 void answer_request(int listen_fd, const std::function<std::string(const std::string& request)>& answer)
 {
-    answer_request(listen_fd, [&](const std::string& request, const StillWorking&) { return answer(request); });
+    answer_request(listen_fd,
+                   [&](const std::string& request, UniqueFd, const StillWorking&) { return answer(request); });
 }
 
-void answer_request(int listen_fd,
-                    const std::function<std::string(const std::string& request, const StillWorking& still_working)>& answer)
+void answer_request(int listen_fd, const FullAnswer& answer)
 {
     UniqueFd conn(accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC));
     if (!conn)
@@ -228,11 +241,12 @@ void answer_request(int listen_fd,
     timeval timeout{.tv_sec = 1, .tv_usec = 0};
     setsockopt(conn.get(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
     char buf[128];
-    ssize_t n = recv(conn.get(), buf, sizeof(buf), 0);
+    UniqueFd passed;
+    ssize_t n = unix_socket::receive_with_fd(conn.get(), buf, sizeof(buf), 0, passed);
     if (n <= 0)
         return;
     int fd = conn.get();
-    std::string text = answer(std::string(buf, static_cast<size_t>(n)), [fd] {
+    std::string text = answer(std::string(buf, static_cast<size_t>(n)), std::move(passed), [fd] {
         send(fd, still_working_word.data(), still_working_word.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     });
     send(conn.get(), text.data(), text.size(), MSG_NOSIGNAL);

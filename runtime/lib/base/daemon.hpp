@@ -44,6 +44,10 @@ std::string ask(const Daemon& daemon, const std::string& request, int timeout_s)
 // Same, but only to a daemon already listening: nullopt when none does.
 std::optional<std::string> ask_running(const Daemon& daemon, const std::string& request, int timeout_s);
 
+// ask_running with passed_fd sent along (SCM_RIGHTS).
+std::optional<std::string> ask_running_with_fd(const Daemon& daemon, const std::string& request, int passed_fd,
+                                               int timeout_s);
+
 // The daemon's side. open_lock creates the lock file; take_lock flocks it
 // (false when another daemon holds it) and writes our pid into it.
 UniqueFd open_lock(const Daemon& daemon);
@@ -57,11 +61,12 @@ UniqueFd listen(const Daemon& daemon, int epoll_fd, epoll_data_t data);
 // Accepts one request on the listening socket, if one is waiting, and sends
 // back what answer makes of it.
 void answer_request(int listen_fd, const std::function<std::string(const std::string& request)>& answer);
-// The same for an answer whose work grows with what it stands for: answer
-// may call still_working (every second or so) to tell the waiting client.
+// The same with the fd the request brought (empty when none), for an answer
+// whose work may grow with what it stands for: answer may call still_working
+// (every second or so) to tell the waiting client.
 using StillWorking = std::function<void()>;
-void answer_request(int listen_fd,
-                    const std::function<std::string(const std::string& request, const StillWorking& still_working)>& answer);
+using FullAnswer = std::function<std::string(const std::string& request, UniqueFd fd, const StillWorking& still_working)>;
+void answer_request(int listen_fd, const FullAnswer& answer);
 
 // The life both daemons share. serve() runs the event loop: epoll_wait on
 // epoll_fd, on_event for each event, on_tick every tick (it returns whether

@@ -116,6 +116,8 @@ pid_t create(const RuntimeOptions& rt, const CreateOptions& opts)
     plan.landlock_ruleset_fd = restrictions.landlock_ruleset.get();
     plan.landlock_flags = restrictions.landlock_flags;
     plan.added_seccomp = restrictions.seccomp;
+    SupervisorPair supervisor = supervisor_pair(plan.added_seccomp, plan.seccomp, config);
+    plan.supervisor_fd = supervisor.process_end.get();
     plan.spec = &spec;
     plan.rootfs = rootfs;
     plan.no_pivot = opts.no_pivot;
@@ -258,6 +260,7 @@ pid_t create(const RuntimeOptions& rt, const CreateOptions& opts)
         policy.backend->fill_restrictions(*policy.policy, restrictions, root.get());
         // Its loopback is up and its resolv.conf in place; the agent has not run.
         rollback.policy->open_dns_gate(rt, opts.id, *policy.policy, root.get());
+        rollback.policy->hand_to_collector(root.get(), supervisor.collector_end.get());
     }
     st.pid = pid;
     st.pid_start_time = state::process_start_time(pid);

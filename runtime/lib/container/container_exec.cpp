@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "container/exec.hpp"
 
+#include "audit/audit.hpp"
 #include "base/error.hpp"
 #include "base/files.hpp"
 #include "cgroup/cgroup.hpp"
@@ -45,6 +46,7 @@ struct ExecPlan {
     int landlock_ruleset_fd = -1; // the policy's, as the init has them
     uint32_t landlock_flags = 0;
     std::optional<seccomp::CompiledSeccomp> added_seccomp;
+    int supervisor_fd = -1; // where added_seccomp's listener goes, when it has one
     std::vector<int> cgroup_v1_tasks; // Cgroup::open_v1_tasks: the child moves itself in
 };
 
@@ -96,7 +98,8 @@ void set_up_process(const ExecPlan& plan, SyncChannel& channel)
     channel.expect(SyncMessage::parent_ready);
     cgroups::Cgroup::move_self_into_v1(plan.cgroup_v1_tasks); // its only thread
     enter_container(plan);
-    launch::close_host_fds({plan.preserve_fds, {channel.fd(), plan.landlock_ruleset_fd, plan.console_fd}});
+    launch::close_host_fds(
+        {plan.preserve_fds, {channel.fd(), plan.landlock_ruleset_fd, plan.console_fd, plan.supervisor_fd}});
     const std::vector<std::string> env = user::environment_with_home(process.env, process.user.uid);
     if (plan.console_fd >= 0)
         console::setup_terminal(plan.console_fd, process.console_size);
@@ -119,7 +122,7 @@ void set_up_process(const ExecPlan& plan, SyncChannel& channel)
     if (late_seccomp)
         seccomp::install(*plan.seccomp);
     if (plan.added_seccomp)
-        seccomp::install(*plan.added_seccomp);
+        launch::install_added_filter(*plan.added_seccomp, plan.supervisor_fd);
     launch::exec_program(program, process.args, env);
 }
 
@@ -203,6 +206,10 @@ pid_t exec(const RuntimeOptions& rt, const ExecOptions& opts)
         plan.landlock_flags = restrictions.landlock_flags;
         plan.added_seccomp = std::move(restrictions.seccomp);
     }
+    SupervisorPair supervisor = supervisor_pair(plan.added_seccomp, plan.seccomp, st.bundle + "/config.json");
+    plan.supervisor_fd = supervisor.process_end.get();
+    if (supervisor.collector_end)
+        audit::supervise(st.cgroup_id, supervisor.collector_end.get());
     // Checked again now that they are open: had the pid been reused since
     // the status check, they would be another process's.
     if (!state::process_matches(st))

@@ -8,6 +8,8 @@
 #include "kernel/pinned_maps.hpp"
 #include "policy/policy_document.hpp"
 
+#include <sys/socket.h>
+
 #include <spdlog/spdlog.h>
 
 #include <utility>
@@ -77,6 +79,32 @@ void PolicyGuard::open_dns_gate(const RuntimeOptions& rt, const std::string& id,
         return;
     dns::register_container(id, cgroup_id_, audit::trail_path(rt.audit_dir, id), policy,
                             dns::container_nameservers(root_fd));
+}
+
+void PolicyGuard::hand_to_collector(int root_fd, int supervisor_end) const
+{
+    if (backend_->kind() != policy::Enforcement::landlock)
+        return; // the BPF programs build every path they report themselves
+    audit::hand_root_to_collector(cgroup_id_, root_fd);
+    if (supervisor_end >= 0)
+        audit::supervise(cgroup_id_, supervisor_end);
+}
+
+SupervisorPair supervisor_pair(const std::optional<seccomp::CompiledSeccomp>& added,
+                               const std::optional<seccomp::CompiledSeccomp>& spec_filter, const std::string& config)
+{
+    SupervisorPair pair;
+    if (!added || !added->has_listener())
+        return pair;
+    if (spec_filter && spec_filter->has_listener())
+        throw Error(config + ": linux.seccomp has a listener, and a process may have only one: an audit-mode policy "
+                             "under the landlock backend needs it for its own",
+                    EBUSY);
+    int ends[2];
+    check(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ends), "socketpair");
+    pair.collector_end.reset(ends[0]);
+    pair.process_end.reset(ends[1]);
+    return pair;
 }
 
 const policy::Backend& recorded_backend(const state::ContainerState& st)

@@ -11,8 +11,10 @@
 #include "cgroup/cgroup.hpp"
 #include "container/state.hpp"
 #include "policy/policy_setup.hpp"
+#include "seccomp/seccomp.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace cerberus::container {
@@ -20,6 +22,16 @@ namespace cerberus::container {
 // The trail's first line for a policy under that backend: the backend, and
 // the rule kinds it cannot report or enforces only in part.
 audit::TrailStart trail_start(const policy::Backend& backend, const policy::Policy& policy);
+
+// Audit mode under the landlock backend: the sockets a container process
+// sends its added filter's listener to the audit collector through (both
+// empty when the filter has none). A process may have one listener only:
+// refused, naming config, when the spec's filter has one too.
+struct SupervisorPair {
+    UniqueFd collector_end, process_end;
+};
+SupervisorPair supervisor_pair(const std::optional<seccomp::CompiledSeccomp>& added,
+                               const std::optional<seccomp::CompiledSeccomp>& spec_filter, const std::string& config);
 
 // The backend a container's policy runs under, as its state records it.
 const policy::Backend& recorded_backend(const state::ContainerState& st);
@@ -39,6 +51,12 @@ public:
     // names hosts has the DNS gate serve the container, or create fails.
     void open_dns_gate(const RuntimeOptions& rt, const std::string& id, const policy::Policy& policy,
                        int root_fd) const;
+
+    // create, at the same moment, under the landlock backend: the collector
+    // gets the container's root (names of calls whose process is gone resolve
+    // there) and, in audit mode, supervisor_end, the socket the init will send
+    // its seccomp listener on (-1: none).
+    void hand_to_collector(int root_fd, int supervisor_end) const;
 
     // delete: the policy of a container create made (st.has_policy). The
     // cgroup programs are not detached one by one: delete removes the cgroup

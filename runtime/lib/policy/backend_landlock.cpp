@@ -5,12 +5,14 @@
 #include "base/files.hpp"
 #include "cgroup/cgroup_mounts.hpp"
 #include "kernel/audit_netlink.hpp"
+#include "kernel/call_observer.hpp"
 #include "policy/bpf_objects.hpp"
 #include "policy/landlock.hpp"
 #include "policy/policy_containment.hpp"
 #include "policy/socket_programs.hpp"
 
 #include <netinet/in.h>
+#include <sys/mman.h>
 #include <sched.h>
 #include <sys/resource.h>
 
@@ -41,6 +43,12 @@ constexpr std::pair<uint64_t, uint64_t> rerouting_options[] = {
 spec::SeccompSyscall refuse(std::vector<std::string> names, uint32_t err = EPERM, std::vector<spec::SeccompArg> args = {})
 {
     return {std::move(names), "SCMP_ACT_ERRNO", err, std::move(args)};
+}
+
+// Audit mode: the call is held for the collector, judged and let through.
+spec::SeccompSyscall hold(std::vector<std::string> names, std::vector<spec::SeccompArg> args = {})
+{
+    return {std::move(names), "SCMP_ACT_NOTIFY", 0, std::move(args)};
 }
 
 spec::SeccompArg masked(unsigned index, uint64_t bits)
@@ -130,29 +138,65 @@ std::vector<std::string> pinned_parents(const Policy& policy, const std::vector<
     return sorted(pinned);
 }
 
-// Why Landlock's file and exec denials cannot reach the trail on this host; "" when they can.
-std::string files_unreported_why_now(int abi)
+// Why Landlock's own records of its denials do not reach the trail on this host; "" when they do.
+std::string landlock_unlogged_why_now(int abi)
 {
     if (abi < 7)
-        return "denials are not reported: Landlock logs them only from ABI 7 (this kernel has " +
-               std::to_string(abi) + ")";
+        return "Landlock logs its denials only from ABI 7 (this kernel has " + std::to_string(abi) + ")";
     kernel::AuditStatus audit = kernel::audit_status();
     if (!audit.known)
-        return "denials are not reported: Landlock logs them only to kernel audit, whose state could not be read (" +
-               audit.why_unknown + ")";
+        return "Landlock logs its denials only to kernel audit, whose state could not be read (" + audit.why_unknown +
+               ")";
     if (audit.enabled == 0)
-        return "denials are not reported: Landlock logs them only to kernel audit, which is disabled on this host "
-               "(auditctl -e 1, or audit=1 on the kernel command line, turns it on)";
+        return "Landlock logs its denials only to kernel audit, which is disabled on this host (auditctl -e 1, or "
+               "audit=1 on the kernel command line, turns it on)";
     return "";
 }
 
 // The same, asked of the kernel once per process: the kernel answers AUDIT_GET
 // from a thread it starts for the purpose, which can take milliseconds on a
 // busy host, and a create consults the coverage table three times.
-const std::string& files_unreported_why(int abi)
+const std::string& landlock_unlogged_why(int abi)
 {
-    static const std::string why = files_unreported_why_now(abi);
+    static const std::string why = landlock_unlogged_why_now(abi);
     return why;
+}
+
+// How this host reports the landlock backend's refusals: Landlock's own
+// records where the kernel audit log carries them, and the call observer
+// (kernel/call_observer) for the rest, or for everything where it does not.
+struct Reporting {
+    bool landlock_logged = false;
+    std::string unlogged_why;
+    kernel::ObserverSupport observer;
+
+    bool refusals() const { return observer.calls; }
+    bool landlock_refusals() const { return landlock_logged || observer.calls; }
+    // For a row whose refusals come from Landlock (from_landlock) or from seccomp and the mounts.
+    std::string note(bool from_landlock) const
+    {
+        if (from_landlock && landlock_logged)
+            return "Landlock's records, read from the kernel audit log";
+        if (observer.calls)
+            return "the call observer: failed calls judged against the policy at their return (sys_exit tracepoint)";
+        std::string why = "not reported: " + (from_landlock ? unlogged_why + "; " : std::string()) +
+                          "the kernel refused the call observer (" + observer.why + ")";
+        return why;
+    }
+};
+
+Reporting reporting(int abi)
+{
+    Reporting r;
+    r.unlogged_why = landlock_unlogged_why(abi);
+    r.landlock_logged = r.unlogged_why.empty();
+    r.observer = kernel::observer_support();
+    return r;
+}
+
+std::string joined(const std::string& a, const std::string& b)
+{
+    return a.empty() ? b : b.empty() ? a : a + "; " + b;
 }
 
 // Once per process: reading the mount table is most of a probe, and a create probes each time it decides.
@@ -222,48 +266,60 @@ public:
 
     std::vector<Coverage> coverage() const override
     {
+        // Audit mode holds the calls each rule kind concerns for the audit collector (seccomp user
+        // notification), which records those enforce mode would refuse and lets them through.
         int abi = landlock::abi_version();
-        const std::string why_unreported = files_unreported_why(abi);
-        const bool files_reported = why_unreported.empty();
-        // Rows Landlock enforces say, when its denials cannot be reported here, why.
-        auto files_note = [&](std::string note) {
-            return files_reported ? note : note.empty() ? why_unreported : note + "; " + why_unreported;
-        };
+        Reporting r = reporting(abi);
+        bool caps_reported = r.observer.capabilities != kernel::CapabilityChecks::none;
+        std::string caps_note = caps_reported
+                                    ? "dropped from every set with no_new_privs; a use is reported by the call "
+                                      "observer (" + std::string(r.observer.capabilities == kernel::CapabilityChecks::kprobe
+                                                                      ? "a kprobe on cap_capable"
+                                                                      : "the cap_capable tracepoint, paired with the "
+                                                                        "call that failed") + ")"
+                                    : "dropped from every set with no_new_privs; not reported: no kprobes and no "
+                                      "cap_capable tracepoint (Linux 6.14) here, or the call observer was refused";
         return {
             {RuleKind::allowed_hosts, Level::full, true, true,
              "cgroup connect4/6 and sendmsg4/6 programs; IPv4-mapped IPv6 is checked as IPv4; a cgroup egress "
              "program judges where each packet really goes (IP options, IPv6 routing headers, destinations of "
              "unconnected sockets too, the host's loopback device); the options that set routes refused by "
-             "seccomp, unreported"},
-            {RuleKind::raw_sockets, Level::full, false, true,
+             "seccomp, " + std::string(r.refusals() ? "reported by the call observer" : "unreported")},
+            {RuleKind::raw_sockets, Level::full, r.refusals(), true,
              "raw and ICMP inet sockets, and protocols other than TCP and UDP, refused and reported by a cgroup "
-             "sock_create program; other families "
-             "(packet, vsock...) and io_uring refused by seccomp, unreported; in audit mode those are let through"},
-            {RuleKind::paths, Level::full, files_reported, false,
-             files_note(files_reported ? "denials read from the kernel audit log; pid and comm where the kernel "
-                                         "sends the event's SYSCALL record"
-                                       : "")},
-            {RuleKind::path_changes, Level::partial, files_reported, false,
-             files_note(std::string(abi >= 3 ? "" : "truncate is not governed before Landlock ABI 3; ") +
+             "sock_create program; other families (packet, vsock...) and io_uring refused by seccomp, " +
+                 std::string(r.refusals() ? "reported by the call observer" : "unreported")},
+            {RuleKind::paths, Level::full, r.landlock_refusals(), true, r.note(true)},
+            {RuleKind::path_changes, Level::partial, r.landlock_refusals(), true,
+             joined(std::string(abi >= 3 ? "" : "truncate is not governed before Landlock ABI 3; ") +
                         "chmod, chown and times are refused only where the mounts are read-only "
                         "(read_only_paths, denied_paths, and the root when it is outside allowed_paths); xattrs "
-                        "and ACLs are refused everywhere by seccomp, unreported")},
-            {RuleKind::denied_paths, Level::partial, false, false,
-             "hidden under an empty read-only file or directory (reads find it empty, writes fail with EROFS); a "
-             "path missing at create is not hidden; refused at create when other hard links or mounts reach it"},
-            {RuleKind::unix_sockets, Level::partial, false, false,
-             "a socket cannot be made outside allowed_paths, but connecting to an existing one by path is not checked"},
-            {RuleKind::allowed_bins, Level::full, files_reported, false,
-             files_note("the execute right on the listed files and their ELF interpreters; executable memfds "
-                        "refused (vm.memfd_noexec=2, or seccomp without a pid namespace of the container's own)")},
-            {RuleKind::exec_mappings, Level::partial, false, false,
-             "writable paths are mounted noexec; the dynamic loader, which listed programs need, can still map "
-             "files under read_only_paths when run directly"},
-            {RuleKind::forbidden_caps, Level::full, false, false,
-             "dropped from every set with no_new_privs; no hook sees a use, so none is reported"},
-            {RuleKind::escalation, Level::full, false, true,
-             "seccomp (bpf, perf_event_open, modules, kexec, new user namespaces) and Landlock (mounts); denied "
-             "in audit mode too, unreported; seccomp's rules hold on the i386 ABI too"},
+                        "and ACLs are refused everywhere by seccomp",
+                    r.note(true))},
+            {RuleKind::denied_paths, Level::partial, r.refusals(), true,
+             joined("hidden under an empty read-only file or directory (reads find it empty, writes fail with "
+                    "EROFS); a path missing at create is not hidden; refused at create when other hard links or "
+                    "mounts reach it",
+                    r.note(false))},
+            {RuleKind::unix_sockets, Level::partial, r.landlock_refusals(), true,
+             joined("a socket cannot be made outside allowed_paths, but connecting to an existing one by path is not "
+                    "checked",
+                    r.note(true))},
+            {RuleKind::allowed_bins, Level::full, r.landlock_refusals(), true,
+             joined("the execute right on the listed files and their ELF interpreters; executable memfds "
+                    "refused (vm.memfd_noexec=2, or seccomp without a pid namespace of the container's own)",
+                    r.note(true))},
+            {RuleKind::exec_mappings, Level::partial, r.refusals(), true,
+             joined("writable paths are mounted noexec; the dynamic loader, which listed programs need, can still "
+                    "map files under read_only_paths when run directly",
+                    r.note(false))},
+            {RuleKind::forbidden_caps, Level::full, caps_reported, true,
+             caps_note + "; audit mode drops them too, as every backend does"},
+            {RuleKind::escalation, Level::full, r.refusals(), true,
+             joined("seccomp (bpf, perf_event_open, modules, kexec, new user namespaces) and Landlock (mounts); "
+                    "in audit mode those calls stay denied and mounts are recorded and let through; seccomp's rules "
+                    "hold on the i386 ABI too",
+                    r.note(false))},
             {RuleKind::cgroup_exit, Level::full, false, true,
              "a cgroup namespace of its own roots every cgroup view at the container's cgroup, where the socket "
              "programs stay attached; binds of the host's cgroups refused at create, and so is a writable cgroupfs "
@@ -286,6 +342,8 @@ public:
     {
         if (shares_pid_namespace(spec))
             keep_off_other_processes(spec);
+        if (policy.mode == Mode::audit)
+            return; // nothing is refused: no mount, no sysctl
         if (policy.allowed_bins && spec.linux && memfd_by_sysctl(spec))
             spec.linux->sysctl["vm.memfd_noexec"] = "2"; // the container's pid namespace only
         bool root_writable = policy.allowed_paths && std::find(policy.allowed_paths->begin(),
@@ -298,7 +356,9 @@ public:
     void install(const CompiledPolicy& compiled, const ContainerCgroup& cgroup,
                  const std::string& keys_file) const override
     {
-        bpf::install_entries(compiled, keys_file, CERB_BACKEND_LANDLOCK);
+        // Landlock's own records, where the kernel audit log carries them, say what Landlock refused.
+        uint32_t logged = landlock_unlogged_why(landlock::abi_version()).empty() ? CERB_LANDLOCK_LOGGED : 0;
+        bpf::install_entries(compiled, keys_file, CERB_BACKEND_LANDLOCK | logged);
         try {
             socket_programs::attach(cgroup.dir_fd, cgroup.id, socket_programs::Set::every);
         } catch (const Error&) {
@@ -320,13 +380,22 @@ public:
     {
         ProcessRestrictions restrictions;
         int abi = landlock::abi_version();
-        auto plan = landlock::plan_ruleset(policy, abi);
+        bool audit = policy.mode == Mode::audit;
+        // Audit mode: a domain without file rules, made only to keep other processes out of reach.
+        auto plan = audit ? landlock::RulesetPlan{} : landlock::plan_ruleset(policy, abi);
         bool shared_pids = shares_pid_namespace(spec);
         if (shared_pids)
             landlock::confine_to_domain(plan, abi); // adapt_spec refused the container where this ABI cannot
         if (plan.wanted()) {
             restrictions.landlock_ruleset = landlock::create_ruleset(plan);
             restrictions.landlock_flags = landlock::restrict_flags(abi);
+        }
+        if (audit) {
+            restrictions.seccomp = seccomp::compile(landlock_audit_seccomp(policy, shared_pids));
+            // Nothing is hidden, but a denied path with other names is refused at create, as in enforce mode.
+            for (const auto& path : sorted(policy.denied_paths))
+                restrictions.path_mounts.push_back({mounts::PathMount::Kind::sole_name, path, false});
+            return restrictions;
         }
         bool memfd_sysctl = memfd_by_sysctl(spec);
         restrictions.seccomp =
@@ -351,14 +420,13 @@ public:
 
 } // namespace
 
-spec::Seccomp landlock_seccomp(const Policy& policy, bool memfd_sysctl, bool shared_pids)
+namespace {
+
+// Refused in every mode, audit mode too: escalation, which no policy allows,
+// and what keeps the agent inside its container (keyrings, userfaultfd, other
+// processes named by number).
+void refuse_always(std::vector<spec::SeccompSyscall>& rules, bool shared_pids)
 {
-    spec::Seccomp filter;
-    filter.default_action = "SCMP_ACT_ALLOW";
-#if defined(__x86_64__)
-    filter.architectures = {"SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"};
-#endif
-    auto& rules = filter.syscalls;
     rules.push_back(refuse({"bpf", "perf_event_open", "init_module", "finit_module", "delete_module", "kexec_load",
                             "kexec_file_load"}));
     rules.push_back(refuse({"unshare", "clone"}, EPERM, {masked(0, CLONE_NEWUSER)}));
@@ -381,6 +449,19 @@ spec::Seccomp landlock_seccomp(const Policy& policy, bool memfd_sysctl, bool sha
         rules.push_back(refuse({"ioprio_set"}, EPERM, {{0, ioprio_who_process, 0, "SCMP_CMP_NE"}}));
         rules.push_back(refuse({"ioprio_set"}, EPERM, {{1, 0, 0, "SCMP_CMP_NE"}}));
     }
+}
+
+} // namespace
+
+spec::Seccomp landlock_seccomp(const Policy& policy, bool memfd_sysctl, bool shared_pids)
+{
+    spec::Seccomp filter;
+    filter.default_action = "SCMP_ACT_ALLOW";
+#if defined(__x86_64__)
+    filter.architectures = {"SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"};
+#endif
+    auto& rules = filter.syscalls;
+    refuse_always(rules, shared_pids);
     if (policy.allowed_hosts && policy.mode == Mode::enforce) {
         for (uint64_t family = 0; family <= highest_family_checked; ++family)
             if (std::find(std::begin(allowed_families), std::end(allowed_families), family) == std::end(allowed_families))
@@ -400,6 +481,45 @@ spec::Seccomp landlock_seccomp(const Policy& policy, bool memfd_sysctl, bool sha
                                 "fremovexattr", "removexattrat", "io_uring_setup"}));
     if (policy.allowed_bins && !memfd_sysctl)
         rules.push_back(refuse({"memfd_create"})); // every memfd is executable on this kernel
+    return filter;
+}
+
+spec::Seccomp landlock_audit_seccomp(const Policy& policy, bool shared_pids)
+{
+    spec::Seccomp filter;
+    filter.default_action = "SCMP_ACT_ALLOW";
+#if defined(__x86_64__)
+    filter.architectures = {"SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"}; // the collector judges x86-64 calls
+#endif
+    filter.listener_path = "(the audit collector)"; // the listener goes there over a socket, not by path
+    auto& rules = filter.syscalls;
+    refuse_always(rules, shared_pids);
+    // Landlock refuses mounts in enforce mode; here there is no Landlock domain with file rules.
+    rules.push_back(hold({"mount", "umount2", "pivot_root", "move_mount", "fsopen", "fsmount", "open_tree"}));
+    if (policy.allowed_hosts) {
+        for (uint64_t family = 0; family <= highest_family_checked; ++family)
+            if (std::find(std::begin(allowed_families), std::end(allowed_families), family) == std::end(allowed_families))
+                rules.push_back(hold({"socket"}, {{0, family, 0, "SCMP_CMP_EQ"}}));
+        rules.push_back(hold({"socket"}, {{0, highest_family_checked + 1, 0, "SCMP_CMP_GE"}}));
+        for (const auto& [level, optname] : rerouting_options)
+            rules.push_back(hold({"setsockopt"}, {{1, level, 0, "SCMP_CMP_EQ"}, {2, optname, 0, "SCMP_CMP_EQ"}}));
+    }
+    bool path_rules = policy.restricts_paths() || !policy.denied_paths.empty();
+    if (path_rules || policy.allowed_hosts)
+        rules.push_back(hold({"io_uring_setup"}));
+    if (path_rules || policy.allowed_bins)
+        rules.push_back(hold({"open", "creat", "openat", "openat2", "execve", "execveat"}));
+    if (path_rules)
+        rules.push_back(hold({"mkdir", "mkdirat", "mknod", "mknodat", "rmdir", "unlink", "unlinkat", "rename",
+                              "renameat", "renameat2", "link", "linkat", "symlink", "symlinkat", "truncate",
+                              "ftruncate", "chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown",
+                              "fchownat", "utime", "utimes", "utimensat", "futimesat", "setxattr", "lsetxattr",
+                              "fsetxattr", "setxattrat", "removexattr", "lremovexattr", "fremovexattr",
+                              "removexattrat"}));
+    if (policy.allowed_bins) {
+        rules.push_back(hold({"mmap"}, {masked(2, PROT_EXEC)}));
+        rules.push_back(hold({"memfd_create"}));
+    }
     return filter;
 }
 

@@ -18,6 +18,11 @@ const Backend& landlock_backend();
 // container shares a pid namespace with processes outside it). Pure.
 spec::Seccomp landlock_seccomp(const Policy& policy, bool memfd_sysctl, bool shared_pids);
 
+// In audit mode, instead: the calls of the policy's rules held for the audit
+// collector, which records those enforce mode would refuse and lets them
+// through; escalation and the containment stay refused, as in enforce mode. Pure.
+spec::Seccomp landlock_audit_seccomp(const Policy& policy, bool shared_pids);
+
 // The mounts it asks of the init. Pure.
 std::vector<mounts::PathMount> landlock_path_mounts(const Policy& policy, bool memfd_sysctl);
 

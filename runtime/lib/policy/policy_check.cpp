@@ -12,6 +12,10 @@ namespace cerberus::policy {
 namespace {
 
 const std::string escalation_rule = "escalation is shut under a policy";
+// The landlock backend's seccomp refusals (docs/policy.md, landlock), each under the rules that bring it.
+const std::string xattr_rule = "xattrs are refused under path rules";
+const std::string io_uring_rule = "io_uring is refused under host or path rules";
+const std::string memfd_rule = "memfds are refused under allowed_bins";
 
 std::string text_of(const nlohmann::json& record, const char* key)
 {
@@ -120,14 +124,19 @@ bool writes_path(const Action& action)
 bool denied_under_any_policy(const Action& action)
 {
     return action.rule == escalation_rule || action.rule == "raw and packet sockets are refused" ||
-           action.rule == "address family not allowed" || action.rule == "path could not be resolved";
+           action.rule == "address family not allowed" || action.rule == "path could not be resolved" ||
+           action.rule == xattr_rule || action.rule == io_uring_rule || action.rule == memfd_rule;
 }
 
 std::optional<std::string> denying_rule(const Policy& policy, const Action& action)
 {
     if (denied_under_any_policy(action)) {
         // Mounts are shut only when the policy has path or binary rules.
-        if (action.op == "mount" && !policy.restricts_paths() && !policy.allowed_bins)
+        bool path_rules = policy.restricts_paths() || !policy.denied_paths.empty();
+        if ((action.op == "mount" && !policy.restricts_paths() && !policy.allowed_bins) ||
+            (action.rule == xattr_rule && !path_rules) ||
+            (action.rule == io_uring_rule && !path_rules && !policy.allowed_hosts) ||
+            (action.rule == memfd_rule && !policy.allowed_bins))
             return std::nullopt;
         return action.rule;
     }

@@ -18,6 +18,7 @@ const std::string writable_bin_rule = "not in allowed_bins, and the agent may wr
 struct Needs {
     std::map<std::string, std::pair<Cidr, std::set<uint16_t>>> hosts; // by address text
     std::set<std::string> writes, reads, bins;
+    std::map<std::string, std::set<std::string>> created; // directory -> the names made in it (create_by_directory)
     std::vector<Action> fixable; // every action an added entry must allow
     std::map<std::tuple<std::string, std::string, std::string>, int> still_denied;
 };
@@ -27,7 +28,9 @@ std::string address_text(const Cidr& address)
     return host_rule_text({.network = address});
 }
 
-void collect(const Policy& base, const Action& action, Needs& needs)
+std::string parent_of(const std::string& path);
+
+void collect(const Policy& base, const Action& action, bool create_by_directory, Needs& needs)
 {
     auto rule = denying_rule(base, action);
     if (!rule)
@@ -41,6 +44,17 @@ void collect(const Policy& base, const Action& action, Needs& needs)
     }
     if (action.op == "exec")
         needs.bins.insert(action.target);
+    else if (action.op == "create" && create_by_directory && !action.target.empty() && action.target[0] == '/') {
+        std::string directory = parent_of(action.target);
+        // A directory the base keeps read-only is not made writable for a name made in it.
+        if (auto kept = denying_rule(base, {.op = "open", .target = directory, .write = true});
+            kept && kept->rfind("read_only_paths ", 0) == 0) {
+            ++needs.still_denied[{action.op, action.target, *kept}];
+            return;
+        }
+        needs.writes.insert(directory);
+        needs.created[directory].insert(action.target);
+    }
     else if ((action.op == "connect" || action.op == "sendmsg") && address)
         needs.hosts.try_emplace(address_text(address->first), address->first, std::set<uint16_t>{})
             .first->second.second.insert(address->second);
@@ -133,11 +147,11 @@ std::vector<HostRule> host_rules(const Cidr& address, const std::set<uint16_t>& 
 
 } // namespace
 
-Learned learn_policy(const Policy& base, const std::vector<Action>& actions)
+Learned learn_policy(const Policy& base, const std::vector<Action>& actions, bool create_by_directory)
 {
     Needs needs;
     for (const auto& action : actions)
-        collect(base, action, needs);
+        collect(base, action, create_by_directory, needs);
 
     Learned learned;
     learned.policy = base;
@@ -155,6 +169,9 @@ Learned learn_policy(const Policy& base, const std::vector<Action>& actions)
     // A directory the base keeps read-only is not made writable by folding.
     auto writes = fold(needs.writes, base.read_only_paths.value_or(std::vector<std::string>{}), learned.folded);
     add_paths(policy.allowed_paths, writes, "allowed_paths", learned.added);
+    for (const auto& [directory, names] : needs.created)
+        if (std::find(writes.begin(), writes.end(), directory) != writes.end())
+            learned.folded[directory] = names;
     std::set<std::string> reads;
     for (const auto& path : needs.reads)
         if (!covered(path, writes))
@@ -199,8 +216,8 @@ ordered_json learned_document(const Learned& learned, const ordered_json& source
     if (!learned.folded.empty()) {
         section["folded"] = learned.folded;
         section["folding"] = "a directory stands for its files when " + std::to_string(fold_at) +
-                             " or more files directly in it were used (never /, never a directory the base "
-                             "keeps read-only made writable)";
+                             " or more files directly in it were used, and under landlock for the names made in it "
+                             "(never /, never a directory the base keeps read-only made writable)";
     }
     if (!learned.still_denied.empty()) {
         section["still_denied"] = learned.still_denied;

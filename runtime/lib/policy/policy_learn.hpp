@@ -26,8 +26,11 @@ struct Learned {
     nlohmann::ordered_json still_denied = nlohmann::ordered_json::array(); // {op, target, rule, times}
 };
 
-// Host names of base must have been resolved.
-Learned learn_policy(const Policy& base, const std::vector<Action>& actions);
+// Host names of base must have been resolved. by_directory: the policy is for
+// the landlock backend, which grants creating a name only on the directory it
+// is made in (a file missing when the container starts cannot have a rule of
+// its own): a path the agent created is learned as its directory.
+Learned learn_policy(const Policy& base, const std::vector<Action>& actions, bool create_by_directory = false);
 
 // The learned policy as a document, with the "_learned" section: source
 // (from what and when, given by the caller) and what was added, folded and

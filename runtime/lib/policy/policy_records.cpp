@@ -52,10 +52,13 @@ ordered_json learn_from_records(const std::vector<json>& records, const std::str
     std::string first, last, container;
     uint64_t lost = 0;
     int runs = 0;
+    bool landlock = false; // a run under the landlock backend: what it created is learned by directory
     for (const auto& record : records) {
         std::string type = record.value("type", "");
-        if (type == "start")
+        if (type == "start") {
             ++runs;
+            landlock = landlock || record.value("enforcement", "") == "landlock";
+        }
         if (type == "lost" && record.contains("total") && record["total"].is_number_unsigned())
             lost = std::max(lost, record["total"].get<uint64_t>());
         if (auto action = action_of_record(record)) {
@@ -87,7 +90,7 @@ ordered_json learn_from_records(const std::vector<json>& records, const std::str
         source["recorded"] = first + " to " + last;
     if (lost > 0)
         source["events_lost"] = std::to_string(lost) + " records were lost: actions among them are not in this policy";
-    return learned_document(learn_policy(base, actions), source);
+    return learned_document(learn_policy(base, actions, landlock), source);
 }
 
 // Judged on the policy's addresses and networks: what the DNS gate admitted

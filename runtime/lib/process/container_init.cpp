@@ -108,7 +108,8 @@ void set_up_container(const InitPlan& plan, SyncChannel& channel)
     mounts::finish_rootfs(spec, rootfs, plan.path_mounts);
     rootfs = {}; // its fds go before the process's own fds are dealt with
     // Before any path of the container's is resolved by name.
-    launch::close_host_fds({plan.preserve_fds, {channel.fd(), plan.fifo_fd, plan.landlock_ruleset_fd}});
+    launch::close_host_fds(
+        {plan.preserve_fds, {channel.fd(), plan.fifo_fd, plan.landlock_ruleset_fd, plan.supervisor_fd}});
     // Read as root, before the user may lose the right to read /etc/passwd.
     const std::vector<std::string> env = user::environment_with_home(process.env, process.user.uid);
     if (!plan.no_new_keyring)
@@ -136,7 +137,7 @@ void set_up_container(const InitPlan& plan, SyncChannel& channel)
     if (late_seccomp)
         seccomp::install(*plan.seccomp);
     if (plan.added_seccomp)
-        seccomp::install(*plan.added_seccomp);
+        launch::install_added_filter(*plan.added_seccomp, plan.supervisor_fd);
 
     launch::exec_program(program, process.args, env);
 }

@@ -39,6 +39,7 @@ struct InitPlan {
     int landlock_ruleset_fd = -1;
     uint32_t landlock_flags = 0;
     std::optional<seccomp::CompiledSeccomp> added_seccomp;
+    int supervisor_fd = -1; // where added_seccomp's listener goes, when it has one
 };
 
 // Runs in the child after clone; never returns. On failure it sends the error

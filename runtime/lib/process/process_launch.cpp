@@ -9,6 +9,7 @@
 
 #include <fcntl.h>
 #include <linux/close_range.h>
+#include <sys/socket.h>
 #include <linux/keyctl.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -172,6 +173,25 @@ void restrict_self(int ruleset_fd, uint32_t flags)
     if (::syscall(SYS_landlock_restrict_self, ruleset_fd, flags) != 0)
         throw_errno("entering the policy's landlock domain");
     ::close(ruleset_fd);
+}
+
+void install_added_filter(const seccomp::CompiledSeccomp& filter, int supervisor_fd)
+{
+    UniqueFd listener(seccomp::install(filter));
+    if (!listener)
+        return;
+    if (supervisor_fd < 0)
+        throw Error("the policy's seccomp listener has no supervisor to go to", EINVAL);
+    with_context("handing the seccomp listener to the audit collector", [&] {
+        unix_socket::send_with_fd(supervisor_fd, "listener", listener.get());
+        timeval timeout{.tv_sec = 10, .tv_usec = 0};
+        setsockopt(supervisor_fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+        char answer[8];
+        ssize_t n = check(::recv(supervisor_fd, answer, sizeof(answer), 0), "waiting for the collector");
+        if (std::string(answer, static_cast<size_t>(n)) != "ok")
+            throw Error("the collector did not take it", EIO);
+    });
+    ::close(supervisor_fd);
 }
 
 } // namespace cerberus::launch

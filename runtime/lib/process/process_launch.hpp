@@ -71,6 +71,12 @@ bool take_identity(const spec::Process& process, const capabilities::CapabilityS
 // closes the fd; nothing when ruleset_fd is -1.
 void restrict_self(int ruleset_fd, uint32_t flags);
 
+// Installs the enforcement backend's filter, the last thing before execve.
+// One with a listener (audit mode under the landlock backend) sends it over
+// supervisor_fd to the audit collector and waits until the collector has it:
+// from the execve on, every call the filter holds waits for its answer.
+void install_added_filter(const seccomp::CompiledSeccomp& filter, int supervisor_fd);
+
 // execve of program with args and env; throws only when execve fails.
 [[noreturn]] void exec_program(const std::string& program, const std::vector<std::string>& args,
                                const std::vector<std::string>& env);

@@ -7,7 +7,9 @@
 #include "oci/spec.hpp"
 
 #include <linux/filter.h>
+#include <linux/seccomp.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,5 +47,18 @@ int install(const CompiledSeccomp& filter);
 // contain its "pid".
 void send_listener(int listener_fd, const std::string& listener_path, const std::string& state_json,
                    const std::string& metadata);
+
+// Supervisor (a listener's holder). The next notification on the listener;
+// nullopt when there is none, or its task went away before it was read.
+std::optional<seccomp_notif> receive_notification(int listener_fd);
+
+// Whether the notification's task still waits in that call: a path read from
+// its memory before this was true is the call's.
+bool notification_valid(int listener_fd, uint64_t id);
+
+// Lets the call run as the task made it (SECCOMP_USER_NOTIF_FLAG_CONTINUE).
+// Only for a supervisor that refuses nothing: the task may change what its
+// arguments point to after they were read.
+void let_through(int listener_fd, uint64_t id);
 
 } // namespace cerberus::seccomp

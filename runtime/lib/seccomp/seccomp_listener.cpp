@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // Hands the seccomp notification fd to the agent at linux.seccomp.listenerPath,
-// with the runtime-spec "containerProcessState" message.
+// with the runtime-spec "containerProcessState" message; and the supervisor's
+// side of a listener the runtime holds itself.
 #include "seccomp/seccomp.hpp"
 
 #include "base/error.hpp"
 #include "base/unix_socket.hpp"
+
+#include <sys/ioctl.h>
 
 #include <nlohmann/json.hpp>
 
@@ -40,6 +43,31 @@ void send_listener(int listener_fd, const std::string& listener_path, const std:
         UniqueFd sock = unix_socket::connect(listener_path);
         unix_socket::send_with_fd(sock.get(), payload, listener_fd);
     });
+}
+
+std::optional<seccomp_notif> receive_notification(int listener_fd)
+{
+    seccomp_notif notification{};
+    if (ioctl(listener_fd, SECCOMP_IOCTL_NOTIF_RECV, &notification) < 0) {
+        if (errno == ENOENT || errno == EINTR || errno == EAGAIN)
+            return std::nullopt;
+        throw_errno("reading a seccomp notification");
+    }
+    return notification;
+}
+
+bool notification_valid(int listener_fd, uint64_t id)
+{
+    return ioctl(listener_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+}
+
+void let_through(int listener_fd, uint64_t id)
+{
+    seccomp_notif_resp response{};
+    response.id = id;
+    response.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+    if (ioctl(listener_fd, SECCOMP_IOCTL_NOTIF_SEND, &response) < 0 && errno != ENOENT)
+        throw_errno("letting a call through (SECCOMP_IOCTL_NOTIF_SEND)");
 }
 
 } // namespace cerberus::seccomp

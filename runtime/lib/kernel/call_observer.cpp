@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "kernel/call_observer.hpp"
+
+#include "base/error.hpp"
+#include "base/files.hpp"
+#include "cerberus_calls.h"
+#include "cerberus_observe.skel.h"
+#include "kernel/pinned_maps.hpp"
+
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstring>
+
+namespace cerberus::kernel {
+namespace {
+
+constexpr const char* support_record = "/run/cerberus-enforcement/observer";
+
+static_assert(sizeof(cerb_call_event) == 1136);
+
+std::string boot_id()
+{
+    return files::read_file_if_exists("/proc/sys/kernel/random/boot_id").value_or("");
+}
+
+bool has_cap_tracepoint()
+{
+    btf* vmlinux = btf__load_vmlinux_btf();
+    if (!vmlinux)
+        return false;
+    bool found = btf__find_by_name_kind(vmlinux, "btf_trace_cap_capable", BTF_KIND_TYPEDEF) >= 0;
+    btf__free(vmlinux);
+    return found;
+}
+
+const char* capability_name(CapabilityChecks checks)
+{
+    switch (checks) {
+    case CapabilityChecks::tracepoint: return "tracepoint";
+    case CapabilityChecks::kprobe: return "kprobe";
+    case CapabilityChecks::none: break;
+    }
+    return "none";
+}
+
+CapabilityChecks capability_checks(const std::string& name)
+{
+    return name == "tracepoint" ? CapabilityChecks::tracepoint
+           : name == "kprobe"   ? CapabilityChecks::kprobe
+                                : CapabilityChecks::none;
+}
+
+ObserverSupport try_observer()
+{
+    ObserverSupport support;
+    try {
+        CallObserver observer = CallObserver::attach();
+        support.calls = true;
+        support.capabilities = observer.capabilities();
+    } catch (const Error& e) {
+        support.why = e.what();
+    }
+    return support;
+}
+
+// Bytes of the task's memory up to a NUL (at most max), read through
+// /proc/<pid>/mem a page at a time: a string may end just before an unmapped page.
+std::string read_string(int mem_fd, uint64_t address, size_t max)
+{
+    std::string text;
+    while (text.size() < max && address != 0) {
+        size_t to_page_end = 4096 - (address % 4096);
+        char buf[4096];
+        size_t want = std::min(to_page_end, max - text.size());
+        ssize_t n = pread(mem_fd, buf, want, static_cast<off_t>(address));
+        if (n <= 0)
+            break;
+        size_t len = strnlen(buf, static_cast<size_t>(n));
+        text.append(buf, len);
+        if (len < static_cast<size_t>(n))
+            return text;
+        address += static_cast<uint64_t>(n);
+    }
+    return text;
+}
+
+std::string link_of(const std::string& path)
+{
+    char buf[CERB_CALL_NAME];
+    ssize_t n = readlink(path.c_str(), buf, sizeof(buf));
+    return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+
+void copy_name(char (&to)[CERB_CALL_NAME], const std::string& text, uint32_t& flags)
+{
+    if (text.size() >= sizeof(to))
+        flags |= CERB_CALL_TRUNCATED;
+    size_t n = std::min(text.size(), sizeof(to) - 1);
+    std::memcpy(to, text.data(), n);
+    to[n] = 0;
+}
+
+struct CallNames {
+    int dir[2];
+    int path[2];
+};
+
+bool names_of(int nr, CallNames& names)
+{
+    switch (nr) {
+#define CERB_CALL_CASE(name, number, d0, p0, d1, p1)                                                        \
+    case number:                                                                                            \
+        names = {{d0, d1}, {p0, p1}};                                                                       \
+        return true;
+        CERB_CALLS(CERB_CALL_CASE)
+#undef CERB_CALL_CASE
+    }
+    return false;
+}
+
+} // namespace
+
+void CallObserver::SkeletonDeleter::operator()(cerberus_observe* skeleton) const
+{
+    cerberus_observe__destroy(skeleton);
+}
+
+void CallObserver::LinkDeleter::operator()(bpf_link* link) const
+{
+    bpf_link__destroy(link);
+}
+
+CallObserver::CallObserver() = default;
+CallObserver::CallObserver(CallObserver&&) noexcept = default;
+CallObserver& CallObserver::operator=(CallObserver&&) noexcept = default;
+CallObserver::~CallObserver()
+{
+    links_.clear(); // before the programs they hold
+}
+
+CallObserver CallObserver::attach()
+{
+    check_pinned_layouts();
+    bpf_object_open_opts opts{};
+    opts.sz = sizeof(opts);
+    opts.pin_root_path = CERB_PIN_DIR;
+    CallObserver observer;
+    observer.skeleton_.reset(cerberus_observe__open_opts(&opts));
+    if (!observer.skeleton_)
+        throw_errno("opening the call observer's programs");
+    auto* progs = &observer.skeleton_->progs;
+    bool tracepoint = has_cap_tracepoint();
+    bpf_program__set_autoload(progs->cerb_cap_check, tracepoint);
+    if (int err = cerberus_observe__load(observer.skeleton_.get()))
+        throw Error(std::string("the kernel refused to load the call observer: ") + errno_text(-err), -err);
+    auto add = [&](bpf_link* link) {
+        if (link)
+            observer.links_.emplace_back(link);
+        return link != nullptr;
+    };
+    if (!add(bpf_program__attach(progs->cerb_call_exit)))
+        throw_errno("attaching the call observer to the sys_exit tracepoint");
+    // A kprobe sees the check's options (a kernel's probe is not a use): taken where the kernel has kprobes.
+    if (add(bpf_program__attach_kprobe(progs->cerb_cap_kprobe, false, "cap_capable")))
+        observer.capabilities_ = CapabilityChecks::kprobe;
+    else if (tracepoint && add(bpf_program__attach(progs->cerb_cap_check)))
+        observer.capabilities_ = CapabilityChecks::tracepoint;
+    return observer;
+}
+
+ObserverSupport observer_support()
+{
+    std::string boot = boot_id();
+    if (auto record = files::read_file_if_exists(support_record)) {
+        try {
+            auto j = nlohmann::json::parse(*record);
+            if (j.value("boot", "") == boot && !boot.empty())
+                return {j.value("calls", false), j.value("why", ""), capability_checks(j.value("capabilities", ""))};
+        } catch (const std::exception&) {
+        }
+    }
+    ObserverSupport support = try_observer();
+    try {
+        files::make_dirs("/run/cerberus-enforcement", 0700);
+        nlohmann::json j{{"boot", boot},
+                         {"calls", support.calls},
+                         {"why", support.why},
+                         {"capabilities", capability_name(support.capabilities)}};
+        files::write_file_atomic(support_record, j.dump(), 0600);
+    } catch (const Error&) {
+    }
+    return support;
+}
+
+cerb_call_event call_of_notification(const seccomp_notif& notification)
+{
+    cerb_call_event call{};
+    const auto& data = notification.data;
+    std::string proc = "/proc/" + std::to_string(notification.pid);
+    call.pid = notification.pid;
+    call.tid = notification.pid;
+    call.nr = static_cast<uint32_t>(data.nr);
+    for (int i = 0; i < 6; ++i)
+        call.args[i] = data.args[i];
+    std::string comm = files::read_file_if_exists(proc + "/comm").value_or("");
+    if (!comm.empty() && comm.back() == '\n')
+        comm.pop_back();
+    std::memcpy(call.comm, comm.data(), std::min(comm.size(), sizeof(call.comm) - 1));
+    CallNames names{};
+    if (!names_of(data.nr, names))
+        return call;
+    UniqueFd mem(open((proc + "/mem").c_str(), O_RDONLY | O_CLOEXEC));
+    if (!mem)
+        return call;
+    if (data.nr == CERB_NR_OPENAT2) {
+        uint64_t how_flags = 0;
+        if (pread(mem.get(), &how_flags, sizeof(how_flags), static_cast<off_t>(data.args[2])) == sizeof(how_flags))
+            call.args[2] = how_flags;
+    }
+    for (int i = 0; i < 2; ++i) {
+        cerb_call_name& name = call.names[i];
+        int path = names.path[i], dir = names.dir[i];
+        std::string text;
+        if (path >= 0) {
+            text = read_string(mem.get(), data.args[path], CERB_CALL_NAME);
+            copy_name(name.path, text, call.flags);
+            if (!text.empty() && text[0] == '/')
+                continue;
+        }
+        int fd = dir >= 0 ? static_cast<int>(data.args[dir]) : CERB_AT_FDCWD;
+        if (dir == CERB_ARG_NONE)
+            continue;
+        std::string base = fd == CERB_AT_FDCWD ? link_of(proc + "/cwd") : link_of(proc + "/fd/" + std::to_string(fd));
+        copy_name(name.dir, base, call.flags);
+    }
+    return call;
+}
+
+} // namespace cerberus::kernel
