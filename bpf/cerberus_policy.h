@@ -77,6 +77,9 @@
  * the spec): what its packets reach through the loopback device, whatever
  * address they carry, is the host's own services. */
 #define CERB_HOST_NETWORK (1u << 9)
+/* The container shares a pid namespace (the host's, or another container's):
+ * processes outside it have numbers the agent can name. */
+#define CERB_SHARED_PIDS (1u << 10)
 
 /* Where the cgroup socket programs send every DNS query (TCP or UDP to port
  * CERB_DNS_PORT, to any address) of a container with CERB_HAS_NAMES: the DNS
@@ -221,12 +224,16 @@ enum cerb_op {
     CERB_OP_UNLINK = 16, /* unlink, rmdir */
     CERB_OP_CREATE = 17, /* mkdir, mknod, symlink */
     CERB_OP_SETATTR = 18, /* truncate, chmod, chown, times */
-    CERB_OP_PTRACE = 19, /* of the runtime's set-up task (cerb_setup_tasks) */
+    CERB_OP_PTRACE = 19, /* of the runtime's set-up task (cerb_setup_tasks), or of a process outside the container */
     CERB_OP_PACKET = 20, /* an outgoing packet, seen by the cgroup egress program */
     CERB_OP_SETSOCKOPT = 21, /* number: level << 16 | optname */
     CERB_OP_XATTR = 22, /* setxattr, removexattr (POSIX ACLs too) */
     CERB_OP_CHROOT = 23,
     CERB_OP_BIND = 24,
+    CERB_OP_SIGNAL = 25, /* number: the target's pid */
+    CERB_OP_TASK = 26, /* priority, scheduling, memory placement or limits of another process; number: its pid */
+    CERB_OP_KEYRING = 27, /* number: the key's serial */
+    CERB_OP_USERFAULTFD = 28,
 };
 
 /* Which rule decided. */
@@ -248,6 +255,7 @@ enum cerb_rule {
     CERB_RULE_DETACHED_MOUNT = 15, /* a file on a mount outside the task's mount namespace (open_tree, fsmount) */
     CERB_RULE_RULE_NAME = 16, /* renaming, linking or removing a rule's path or a directory above it */
     CERB_RULE_DNS_PORT = 17, /* binding the DNS port under names: the socket could answer the gate's upstream queries */
+    CERB_RULE_OUTSIDE_CONTAINER = 18, /* a process outside the container, or the host's keyrings */
 };
 
 #define CERB_VERDICT_DENIED 1

@@ -48,7 +48,10 @@ std::string number_text(const cerb_event& e)
     case CERB_OP_SETSOCKOPT: return "level=" + std::to_string(e.number >> 16) + " optname=" + std::to_string(e.number & 0xffff);
     case CERB_OP_BPF: return "cmd=" + n;
     case CERB_OP_PERF_EVENT: return "type=" + n;
-    case CERB_OP_PTRACE: return "pid=" + n;
+    case CERB_OP_PTRACE:
+    case CERB_OP_SIGNAL:
+    case CERB_OP_TASK: return "pid=" + n;
+    case CERB_OP_KEYRING: return "key=" + n;
     default: return "id=" + n;
     }
 }
@@ -92,6 +95,10 @@ std::string op_name(uint16_t op)
     case CERB_OP_XATTR: return "xattr";
     case CERB_OP_CHROOT: return "chroot";
     case CERB_OP_BIND: return "bind";
+    case CERB_OP_SIGNAL: return "signal";
+    case CERB_OP_TASK: return "task";
+    case CERB_OP_KEYRING: return "keyring";
+    case CERB_OP_USERFAULTFD: return "userfaultfd";
     }
     return "op-" + std::to_string(op);
 }
@@ -121,6 +128,7 @@ std::string rule_text(const cerb_event& e)
     case CERB_RULE_DETACHED_MOUNT: return "mount outside the container's mount namespace";
     case CERB_RULE_RULE_NAME: return "a path rule is keyed on this name";
     case CERB_RULE_DNS_PORT: return "the DNS port is the gate's under host names";
+    case CERB_RULE_OUTSIDE_CONTAINER: return "not in the container: another process, the host's keyrings";
     }
     return "rule-" + std::to_string(e.rule);
 }
