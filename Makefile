@@ -63,6 +63,7 @@ demo: deps build
 # On this host, then `run` with --systemd-cgroup (and cgroupfs) in one boot of the systemd VM lane.
 bench: build
 	bench/run.sh --build $(BUILD)
+	bench/policy.sh --build $(BUILD) --boots bpf-lsm --scale 0
 	bench/systemd.sh --build $(BUILD)
 
 # The agent policy's cost, measured in the real-kernel VM lane (BPF LSM).

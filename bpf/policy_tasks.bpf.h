@@ -14,7 +14,7 @@
  * config gives it. Probes the kernel makes quietly (ps reading /proc/<pid>/stat)
  * are refused unreported. */
 CERB_HOOK(ptrace_access_check, security_ptrace_access_check)
-int BPF_PROG(cerb_ptrace_access_check, struct task_struct *child, unsigned int mode, int ret)
+int CERB_PROG(cerb_ptrace_access_check, struct task_struct *child, unsigned int mode, int ret)
 {
     __u64 cgroup_id;
     int level;
@@ -51,7 +51,7 @@ static __always_inline int judge_task_act(struct task_struct *target, __u16 op, 
 /* Every signal a task sends (kill, tgkill, pidfd_send_signal, kill(-1)); cred
  * is set when the kernel sends one on another's behalf (USB async I/O). */
 CERB_HOOK(task_kill, security_task_kill)
-int BPF_PROG(cerb_task_kill, struct task_struct *p, struct kernel_siginfo *info, int sig, const struct cred *cred,
+int CERB_PROG(cerb_task_kill, struct task_struct *p, struct kernel_siginfo *info, int sig, const struct cred *cred,
              int ret)
 {
     if (cred)
@@ -60,27 +60,27 @@ int BPF_PROG(cerb_task_kill, struct task_struct *p, struct kernel_siginfo *info,
 }
 
 CERB_HOOK(task_setnice, security_task_setnice)
-int BPF_PROG(cerb_task_setnice, struct task_struct *p, int nice, int ret)
+int CERB_PROG(cerb_task_setnice, struct task_struct *p, int nice, int ret)
 {
     return judge_task_act(p, CERB_OP_TASK, ret);
 }
 
 CERB_HOOK(task_setioprio, security_task_setioprio)
-int BPF_PROG(cerb_task_setioprio, struct task_struct *p, int ioprio, int ret)
+int CERB_PROG(cerb_task_setioprio, struct task_struct *p, int ioprio, int ret)
 {
     return judge_task_act(p, CERB_OP_TASK, ret);
 }
 
 /* sched_setscheduler, sched_setparam, sched_setattr, sched_setaffinity. */
 CERB_HOOK(task_setscheduler, security_task_setscheduler)
-int BPF_PROG(cerb_task_setscheduler, struct task_struct *p, int ret)
+int CERB_PROG(cerb_task_setscheduler, struct task_struct *p, int ret)
 {
     return judge_task_act(p, CERB_OP_TASK, ret);
 }
 
 /* migrate_pages, move_pages. */
 CERB_HOOK(task_movememory, security_task_movememory)
-int BPF_PROG(cerb_task_movememory, struct task_struct *p, int ret)
+int CERB_PROG(cerb_task_movememory, struct task_struct *p, int ret)
 {
     return judge_task_act(p, CERB_OP_TASK, ret);
 }
@@ -109,7 +109,7 @@ static __always_inline __u32 syscall_argument(int n, long *nr)
  * the container's. Processes started by `cerberus exec` have a keyring of
  * their own: between them and the init's, prlimit is refused too. */
 CERB_HOOK(task_prlimit, security_task_prlimit)
-int BPF_PROG(cerb_task_prlimit, const struct cred *cred, const struct cred *tcred, unsigned int flags, int ret)
+int CERB_PROG(cerb_task_prlimit, const struct cred *cred, const struct cred *tcred, unsigned int flags, int ret)
 {
     __u64 cgroup_id;
     long nr;
@@ -149,13 +149,13 @@ static __always_inline int refuse_keyring(int ret)
 }
 
 CERB_HOOK(key_permission, security_key_permission)
-int BPF_PROG(cerb_key_permission, key_ref_t key_ref, const struct cred *cred, enum key_need_perm need_perm, int ret)
+int CERB_PROG(cerb_key_permission, key_ref_t key_ref, const struct cred *cred, enum key_need_perm need_perm, int ret)
 {
     return refuse_keyring(ret);
 }
 
 CERB_HOOK(key_alloc, security_key_alloc)
-int BPF_PROG(cerb_key_alloc, struct key *key, const struct cred *cred, unsigned long flags, int ret)
+int CERB_PROG(cerb_key_alloc, struct key *key, const struct cred *cred, unsigned long flags, int ret)
 {
     return refuse_keyring(ret);
 }
@@ -177,7 +177,7 @@ static __always_inline bool is_userfaultfd(const unsigned char *name)
  * kernel on a page fault for as long as the agent likes: a race primitive.
  * Its descriptor is an anonymous inode made with this hook. */
 CERB_HOOK(inode_init_security_anon, security_inode_init_security_anon)
-int BPF_PROG(cerb_inode_init_security_anon, struct inode *inode, const struct qstr *name,
+int CERB_PROG(cerb_inode_init_security_anon, struct inode *inode, const struct qstr *name,
              const struct inode *context_inode, int ret)
 {
     __u64 cgroup_id;

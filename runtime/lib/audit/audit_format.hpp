@@ -69,6 +69,7 @@ struct TrailStart {
     std::vector<std::string> not_reported;
     std::map<std::string, std::string> why_not_reported; // rule kind -> why, for each of not_reported
     std::vector<std::string> partly_enforced;
+    bool audit_log = false; // some of its denials come through the kernel audit log (Landlock's), not the ring buffer
 };
 
 // {"type":"start","time":...,"id":...,"enforcement":...,["passed_over":...,]"mode":...,"policy":{...},

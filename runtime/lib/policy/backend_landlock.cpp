@@ -20,6 +20,9 @@ namespace cerberus::policy {
 namespace {
 
 constexpr const char* memfd_sysctl_file = "/proc/sys/vm/memfd_noexec";
+// The policy's seccomp filter depends only on the policy's shape and the host
+// (seccomp::compile_cached's key): compiled once per host, not per container.
+constexpr const char* seccomp_cache_dir = "/run/cerberus-enforcement/landlock-seccomp";
 
 // Families a socket may have under allowed_hosts: those whose peers the
 // socket programs see, and unix, which stays on the host. Netlink is refused,
@@ -128,7 +131,7 @@ std::vector<std::string> pinned_parents(const Policy& policy, const std::vector<
 }
 
 // Why Landlock's file and exec denials cannot reach the trail on this host; "" when they can.
-std::string files_unreported_why(int abi)
+std::string files_unreported_why_now(int abi)
 {
     if (abi < 7)
         return "denials are not reported: Landlock logs them only from ABI 7 (this kernel has " +
@@ -143,13 +146,26 @@ std::string files_unreported_why(int abi)
     return "";
 }
 
-std::string cgroup2_location()
+// The same, asked of the kernel once per process: the kernel answers AUDIT_GET
+// from a thread it starts for the purpose, which can take milliseconds on a
+// busy host, and a create consults the coverage table three times.
+const std::string& files_unreported_why(int abi)
 {
-    try {
-        return cgroups::Mounts::detect().unified;
-    } catch (const Error&) {
-        return "";
-    }
+    static const std::string why = files_unreported_why_now(abi);
+    return why;
+}
+
+// Once per process: reading the mount table is most of a probe, and a create probes each time it decides.
+const std::string& cgroup2_location()
+{
+    static const std::string location = [] {
+        try {
+            return cgroups::Mounts::detect().unified;
+        } catch (const Error&) {
+            return std::string();
+        }
+    }();
+    return location;
 }
 
 // A container sharing a pid namespace sees processes outside it: its domain
@@ -295,7 +311,8 @@ public:
             restrictions.landlock_flags = landlock::restrict_flags(abi);
         }
         bool memfd_sysctl = memfd_by_sysctl(spec);
-        restrictions.seccomp = seccomp::compile(landlock_seccomp(policy, memfd_sysctl, shared_pids));
+        restrictions.seccomp =
+            seccomp::compile_cached(landlock_seccomp(policy, memfd_sysctl, shared_pids), seccomp_cache_dir);
         restrictions.path_mounts = landlock_path_mounts(policy, memfd_sysctl);
         return restrictions;
     }

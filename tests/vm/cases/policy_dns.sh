@@ -155,7 +155,8 @@ vm_expect_contains "audit mode answers an unlisted name" "answers=198.51.100.66"
 vm_expect_contains "and says so in the trail" "evil.test" cerberus events --denials audit
 
 # --- the gate's lifetime ---------------------------------------------------------------------------------
-gate_pid="$(cat /run/cerberus-dns/*/gate.lock 2>/dev/null | head -n1)"
+gate_dir="/run/cerberus-dns/$(basename "$(pin_dir)")" # this build's layout: others' may be beside it
+gate_pid="$(cat "$gate_dir/gate.lock" 2>/dev/null | head -n1)"
 if [ -n "$gate_pid" ] && kill "$gate_pid" 2>/dev/null; then
     sleep 0.5
     vm_run inside named $p dns svc.test "$resolver" udp
@@ -167,7 +168,7 @@ if [ -n "$gate_pid" ] && kill "$gate_pid" 2>/dev/null; then
     vm_expect_contains "a cerberus command starts it again" "answers=198.51.100.2" \
         inside named $p dns svc.test "$resolver" udp
 else
-    vm_fail "the gate runs, its pid in its lock file" "no pid in /run/cerberus-dns/*/gate.lock"
+    vm_fail "the gate runs, its pid in its lock file" "no pid in $gate_dir/gate.lock"
 fi
 
 # --- one container with names per network namespace ------------------------------------------------------
