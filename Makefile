@@ -4,7 +4,7 @@ BUILD ?= build
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
 
-.PHONY: all build deps test unit fuzz integration vm vm-systemd conformance cve-table bench bench-policy bench-dns bench-compile demo install uninstall clean
+.PHONY: all build deps test unit fuzz integration vm test-kernels vm-systemd conformance cve-table bench bench-policy bench-dns bench-compile demo install uninstall clean
 
 all: build
 
@@ -26,8 +26,16 @@ fuzz:
 integration: build
 	tests/integration/run.sh $(BUILD)
 
+# The real-kernel lane on one kernel of tests/vm/kernels.list (6.1, 6.12, 7.x).
+KERNEL ?= 6.1
 vm: build
-	tests/vm/run.sh --build $(BUILD)
+	tests/vm/run.sh --build $(BUILD) --kernel $(KERNEL)
+
+# Every policy case on every kernel of the lane, in each boot (BPF LSM, fmod_ret, landlock); the verdicts
+# go to tests/policy/results/<kernel>/, and docs/policy.md's coverage tables are written from them.
+test-kernels: build
+	tests/vm/test-kernels.sh --build $(BUILD)
+	scripts/coverage-table.sh
 
 # systemd as init with Podman, Docker and containerd on their defaults (the root image is cached).
 vm-systemd: build
@@ -60,6 +68,7 @@ demo: deps build
 # On this host, then `run` with --systemd-cgroup (and cgroupfs) in one boot of the systemd VM lane.
 bench: build
 	bench/run.sh --build $(BUILD)
+	bench/policy.sh --build $(BUILD) --boots bpf-lsm --scale 0
 	bench/systemd.sh --build $(BUILD)
 
 # The agent policy's cost, measured in the real-kernel VM lane (BPF LSM).

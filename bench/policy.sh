@@ -9,7 +9,7 @@
 #                        [--from-log FILE]
 #   --build DIR  cerberus build directory (default: build; configured and built when cerberus is missing)
 #   --reps N     repetitions of each loop measurement (default: the case's, 5)
-#   --scale N    concurrently created containers with distinct policies (default: the case's, 1000)
+#   --scale N    concurrently created containers with distinct policies (default: the case's, 1000; 0 skips)
 #   --aslr       keep address space randomization on in the VM (off by default: under emulation it makes
 #                every process's code be translated again, which a real CPU does not pay)
 #   --boots LIST bpf-lsm, no-bpf-lsm or both (default: bpf-lsm,no-bpf-lsm; see tests/vm/run.sh)
@@ -41,13 +41,15 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$from_log" ] || [ "$(id -u)" = 0 ] || { echo "policy.sh: must run as root" >&2; exit 1; }
 for value in "${overrides[@]}"; do
-    [[ ${value#*=} =~ ^[1-9][0-9]*$ ]] || { echo "policy.sh: ${value%%=*} expects a positive number" >&2; exit 2; }
+    [[ ${value#*=} =~ ^[0-9]+$ ]] || { echo "policy.sh: ${value%%=*} expects a number" >&2; exit 2; }
 done
 
 tmp=$(mktemp -d /tmp/cerberus-pbench.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 . "$here/vm_lane.sh"
 lane_args=(--build "$build" --cases "$here/vm/*.sh" --boots "$boots")
+# crun in the VM, for the run row's other runtime (its libraries come with it).
+! command -v crun >/dev/null || lane_args+=(--add "$(command -v crun):/usr/local/bin/crun")
 if [ ${#overrides[@]} -gt 0 ]; then
     printf '%s\n' "${overrides[@]}" >"$tmp/bench.env"
     lane_args+=(--add "$tmp/bench.env:/vm/bench.env")
@@ -101,9 +103,16 @@ END {
     }
     print ""
     print "cerberus run of /bin/true, container deleted on exit (ms)"
-    printf "  %-10s %-24s %-24s %s\n", "step", "no policy", "policy", "policy/none"
-    printf "  %-10s %s %s %s\n", "run", cell("run.none", "ms"), cell("run.policy", "ms"), ratio("run.policy", "run.none")
+    printf "  %-10s %-24s %-24s %-24s %-12s %s\n", "step", "no policy", "policy", "crun, no policy", "policy/none", "policy/crun"
+    printf "  %-10s %s %s %s %-12s %s\n", "run", cell("run.none", "ms"), cell("run.policy", "ms"), cell("run.crun", "ms"),
+        ratio("run.policy", "run.none"), ratio("run.policy", "run.crun")
     printf "  %-10s %s (a policed sleep container, detached, loading the programs first)\n", "run+load", cell("holder.run_with_load", "ms")
+    if (count["burst.denials"]) {
+        print ""
+        printf "Burst of %d denied connects: %d written + %d lost = %d%s\n", v["burst.denials", 1], v["burst.written", 1],
+            v["burst.lost", 1], v["burst.written", 1] + v["burst.lost", 1],
+            v["burst.written", 1] + v["burst.lost", 1] == v["burst.denials", 1] ? " (all accounted for)" : " (MISMATCH)"
+    }
     n = info["scale.created"]
     if (n == "") exit
     print ""

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* The agent policy, enforced by BPF LSM programs or, built with CERB_FMOD_RET,
  * by the same programs as fmod_ret on the kernel's security_ functions (see
- * CERB_HOOK). Loaded once per host and pinned; every hook first finds the
+ * CERB_HOOK). A hook whose prototype changed between kernels has a program
+ * per prototype (the body shared); the loader reads the running kernel's BTF
+ * and loads the one that fits (bpf_hooks.cpp). Loaded once per host and pinned; every hook first finds the
  * policy of the current task's cgroup (or of an ancestor, so nested cgroups
  * stay policed) and returns at once for tasks outside any policed container.
  * Rules come from the maps that policy_compile fills; layouts are in
@@ -255,8 +257,7 @@ int BPF_PROG(cerb_capable, const struct cred *cred, struct user_namespace *ns, i
     return refuse(policy, cgroup_id, CERB_OP_CAPABILITY, CERB_RULE_FORBIDDEN_CAP, EPERM, CERB_TARGET_CAPABILITY, cap);
 }
 
-CERB_HOOK(bpf, security_bpf)
-int BPF_PROG(cerb_bpf, int cmd, union bpf_attr *attr, unsigned int size, int ret)
+static __always_inline int refuse_bpf(int cmd, int ret)
 {
     __u64 cgroup_id;
     struct cerb_policy *policy = find_armed_policy(&cgroup_id);
@@ -265,14 +266,42 @@ int BPF_PROG(cerb_bpf, int cmd, union bpf_attr *attr, unsigned int size, int ret
     return refuse(policy, cgroup_id, CERB_OP_BPF, CERB_RULE_ESCALATION, EPERM, CERB_TARGET_NUMBER, cmd);
 }
 
-CERB_HOOK(perf_event_open, security_perf_event_open)
-int BPF_PROG(cerb_perf_event_open, struct perf_event_attr *attr, int type, int ret)
+/* Up to Linux 6.13. */
+CERB_HOOK(bpf, security_bpf)
+int BPF_PROG(cerb_bpf, int cmd, union bpf_attr *attr, unsigned int size, int ret)
+{
+    return refuse_bpf(cmd, ret);
+}
+
+/* From 6.14 on the hook also says whether the call came from the kernel (a BPF syscall
+ * program): refused all the same, as the agent may load none. */
+CERB_HOOK(bpf, security_bpf)
+int BPF_PROG(cerb_bpf_from_kernel, int cmd, union bpf_attr *attr, unsigned int size, bool kernel, int ret)
+{
+    return refuse_bpf(cmd, ret);
+}
+
+static __always_inline int refuse_perf_event(int type, int ret)
 {
     __u64 cgroup_id;
     struct cerb_policy *policy = find_armed_policy(&cgroup_id);
     if (ret || !policy)
         return ret;
     return refuse(policy, cgroup_id, CERB_OP_PERF_EVENT, CERB_RULE_ESCALATION, EPERM, CERB_TARGET_NUMBER, type);
+}
+
+/* Up to Linux 6.1 (at least): the attribute first. */
+CERB_HOOK(perf_event_open, security_perf_event_open)
+int BPF_PROG(cerb_perf_event_open, struct perf_event_attr *attr, int type, int ret)
+{
+    return refuse_perf_event(type, ret);
+}
+
+/* Later kernels pass the type alone. */
+CERB_HOOK(perf_event_open, security_perf_event_open)
+int BPF_PROG(cerb_perf_event_open_type, int type, int ret)
+{
+    return refuse_perf_event(type, ret);
 }
 
 CERB_HOOK(kernel_module_request, security_kernel_module_request)
@@ -457,15 +486,17 @@ int BPF_PROG(cerb_mnt_want_write_file, struct file *file)
     return 0;
 }
 
-#ifdef CERB_FMOD_RET
+/* security_inode_setattr takes the mount's idmap (6.1: user namespace) in
+ * every kernel; the LSM hook is given it from 6.3 on. */
 CERB_HOOK(inode_setattr, security_inode_setattr)
-int BPF_PROG(cerb_inode_setattr, struct user_namespace *mnt_userns, struct dentry *dentry, struct iattr *attr, int ret)
+int BPF_PROG(cerb_inode_setattr, void *idmap, struct dentry *dentry, struct iattr *attr, int ret)
 {
     return check_setattr(dentry, attr, ret);
 }
-#else
+
+#ifndef CERB_FMOD_RET
 CERB_HOOK(inode_setattr, security_inode_setattr)
-int BPF_PROG(cerb_inode_setattr, struct dentry *dentry, struct iattr *attr, int ret)
+int BPF_PROG(cerb_inode_setattr_no_idmap, struct dentry *dentry, struct iattr *attr, int ret)
 {
     return check_setattr(dentry, attr, ret);
 }
@@ -482,6 +513,20 @@ int BPF_PROG(cerb_inode_setxattr, struct user_namespace *mnt_userns, struct dent
 CERB_HOOK(inode_removexattr, security_inode_removexattr)
 int BPF_PROG(cerb_inode_removexattr, struct user_namespace *mnt_userns, struct dentry *dentry, const char *name,
              int ret)
+{
+    return check_inode_change(dentry, CERB_OP_XATTR, ret);
+}
+
+/* From Linux 6.2 POSIX ACLs (system.posix_acl_*) pass these hooks instead of
+ * the xattr ones; kernels without them send ACLs through inode_setxattr. */
+CERB_HOOK(inode_set_acl, security_inode_set_acl)
+int BPF_PROG(cerb_inode_set_acl, void *idmap, struct dentry *dentry, const char *acl_name, void *kacl, int ret)
+{
+    return check_inode_change(dentry, CERB_OP_XATTR, ret);
+}
+
+CERB_HOOK(inode_remove_acl, security_inode_remove_acl)
+int BPF_PROG(cerb_inode_remove_acl, void *idmap, struct dentry *dentry, const char *acl_name, int ret)
 {
     return check_inode_change(dentry, CERB_OP_XATTR, ret);
 }

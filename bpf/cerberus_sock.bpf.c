@@ -101,6 +101,28 @@ static __always_inline void steer6(struct bpf_sock_addr *ctx, const __u32 *ip)
     ctx->user_port = bpf_htons(CERB_DNS_PORT);
 }
 
+#define LOOPBACK_IFINDEX 1 /* the loopback device, in every network namespace */
+
+static __always_inline bool loopback4(__u32 ip)
+{
+    return (bpf_ntohl(ip) >> 24) == 127;
+}
+
+static __always_inline bool loopback6(const __u32 *ip)
+{
+    return (ip[0] == 0 && ip[1] == 0 && ip[2] == 0 && ip[3] == bpf_htonl(1)) ||
+           (is_v4_mapped(ip) && loopback4(ip[3]));
+}
+
+/* A socket bound to the loopback device (SO_BINDTODEVICE, SO_BINDTOIFINDEX)
+ * has its packets delivered on this host, whatever address they name: in
+ * the host's network namespace, to the host's services. */
+static __always_inline bool bound_to_host_loopback(struct bpf_sock_addr *ctx, struct cerb_policy *policy)
+{
+    struct bpf_sock *sk = ctx->sk;
+    return sk && sk->bound_dev_if == LOOPBACK_IFINDEX && (policy->flags & CERB_HOST_NETWORK);
+}
+
 /* The attach type says the family: the family field the caller wrote is not
  * trusted (UDP takes AF_UNSPEC as IPv4). */
 static __always_inline int check_inet4(struct bpf_sock_addr *ctx, __u16 op)
@@ -111,6 +133,10 @@ static __always_inline int check_inet4(struct bpf_sock_addr *ctx, __u16 op)
         return ALLOW;
     __u32 ip = ctx->user_ip4;
     __u16 port = bpf_ntohs((__u16)ctx->user_port);
+    if (bound_to_host_loopback(ctx, policy) && !loopback4(ip))
+        return refuse_address(policy, cgroup_id, op, CERB_RULE_REROUTED, AF_INET, (const __u8 *)&ip, 4, port)
+                   ? DENY
+                   : ALLOW;
     if (to_gate(ctx, policy, port)) {
         steer4(ctx, ip);
         return ALLOW;
@@ -131,6 +157,10 @@ static __always_inline int check_inet6(struct bpf_sock_addr *ctx, __u16 op)
         return ALLOW;
     __u32 ip[4] = {ctx->user_ip6[0], ctx->user_ip6[1], ctx->user_ip6[2], ctx->user_ip6[3]};
     __u16 port = bpf_ntohs((__u16)ctx->user_port);
+    if (bound_to_host_loopback(ctx, policy) && !loopback6(ip))
+        return refuse_address(policy, cgroup_id, op, CERB_RULE_REROUTED, AF_INET6, (const __u8 *)ip, 16, port)
+                   ? DENY
+                   : ALLOW;
     if (to_gate(ctx, policy, port)) {
         steer6(ctx, ip);
         return ALLOW;
@@ -314,10 +344,22 @@ static __always_inline __u16 destination_port(struct __sk_buff *skb, __u32 offse
     return bpf_ntohs(port);
 }
 
+/* A packet leaving through the loopback device is delivered on this host,
+ * whatever address it carries (a cmsg or socket option naming the device:
+ * IP_PKTINFO, IPV6_PKTINFO, IP_UNICAST_IF, SO_BINDTODEVICE; a route): where
+ * the container shares the host's network namespace, only a loopback
+ * destination may go that way, judged as any other. */
+static __always_inline bool delivered_on_host(struct __sk_buff *skb, struct cerb_policy *policy, bool loopback)
+{
+    return skb->ifindex == LOOPBACK_IFINDEX && (policy->flags & CERB_HOST_NETWORK) && !loopback;
+}
+
 /* IPv4 options (source routes, and any option: none is needed by TCP or UDP),
- * and a destination other than the connected peer's that allowed_hosts does
- * not allow (a connected UDP socket may still sendto others: those passed
- * sendmsg4). */
+ * a non-loopback destination reached through the host's loopback device, and
+ * a destination that allowed_hosts does not allow unless it is a connected
+ * socket's peer (its connect was judged; a connected UDP socket may still
+ * sendto others, judged here again). The packet's real destination is judged,
+ * whatever the connect and sendmsg programs (or hooks) saw. */
 static __always_inline int check_packet4(struct __sk_buff *skb, struct bpf_sock *sk, struct cerb_policy *policy,
                                          __u64 cgroup_id)
 {
@@ -325,18 +367,20 @@ static __always_inline int check_packet4(struct __sk_buff *skb, struct bpf_sock 
     if (bpf_skb_load_bytes(skb, 0, &ip, sizeof(ip)) < 0)
         return ALLOW;
     __u16 port = destination_port(skb, ip.ihl * 4, ip.protocol);
-    if (ip.ihl > 5)
+    if (ip.ihl > 5 || delivered_on_host(skb, policy, loopback4(ip.daddr)))
         return refuse_packet(policy, cgroup_id, AF_INET, &ip.daddr, 4, port);
     __u32 peer = sk->dst_ip4;
+    bool own_netns = !(policy->flags & CERB_HOST_NETWORK);
     /* A query sendmsg4 steered to the gate from a socket connected elsewhere passes too. */
-    if (!peer || peer == ip.daddr || (ip.daddr == bpf_htonl(CERB_DNS_GATE_IP4) && steered_to_gate(policy, port)) ||
-        inet4_allowed(cgroup_id, (const __u8 *)&ip.daddr, port, false))
+    if ((peer && peer == ip.daddr) || (ip.daddr == bpf_htonl(CERB_DNS_GATE_IP4) && steered_to_gate(policy, port)) ||
+        inet4_allowed(cgroup_id, (const __u8 *)&ip.daddr, port, own_netns))
         return ALLOW;
     return refuse_packet(policy, cgroup_id, AF_INET, &ip.daddr, 4, port);
 }
 
 /* IPv6 routing headers (type 0, 2, segment routing: any), found by walking
- * the extension headers before the payload; then as check_packet4. */
+ * the extension headers before the payload; then as check_packet4 (an
+ * IPv4-mapped destination is IPv4's: the packet is IPv4 by now). */
 static __always_inline int check_packet6(struct __sk_buff *skb, struct bpf_sock *sk, struct cerb_policy *policy,
                                          __u64 cgroup_id)
 {
@@ -368,9 +412,12 @@ static __always_inline int check_packet6(struct __sk_buff *skb, struct bpf_sock 
     __u32 peer[4] = {sk->dst_ip6[0], sk->dst_ip6[1], sk->dst_ip6[2], sk->dst_ip6[3]};
     __u32 daddr[4];
     __builtin_memcpy(daddr, &ip.daddr, 16);
-    bool to_peer = peer[0] == daddr[0] && peer[1] == daddr[1] && peer[2] == daddr[2] && peer[3] == daddr[3];
-    if (all_zero((const __u8 *)peer, 16) || to_peer || (is_gate6(daddr) && steered_to_gate(policy, port)) ||
-        inet6_allowed(cgroup_id, (const __u8 *)daddr, port, false))
+    if (delivered_on_host(skb, policy, loopback6(daddr)))
+        return refuse_packet(policy, cgroup_id, AF_INET6, &ip.daddr, 16, port);
+    bool to_peer = !all_zero((const __u8 *)peer, 16) && peer[0] == daddr[0] && peer[1] == daddr[1] &&
+                   peer[2] == daddr[2] && peer[3] == daddr[3];
+    if (to_peer || (is_gate6(daddr) && steered_to_gate(policy, port)) ||
+        inet6_allowed(cgroup_id, (const __u8 *)daddr, port, !(policy->flags & CERB_HOST_NETWORK)))
         return ALLOW;
     return refuse_packet(policy, cgroup_id, AF_INET6, &ip.daddr, 16, port);
 }

@@ -297,16 +297,19 @@ static __always_inline struct cerb_policy *find_path_policy(__u64 *cgroup_id)
 }
 
 /* The path rules for a change to the name parent/last in mount mnt (or to
- * parent itself when last is NULL): a write, allowed only under allowed_paths
+ * parent itself when last is 0): a write, allowed only under allowed_paths
  * and never under denied_paths. A change that moves or removes the name
  * (rename, link, unlink, rmdir) must also leave the names rules are keyed on
- * alone, binary rules among them. A NULL mnt is a mount not known: refused. */
-static __always_inline int check_change_at(struct dentry *parent, struct vfsmount *mnt, struct dentry *last,
-                                           __u16 op, bool moves_name, int ret)
+ * alone, binary rules among them. A mnt of 0 is a mount not known: refused.
+ * Not inlined: a global function is verified once, whoever calls it, and
+ * link and rename judge two names. Verifiers from Linux 6.8 on explore each
+ * bpf_loop callback until its states converge; with the walk inlined twice,
+ * 7.2's passed its limit of a million instructions on path_link (E2BIG). Its
+ * arguments are kernel pointers as numbers, since the walk reads through them
+ * with CO-RE probe reads only. 0, or non-zero to deny (check_change_at). */
+__noinline int judge_change(__u64 parent, __u64 mnt, __u64 last, __u32 op, __u32 moves_name)
 {
     __u64 cgroup_id;
-    if (ret)
-        return ret;
     struct cerb_policy *policy = find_armed_policy(&cgroup_id);
     __u32 judged = CERB_HAS_PATHS | CERB_HAS_DENIED | (moves_name ? CERB_HAS_BINS : 0);
     if (!policy || !(policy->flags & judged))
@@ -314,16 +317,36 @@ static __always_inline int check_change_at(struct dentry *parent, struct vfsmoun
     struct scratch *s = get_scratch();
     if (!s)
         return 0;
-    if (mnt && mount_detached(mnt))
+    if (mnt && mount_detached((struct vfsmount *)mnt))
         return refuse_path(policy, cgroup_id, op, CERB_RULE_DETACHED_MOUNT, EACCES, 0, CERB_ACCESS_WRITE);
     s->path[0] = 0;
-    long size = mnt ? build_path(s, parent, mnt, last) : -1;
+    long size = mnt ? build_path(s, (struct dentry *)parent, (struct vfsmount *)mnt, (struct dentry *)last) : -1;
     if (policy->flags & (CERB_HAS_PATHS | CERB_HAS_DENIED)) {
-        ret = check_path(policy, cgroup_id, size, true, op, EACCES);
+        int ret = check_path(policy, cgroup_id, size, true, op, EACCES);
         if (ret)
             return ret;
     }
     return moves_name ? check_rule_name(policy, cgroup_id, size, op) : 0;
+}
+
+/* A kernel pointer as a plain number: what the verifier knows of a hook's
+ * arguments (a typed pointer) cannot be passed to a global function. */
+static __always_inline __u64 as_number(const void *pointer)
+{
+    __u64 number = 0;
+    bpf_probe_read_kernel(&number, sizeof(number), &pointer);
+    return number;
+}
+
+/* judge_change after an earlier program's verdict ret. The verifier knows
+ * nothing of a global function's result, and newer kernels hold an LSM
+ * program's to an errno: any denial is EACCES, as judge_change's are. */
+static __always_inline int check_change_at(struct dentry *parent, struct vfsmount *mnt, struct dentry *last,
+                                           __u16 op, bool moves_name, int ret)
+{
+    if (ret)
+        return ret;
+    return judge_change(as_number(parent), as_number(mnt), as_number(last), op, moves_name) ? -EACCES : 0;
 }
 
 /* check_change_at for a name in the directory dir (or dir itself). */

@@ -25,6 +25,8 @@ run_tier fuzz tests/fuzz/run.sh --build "$build-fuzz"
 run_tier integration tests/integration/run.sh "$build"
 run_tier engines tests/engines/run.sh "$build"
 run_tier vm tests/vm/run.sh --build "$build"
+# The policy's smoke set on the lane's newer kernels (6.12, 7.x), with and without bpf in lsm=.
+run_tier vm-kernels tests/vm/test-kernels.sh --smoke --build "$build"
 run_tier vm-systemd tests/vm/run.sh --systemd --build "$build"
 run_tier browser tests/browser/run.sh "$build"
 # cerberus first: the expected-pass list and the closing count are its own.

@@ -5,9 +5,10 @@
 # boot measures: open/connect/exec loops inside a policed container against an unpoliced one; the same
 # loops outside any container (in the root cgroup and in a depth-3 cgroup, as systemd places processes)
 # with the BPF programs not loaded, while a policed container runs, and after it is deleted (programs
-# still attached); `cerberus run` of /bin/true with and without a policy; and the create time of
-# the 1st..Nth concurrently existing container with distinct policies (in the bpf-lsm boot only: creating
-# and installing do not depend on which programs enforce).
+# still attached); `cerberus run` of /bin/true with and without a policy, and crun's without one when
+# bench/policy.sh put crun in the VM; a burst of denied connects (written + lost must be the burst); and the
+# create time of the 1st..Nth concurrently existing container with distinct policies (in the bpf-lsm boot
+# only: creating and installing do not depend on which programs enforce).
 # Output: `BENCH <metric> <ns>` lines, one per repetition (bench/policy.sh takes medians), `BENCH info ...`
 # lines, and `VMTEST` verdicts for the sanity checks (the loops succeeded, nothing was denied).
 # /vm/bench.env may override REPS, SCALE and the loop counts.
@@ -22,6 +23,7 @@ OPEN_N=10000    # open+close per loop
 CONNECT_N=2000  # socket+connect+close per loop
 EXEC_N=60       # fork+exec+wait per loop
 RUN_REPS=25     # cerberus run of /bin/true, each with and without a policy, alternating
+BURST=100000    # denied connects in the burst
 SCALE=1000      # concurrently existing created containers with distinct policies
 ASLR=0          # 0: address space randomization off in this VM (see below); 1: the kernel's default
 [ -f /vm/bench.env ] && . /vm/bench.env
@@ -145,15 +147,37 @@ rmdir "$nested" /sys/fs/cgroup/bench.slice/user.slice /sys/fs/cgroup/bench.slice
 bundle_for "$work/true-none" /bin/true || exit 1
 bundle_for "$work/true-policy" /bin/true || exit 1
 bundle_edit "$work/true-policy" '.annotations["io.cerberus.policy"] = $p' --arg p "$policy"
+crun=$(command -v crun || true)
+kinds="none policy${crun:+ crun}"
 rep=0
 while [ $rep -lt $RUN_REPS ]; do
-    for kind in none policy; do
-        out="$(timed $cerberus run --bundle "$work/true-$kind" bench-true)"
+    for kind in $kinds; do
+        if [ "$kind" = crun ]; then
+            out="$(timed $crun --root /run/bench-crun run --bundle "$work/true-none" bench-true)"
+            $crun --root /run/bench-crun delete --force bench-true >/dev/null 2>&1
+        else
+            out="$(timed $cerberus run --bundle "$work/true-$kind" bench-true)"
+        fi
         case "$out" in *"failed=0 "*) bench_emit "run.$kind" "$out" ;; *) vm_fail "run of /bin/true ($kind)" "$out"; break 2 ;; esac
     done
     rep=$((rep + 1))
 done
-[ $rep -eq $RUN_REPS ] && vm_ok "run of /bin/true with and without a policy"
+[ $rep -eq $RUN_REPS ] && vm_ok "run of /bin/true: $kinds"
+
+# (e) a burst of denied connects: every denial is written to the trail or counted lost there.
+if [ "$BURST" -gt 0 ]; then
+    bundle_for "$work/burst" /bin/cerberus-probe burst "$BURST" 203.0.113.9 443 || exit 1
+    bundle_edit "$work/burst" '.annotations["io.cerberus.policy"] = "{\"allowed_hosts\": []}"'
+    trail=/var/log/cerberus/bench-burst.jsonl
+    rm -f "$trail"
+    out="$(timed $cerberus run --bundle "$work/burst" bench-burst)" # run deletes: the trail is complete
+    written=$(grep -c '"type":"denial"' "$trail" || true)
+    lost=$(grep '"type":"lost"' "$trail" | tail -n1 | jq -r '.total // 0')
+    echo "BENCH burst.denials $BURST"
+    echo "BENCH burst.written ${written:-0}"
+    echo "BENCH burst.lost ${lost:-0}"
+    vm_check "burst: written + lost = $BURST" test $((${written:-0} + ${lost:-0})) -eq "$BURST"
+fi
 
 # (d) scale: SCALE created containers at once, each with its own policy (a distinct /32 in allowed_hosts).
 # They share one rootfs; each bundle holds only its config.json, made from a template by sed.

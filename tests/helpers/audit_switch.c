@@ -26,17 +26,27 @@ static int talk(int fd, int type, const void *payload, size_t size, struct audit
     struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
     if (sendto(fd, buf, request->nlmsg_len, 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0)
         return -errno;
-    for (;;) {
+    /* The kernel acknowledges at once but sends AUDIT_GET's answer from a thread it starts for it:
+     * the answer may come after the acknowledgement. */
+    int acked = 0, answered = status == NULL;
+    while (!acked || !answered) {
         ssize_t n = recv(fd, buf, sizeof(buf), 0);
         if (n < 0)
             return -errno;
         for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, n); h = NLMSG_NEXT(h, n)) {
-            if (h->nlmsg_type == AUDIT_GET && status)
+            if (h->nlmsg_type == AUDIT_GET && status) {
                 memcpy(status, NLMSG_DATA(h), sizeof(*status));
-            if (h->nlmsg_type == NLMSG_ERROR) /* the acknowledgement comes last */
-                return ((struct nlmsgerr *)NLMSG_DATA(h))->error;
+                answered = 1;
+            }
+            if (h->nlmsg_type == NLMSG_ERROR) {
+                int error = ((struct nlmsgerr *)NLMSG_DATA(h))->error;
+                if (error)
+                    return error;
+                acked = 1;
+            }
         }
     }
+    return 0;
 }
 
 int main(int argc, char **argv)

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/bpf.h>
+#include <linux/perf_event.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
@@ -461,6 +462,11 @@ static int run(int argc, char** argv)
         union bpf_attr attr = {.map_type = BPF_MAP_TYPE_ARRAY, .key_size = 4, .value_size = 4, .max_entries = 1};
         return report(syscall(SYS_bpf, BPF_MAP_CREATE, &attr, sizeof attr));
     }
+    if (!strcmp(cmd, "perf")) { /* a software counter on itself: what perf_event_open guards least */
+        struct perf_event_attr attr = {.type = PERF_TYPE_SOFTWARE, .size = sizeof attr,
+                                       .config = PERF_COUNT_SW_TASK_CLOCK, .disabled = 1, .exclude_kernel = 1};
+        return report(syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0));
+    }
     if (!strcmp(cmd, "burst") && argc > 2)
         return burst(atoi(argv[2]), argc > 4 ? argv[3] : "203.0.113.9", argc > 4 ? atoi(argv[4]) : 443);
     if (!strcmp(cmd, "fork") && argc > 2)
@@ -491,6 +497,14 @@ static int run(int argc, char** argv)
     int rc = probe_net(argc, argv);
     if (rc < 0)
         rc = probe_dns(argc, argv);
+    if (rc < 0)
+        rc = probe_abi(argc, argv);
+    if (rc < 0)
+        rc = probe_place(argc, argv);
+    if (rc < 0)
+        rc = probe_reach(argc, argv);
+    if (rc < 0)
+        rc = probe_device(argc, argv);
     if (rc >= 0)
         return rc;
     fprintf(stderr, "unknown command %s\n", cmd);

@@ -230,8 +230,12 @@ static int udp_exchange(const char* host, int port, const char* how)
     return 0;
 }
 
-static int family_of(const char* name)
+int family_of(const char* name)
 {
+    if (!strcmp(name, "netlink"))
+        return AF_NETLINK;
+    if (!strcmp(name, "packet"))
+        return AF_PACKET;
     return !strcmp(name, "inet6") ? AF_INET6 : AF_INET;
 }
 
@@ -241,6 +245,8 @@ static int type_of(const char* name)
         return SOCK_DGRAM;
     if (!strcmp(name, "seqpacket"))
         return SOCK_SEQPACKET;
+    if (!strcmp(name, "raw"))
+        return SOCK_RAW;
     return SOCK_STREAM;
 }
 
@@ -261,7 +267,7 @@ int probe_net(int argc, char** argv)
         return bind_to(argv[2], argv[3], atoi(argv[4]));
     if (!strcmp(cmd, "udp-exchange") && argc > 4) /* udp-exchange HOST PORT connect|sendto */
         return udp_exchange(argv[2], atoi(argv[3]), argv[4]);
-    if (!strcmp(cmd, "socket") && argc > 4) /* socket inet|inet6 stream|dgram|seqpacket PROTOCOL */
+    if (!strcmp(cmd, "socket") && argc > 4) /* socket inet|inet6|netlink stream|dgram|seqpacket|raw PROTOCOL */
         return report(socket(family_of(argv[2]), type_of(argv[3]), atoi(argv[4])));
     return -1;
 }

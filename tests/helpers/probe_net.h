@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-/* cerberus-probe's rerouting and protocol commands (probe_net.c) and its DNS
- * client (probe_dns.c). */
+/* cerberus-probe's rerouting and protocol commands (probe_net.c), its DNS client
+ * (probe_dns.c), its calls through other system call ABIs (probe_abi.c), its
+ * renames (probe_place.c), its reach into other processes (probe_reach.c) and
+ * its datagrams out a device it names (probe_device.c). */
 #pragma once
 
 #include <sys/socket.h>
@@ -16,9 +18,24 @@ int report(int rc);
 long long now_ns(void);
 int loop_report(long long start, int n, int failed, const char* last_error);
 
+/* AF_INET6, AF_NETLINK, AF_PACKET for "inet6", "netlink", "packet"; else AF_INET (probe_net.c). */
+int family_of(const char* name);
+
 /* Runs argv[1] if it is one of them; -1 if it is not. */
 int probe_net(int argc, char** argv);
 
 /* "dns NAME SERVER udp|tcp [A|AAAA]", "loop-dns N NAME SERVER" (NAME may hold
  * one %d: the query's number, 1 to N); -1 for another command. */
 int probe_dns(int argc, char** argv);
+
+/* "abi 64|32|hi CALL ARGS": a system call through another ABI (probe_abi.c); -1 for another command. */
+int probe_abi(int argc, char** argv);
+
+/* "rename OLD NEW [noreplace|exchange|whiteout]" (probe_place.c); -1 for another command. */
+int probe_place(int argc, char** argv);
+
+/* "victim SECONDS", "poke PID ADDR" and the other acts on processes (probe_reach.c); -1 for another command. */
+int probe_reach(int argc, char** argv);
+
+/* "send-via HOW HOST PORT", "udp-listen HOST PORT SECONDS" (probe_device.c); -1 for another command. */
+int probe_device(int argc, char** argv);

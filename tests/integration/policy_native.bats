@@ -36,3 +36,8 @@ run_case() {
 @test "policy learn on landlock" { run_case learn; }
 @test "policy DNS steering on landlock" { run_case dns_steer; }
 @test "policy DNS gate on landlock" { run_case dns; }
+@test "policy system call ABIs on landlock" { run_case abi; }
+@test "policy denied and read-only paths keep their place on landlock" { run_case place; }
+@test "policy the agent stays in its cgroup on landlock" { run_case cgroup; }
+@test "policy processes outside the container out of reach on landlock" { run_case reach; }
+@test "policy a datagram's real destination on landlock" { run_case device; }

@@ -34,6 +34,26 @@ teardown() { teardown_bundle; }
     [ "$output" = "ok" ]
 }
 
+@test "seccomp: a profile that refuses openat2, fsopen and getcwd, loaded before the identity, still starts and execs" {
+    # Without noNewPrivileges the filter goes in while the process still has
+    # its capabilities, before the init waits for start: what the runtime does
+    # after must not need the calls such a profile refuses (runtime-tools' own
+    # profiles refuse openat2 and fsopen, its linux_seccomp test getcwd).
+    edit_config '.process.noNewPrivileges = false | .linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["openat2", "fsopen", "fsmount", "fsconfig", "open_tree", "move_mount", "getcwd"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1}]}'
+    set_args sleep 60
+    cerb create -b "$BUNDLE" "$ID" </dev/null
+    run cerb start "$ID"
+    [ "$status" -eq 0 ]
+    [ "$(container_status)" = running ]
+    run cerb exec "$ID" probe read /bin/busybox
+    [ "$status" -eq 0 ]
+    [ "$output" = ok ]
+    # Control: the filter is in force in the process.
+    run cerb exec "$ID" sh -c 'cd /tmp && pwd -P'
+    [[ "$output" != /tmp ]]
+    cerb delete -f "$ID"
+}
+
 @test "seccomp: SCMP_ACT_KILL_PROCESS kills the process with SIGSYS" {
     edit_config '.linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_KILL_PROCESS"}]}'
     run_container probe mkdir /tmp/x

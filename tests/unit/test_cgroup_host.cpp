@@ -240,6 +240,52 @@ TEST_CASE("host: a failed write names the file and removes what create made")
         CHECK(!std::filesystem::exists(*pids_root + name));
 }
 
+TEST_CASE("host: a child moves itself into the v1 hierarchies through the tasks files its parent opened")
+{
+    if (!is_root())
+        return;
+    Mounts mounts = host_mounts({"pids", "freezer"});
+    if (mounts.v1.empty()) {
+        MESSAGE("skipped: no v1 hierarchy on this host");
+        return;
+    }
+    const std::string name = test_cgroup_name("self");
+    Cgroup cgroup = Cgroup::create({name, "", nullptr, {}}, mounts);
+    cgroup.release();
+    CleanUp clean_up{cgroup};
+    std::vector<UniqueFd> tasks = cgroup.open_v1_tasks();
+    REQUIRE(tasks.size() == mounts.v1.size());
+    std::vector<int> fds;
+    for (const auto& fd : tasks)
+        fds.push_back(fd.get());
+
+    // The lines of /proc/self/cgroup naming the test's cgroup (only v1 ones: the child stays out of the
+    // cgroup2 one), as the child counts them.
+    auto in_cgroup = [&] {
+        std::string text = read_control_if_exists("/proc/self/cgroup").value_or("");
+        int count = 0;
+        for (size_t at = 0; (at = text.find(":" + name + "\n", at)) != std::string::npos; ++at)
+            ++count;
+        return count;
+    };
+    for (bool move : {false, true}) { // the control: without the writes it stays where it was
+        Child child;
+        child.pid = ::fork();
+        REQUIRE(child.pid >= 0);
+        if (child.pid == 0) {
+            try {
+                if (move)
+                    Cgroup::move_self_into_v1(fds);
+            } catch (const Error&) {
+                _exit(100);
+            }
+            _exit(in_cgroup());
+        }
+        int status = child.wait();
+        CHECK(exited_with(status, move ? static_cast<int>(mounts.v1.size()) : 0));
+    }
+}
+
 TEST_CASE("host: the device filter program loads, enforces, and is replaced on update")
 {
     if (!is_root())

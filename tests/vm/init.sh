@@ -3,7 +3,7 @@
 # /init of the test VM (busybox ash, PID 1). Stage 1 runs from the initramfs and moves everything onto a
 # tmpfs, because pivot_root(2) cannot leave the initramfs and container runtimes pivot_root. Stage 2 mounts
 # what a cgroup-v2 host with BPF LSM has, runs the cases listed in /vm/run.$VM_BOOT.list (run-cases.sh;
-# VM_BOOT, from the kernel command line, names the boot: bpf-lsm or no-bpf-lsm, see run.sh) and powers
+# VM_BOOT, from the kernel command line, names the boot: bpf-lsm, no-bpf-lsm or landlock, see run.sh) and powers
 # off. Verdict lines come from the cases (see /vm/lib.sh).
 # With /vm/systemd-root (run.sh --systemd), stage 1 instead mounts the Debian root on /dev/vda, copies the
 # lane's files into it, adds the unit that runs the cases and powers off, and hands over to systemd.
@@ -31,7 +31,7 @@ if [ -f /vm/systemd-root ]; then
     cp -a /usr/local/. /newroot/usr/local/
     [ ! -d /etc/cerberus ] || cp -a /etc/cerberus /newroot/etc/
     for arg in $(cat /proc/cmdline); do
-        case "$arg" in VM_CASE_TIMEOUT=* | VM_BOOT=*) echo "export $arg" >>/newroot/vm/env ;; esac
+        case "$arg" in VM_CASE_TIMEOUT=* | VM_BOOT=* | VM_KERNEL=*) echo "export $arg" >>/newroot/vm/env ;; esac
     done
     unit=/newroot/etc/systemd/system/cerberus-vmtest.service
     cat >"$unit" <<'UNIT'
@@ -85,7 +85,7 @@ mount -t tmpfs -o mode=1777 tmpfs /tmp
 echo 1 >/proc/sys/kernel/printk # only emergencies on the console, so kernel text does not split verdicts
 hostname cerberus-vm
 ip link set lo up
-echo "VMINFO boot $VM_BOOT"
+echo "VMINFO boot $VM_BOOT, kernel ${VM_KERNEL:-6.1} $(uname -r)"
 echo "VMINFO boot_to_init $VM_BOOT_UPTIME"
 
 load_modules
@@ -93,10 +93,15 @@ load_modules
 # Like systemd on a real host: every controller is available to child cgroups.
 sed 's/\([^ ]*\)/+\1/g' /sys/fs/cgroup/cgroup.controllers >/sys/fs/cgroup/cgroup.subtree_control
 
-# auto does not take fmod_ret (docs/policy.md); the boot without bpf in lsm= asks for it, as a user would.
-if [ "$VM_BOOT" = no-bpf-lsm ]; then
+# The boots without bpf in lsm= run the cases under one backend each, asked for as a user would.
+case "$VM_BOOT" in
+no-bpf-lsm) forced=fmod-ret ;;
+landlock) forced=landlock ;;
+*) forced="" ;;
+esac
+if [ -n "$forced" ]; then
     mkdir -p /usr/local/sbin
-    printf '#!/bin/sh\nexec /usr/local/bin/cerberus --enforcement fmod-ret "$@"\n' >/usr/local/sbin/cerberus
+    printf '#!/bin/sh\nexec /usr/local/bin/cerberus --enforcement %s "$@"\n' "$forced" >/usr/local/sbin/cerberus
     chmod +x /usr/local/sbin/cerberus
 fi
 

@@ -359,6 +359,8 @@ if [ -n "$CERBERUS_ENFORCEMENT" ]; then
     POLICY_BACKEND="$CERBERUS_ENFORCEMENT"
 elif [ "$VM_BOOT" = no-bpf-lsm ]; then
     POLICY_BACKEND=fmod-ret
+elif [ "$VM_BOOT" = landlock ]; then
+    POLICY_BACKEND=landlock
 else
     POLICY_BACKEND=bpf-lsm
 fi
@@ -415,6 +417,19 @@ audit_or_refused() {
         *) vm_fail "$check" "expected a refusal naming the landlock backend; $(vm__said)" ;;
         esac
     fi
+}
+
+# fmod_ret_case CHECK: true in the boot without bpf in lsm= with cerberus-fill-trampoline in the VM, where
+# the cases about the fmod_ret programs' trampolines run; elsewhere a skip verdict for CHECK saying why.
+fmod_ret_case() {
+    if [ "$VM_BOOT" != no-bpf-lsm ]; then
+        vm_skip "$1" "the fmod_ret programs' own case runs in the boot without bpf in lsm="
+    elif ! command -v cerberus-fill-trampoline >/dev/null; then
+        vm_skip "$1" "no cerberus-fill-trampoline in the VM"
+    else
+        return 0
+    fi
+    return 1
 }
 
 # pin_dir: where this build of cerberus pins its maps and programs (a directory named by its BPF layout).

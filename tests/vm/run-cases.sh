@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# Runs the cases listed in /vm/run.$VM_BOOT.list (VM_BOOT, from the kernel command line, names the boot:
-# bpf-lsm or no-bpf-lsm, see run.sh), each with its time limit, then prints `VMTEST done`. Called by
+# Runs the cases listed in /vm/run.$VM_BOOT.list (VM_BOOT and VM_KERNEL, from the kernel command line, name
+# the boot and the kernel, see run.sh), each with its time limit, then prints `VMTEST done`. Called by
 # /init on the busybox boot and by the cerberus-vmtest unit on the systemd boot (init.sh installs it).
 # Verdict lines come from the cases (see /vm/lib.sh); this adds a `fail` line for a case that timed out or
 # exited non-zero without one, and a `VMINFO case NAME SECONDS` line per case.
@@ -15,9 +15,11 @@ fi
 
 while read -r script; do
     case_name="$(basename "$script" .sh | sed 's/^[0-9]*_//')"
-    # The first boot's verdicts keep the case's name; another boot's say which boot they come from.
-    name="$case_name"
-    [ "$VM_BOOT" = bpf-lsm ] || name="$name [$VM_BOOT]"
+    # The default kernel's first boot's verdicts keep the case's name; others say where they come from.
+    tag=""
+    [ "${VM_KERNEL:-6.1}" = 6.1 ] || tag="$VM_KERNEL"
+    [ "$VM_BOOT" = bpf-lsm ] || tag="${tag:+$tag }$VM_BOOT"
+    name="$case_name${tag:+ [$tag]}"
     limit="$(sed -n 's/^# vm-timeout: *\([0-9][0-9]*\).*/\1/p' "$script" | head -n1)"
     limit="${limit:-${VM_CASE_TIMEOUT:-120}}"
     : >"$VM_RESULTS"

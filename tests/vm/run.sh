@@ -4,23 +4,28 @@
 # cerberus, cerberus-probe and the case scripts, runs tests/vm/cases/*.sh there with BPF LSM and pure
 # cgroup v2, and reports the verdicts the cases print on the serial console.
 #
-# Two boots share the initramfs (`make test` runs the first): `bpf-lsm` (bpf in lsm=) runs every selected case; `no-bpf-lsm` (lsm=
-# without bpf, as Ubuntu ships its kernels: BPF trampolines but no BPF LSM) runs again the selected cases
-# that say `# vm-boots: ... no-bpf-lsm`, their verdicts named `<case> [no-bpf-lsm]`. A boot with no case
-# to run is not started.
+# The kernel is one of tests/vm/kernels.list (--kernel; default 6.1, Debian 12's), fetched by fetch-kernel.sh.
+# Three boots share the initramfs (`make test` runs the first): `bpf-lsm` (bpf in lsm=) runs every selected
+# case; `no-bpf-lsm` (lsm= without bpf, as Ubuntu ships its kernels: BPF trampolines but no BPF LSM) runs
+# again the selected cases that say `# vm-boots: ... no-bpf-lsm`, under the fmod_ret programs; `landlock`
+# (the same lsm=) those that say `landlock`, under the landlock backend. Verdicts of another boot than
+# bpf-lsm, or of another kernel than 6.1, are named `<case> [<kernel> <boot>]` (each part only when not the
+# default). A boot with no case to run is not started.
 #
-# Usage: tests/vm/run.sh [--systemd] [--build BUILD_DIR] [--cases DIR_OR_GLOB] [--boots LIST]
-#                        [--add SRC[:DEST]]... [--keep] [--console-log FILE]
+# Usage: tests/vm/run.sh [--systemd] [--kernel NAME] [--build BUILD_DIR] [--cases DIR_OR_GLOB] [--boots LIST]
+#                        [--add SRC[:DEST]]... [--keep] [--console-log FILE] [--verdicts DIR]
 #   --systemd boot the cached Debian root of systemd-root.sh (systemd as init, the engines installed) through
 #             a throw-away overlay, and run the cases from a unit of it (default cases: tests/vm/systemd-cases)
+#   --kernel  a kernel of tests/vm/kernels.list: 6.1, 6.12 or 7.x (default: $VM_KERNEL, else 6.1)
 #   --build   where cerberus and cerberus-probe were built (default: <repo>/build); optional
 #   --cases   a directory of case scripts or a glob of them (default: tests/vm/cases)
-#   --boots   which boots to run, comma-separated (default: bpf-lsm; no-bpf-lsm runs the fmod_ret programs,
-#             which auto does not take: see docs/policy.md)
+#   --boots   which boots to run, comma-separated: bpf-lsm, no-bpf-lsm, landlock, or all (default: bpf-lsm)
 #   --add     extra file or directory to put in the VM at DEST (default: same path); ELF programs bring
 #             their libraries
 #   --keep    keep the work directory (initramfs, console logs); it is kept anyway when the lane fails
 #   --console-log  copy the serial console logs of every boot, in order (carriage returns removed), to FILE
+#   --verdicts  write each boot's verdict lines, named without the kernel and boot, to DIR/<kernel>/<boot>.txt
+#             (scripts/coverage-table.sh reads them)
 # Environment: VM_TIMEOUT (each boot, s; default 180, 600 with --systemd, plus each case's limit),
 # VM_MEMORY (guest RAM, MiB, default 1024; 2048 with --systemd), VM_CASE_TIMEOUT (per case, s, default 120; a case may say
 # `# vm-timeout: N`), VM_MODULES (kernel modules to load, default "overlay veth"; a case may add its own with
@@ -39,14 +44,18 @@ cases_arg=""
 systemd=0
 keep=0
 boots_arg="bpf-lsm"
+kernel="${VM_KERNEL:-6.1}"
 extra=()
 console_copy=""
+verdicts_dir=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
     --systemd) systemd=1; shift ;;
     --build) build_dir="$2"; shift 2 ;;
     --cases) cases_arg="$2"; shift 2 ;;
     --boots) boots_arg="$2"; shift 2 ;;
+    --kernel) kernel="$2"; shift 2 ;;
+    --verdicts) verdicts_dir="$2"; shift 2 ;;
     --add) extra+=("$2"); shift 2 ;;
     --keep) keep=1; shift ;;
     --console-log) console_copy="$2"; shift 2 ;;
@@ -71,13 +80,15 @@ fi
 lsm_of_boot() {
     case "$1" in
     bpf-lsm) echo "landlock,lockdown,yama,integrity,apparmor,bpf" ;;
-    no-bpf-lsm) echo "landlock,lockdown,yama,integrity,apparmor" ;;
+    no-bpf-lsm | landlock) echo "landlock,lockdown,yama,integrity,apparmor" ;;
     *) return 1 ;;
     esac
 }
+[[ "$boots_arg" != all ]] || boots_arg=bpf-lsm,no-bpf-lsm,landlock
 IFS=, read -r -a boots <<<"$boots_arg"
 for boot in "${boots[@]}"; do
-    lsm_of_boot "$boot" >/dev/null || { echo "run.sh: unknown boot $boot (expected bpf-lsm or no-bpf-lsm)" >&2; exit 2; }
+    lsm_of_boot "$boot" >/dev/null ||
+        { echo "run.sh: unknown boot $boot (expected bpf-lsm, no-bpf-lsm or landlock)" >&2; exit 2; }
 done
 
 now() { date +%s.%N; }
@@ -138,11 +149,14 @@ install_busybox() {
     done
 }
 
-# Module file for a name (dashes and underscores are the same to the kernel), relative to the modules dir.
+# Module file for a name (dashes and underscores are the same to the kernel), relative to the modules dir;
+# from 6.12 on Debian ships them xz-compressed.
 module_path() {
-    local name="$1"
-    (cd "$moddir" && find kernel -name "$name.ko" -o -name "${name//_/-}.ko" -o -name "${name//-/_}.ko") |
-        head -n1
+    local name="$1" n pattern=()
+    for n in "$name" "${name//_/-}" "${name//-/_}"; do
+        pattern+=(-name "$n.ko" -o -name "$n.ko.xz" -o)
+    done
+    (cd "$moddir" && find kernel "${pattern[@]}" -false) | head -n1
 }
 
 # Appends the module and its dependencies (first) to the load list; modules not shipped are skipped
@@ -153,11 +167,15 @@ add_module() {
     echo "$name" >>"$work/modules.seen"
     path="$(module_path "$name")"
     [[ -n "$path" ]] || return 0
-    for dep in $(tr '\0' '\n' <"$moddir/$path" | sed -n 's/^depends=//p' | tr ',' ' '); do
+    # busybox insmod hands the file to init_module as it is: compressed ones go in decompressed.
+    mkdir -p "$root/lib/modules/$kver/$(dirname "$path")"
+    case "$path" in
+    *.xz) xz -dc "$moddir/$path" >"$root/lib/modules/$kver/${path%.xz}"; path="${path%.xz}" ;;
+    *) cp "$moddir/$path" "$root/lib/modules/$kver/$path" ;;
+    esac
+    for dep in $(tr '\0' '\n' <"$root/lib/modules/$kver/$path" | sed -n 's/^depends=//p' | tr ',' ' '); do
         add_module "$dep"
     done
-    mkdir -p "$root/lib/modules/$kver/$(dirname "$path")"
-    cp "$moddir/$path" "$root/lib/modules/$kver/$path"
     echo "/lib/modules/$kver/$path" >>"$root/vm/modules.list"
 }
 
@@ -258,6 +276,12 @@ build_initramfs() {
         # Fills a kernel function's BPF trampoline, as other tools could (tests/vm/cases/trampoline_full.sh).
         [[ ! -x "$build_dir/cerberus-fill-trampoline" ]] ||
             install_file "$root" "$build_dir/cerberus-fill-trampoline" /usr/local/bin/cerberus-fill-trampoline
+        # What the kernel's verifier makes of each policy program (tests/vm/cases/bpf_verifier.sh).
+        [[ ! -x "$build_dir/cerberus-verifier-stats" ]] ||
+            install_file "$root" "$build_dir/cerberus-verifier-stats" /usr/local/bin/cerberus-verifier-stats
+        for object in "$build_dir"/bpf-skel/cerberus_policy*.bpf.o; do
+            [[ ! -f "$object" ]] || install -D -m 0644 "$object" "$root/vm/bpf/$(basename "$object")"
+        done
         # Dynamically linked, for the loader tests: with its libraries in the VM, not in /rootfs.
         [[ ! -x "$build_dir/cerberus-dynprobe" ]] ||
             install_file "$root" "$build_dir/cerberus-dynprobe" /usr/local/bin/cerberus-dynprobe
@@ -310,7 +334,7 @@ mapfile -t cases < <(list_cases)
 [[ ${#cases[@]} -gt 0 ]] || die "no case scripts match $cases_arg"
 
 t_start="$(now)"
-kernel_paths="$("$here/fetch-kernel.sh")" || die "cannot fetch the kernel"
+kernel_paths="$("$here/fetch-kernel.sh" "$kernel")" || die "cannot fetch the kernel $kernel"
 vmlinuz="$(sed -n 1p <<<"$kernel_paths")"
 moddir="$(sed -n 2p <<<"$kernel_paths")"
 kver="$(basename "$moddir")"
@@ -367,7 +391,7 @@ run_boot() {
     timeout -k 10 "$vm_timeout" qemu-system-x86_64 \
         -accel tcg,thread=multi -cpu max -m "$vm_memory" -smp 2 -nographic -no-reboot \
         -kernel "$vmlinuz" -initrd "$work/initramfs.gz" "${qemu_disk[@]}" ${VM_QEMU_ARGS:-} \
-        -append "console=ttyS0 quiet lsm=$(lsm_of_boot "$name") panic=-1 $extra_append ${VM_APPEND:-} VM_CASE_TIMEOUT=$case_timeout VM_BOOT=$name" \
+        -append "console=ttyS0 quiet lsm=$(lsm_of_boot "$name") panic=-1 $extra_append ${VM_APPEND:-} VM_CASE_TIMEOUT=$case_timeout VM_BOOT=$name VM_KERNEL=$kernel" \
         </dev/null >"$log" 2>&1 || status=$?
     t_done="$(now)"
     tr -d '\r' <"$log" >>"$work/console.log"
@@ -396,6 +420,12 @@ run_boot() {
         [[ -z "$problem" ]] || n_fail=$((n_fail + 1))
     fi
     passed=$((passed + n_pass)) failed=$((failed + n_fail)) skipped=$((skipped + n_skip))
+    if [[ -n "$verdicts_dir" ]]; then
+        mkdir -p "$verdicts_dir/$kernel"
+        grep -E '^VMTEST (ok|fail|skip) ' <<<"$verdicts" | sed 's/^\(VMTEST [a-z]* [^:]*\) \[[^]]*\]:/\1:/' \
+            >"$verdicts_dir/$kernel/$name.txt" || true
+        [[ -z "$problem" ]] || echo "VMTEST fail lane: $problem" >>"$verdicts_dir/$kernel/$name.txt"
+    fi
     timings+=("boot $name (lsm=$(lsm_of_boot "$name")): to /init ${boot_s:-?}s${systemd_ready:+, to the cases unit ${systemd_ready}s} (guest clock), qemu $(elapsed "$t_boot" "$t_done")s")
     [[ -z "$case_times" ]] || timings+=("cases [$name]: $case_times")
 }
@@ -408,7 +438,7 @@ done
 t_done="$(now)"
 [[ -z "$console_copy" ]] || cp "$work/console.log" "$console_copy"
 
-echo "vm: kernel $kver; fetch $(elapsed "$t_start" "$t_fetched")s," \
+echo "vm: kernel $kernel ($kver); fetch $(elapsed "$t_start" "$t_fetched")s," \
     "${image:+root image $(elapsed "$t_fetched" "$t_image")s, }" \
     "initramfs $(elapsed "$t_image" "$t_built")s ($(du -k "$work/initramfs.gz" | cut -f1) KiB)," \
     "total $(elapsed "$t_start" "$t_done")s"

@@ -67,11 +67,15 @@ void register_container(const RuntimeOptions& rt, const std::string& id, uint64_
     });
     with_context("registering container " + id + " with the audit collector", [&] {
         write_registry_entry({.cgroup_id = cgroup_id, .id = id, .trail = trail, .root = rt.root,
-                              .enforcement = start.enforcement, .policy = start.policy});
+                              .enforcement = start.enforcement, .policy = start.policy,
+                              .audit_log = start.audit_log});
     });
     try {
-        // Answered once it reads the ring buffer and the kernel audit log:
-        // Landlock names a domain's maker only with its first denial.
+        // One that listens reads the ring buffer and the kernel audit log
+        // already (Landlock names a domain's maker only with its first
+        // denial); else one is started, and answers once it does.
+        if (daemon::listening(collector_daemon()))
+            return;
         if (std::string answer = ask_collector("ping"); answer != "ok")
             throw Error("the audit collector answered: " + answer, EIO);
     } catch (const Error& e) {
@@ -91,10 +95,12 @@ void finish_container(uint64_t cgroup_id, const std::string& pin_dir)
     if (!files::exists(registry_entry))
         return; // never registered, or already finished
     // Nothing ever reached the ring buffer: no trail to write, no collector to
-    // wait for. Landlock's denials take the kernel audit log instead: no count says.
-    bool audit_log = false;
+    // wait for. Landlock's denials take the kernel audit log instead, where no
+    // count says: create recorded whether they reach the trail (kernel audit on).
+    bool audit_log = true;
     try {
-        audit_log = nlohmann::json::parse(files::read_file(registry_entry)).value("enforcement", "") == "landlock";
+        auto entry = nlohmann::json::parse(files::read_file(registry_entry));
+        audit_log = entry.value("audit_log", entry.value("enforcement", "") == "landlock");
     } catch (const std::exception&) {
     }
     if (auto policy = policy_entry(cgroup_id);

@@ -4,6 +4,7 @@
 #include "audit/audit.hpp"
 #include "audit/audit_format.hpp"
 #include "audit/audit_registry.hpp"
+#include "audit/event_drain.hpp"
 #include "audit/landlock_records.hpp"
 #include "base/daemon.hpp"
 #include "base/error.hpp"
@@ -14,7 +15,6 @@
 #include "kernel/pinned_maps.hpp"
 
 #include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 #include <fcntl.h>
 #include <sys/epoll.h>
 #include <poll.h>
@@ -26,30 +26,29 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <map>
 #include <memory>
-#include <unordered_map>
 #include <vector>
 
 namespace cerberus::audit {
 namespace {
 
-constexpr uint32_t commit_every = 256;      // events read before cerb_event_acct is told
 constexpr size_t write_every = 64 * 1024;   // bytes of a trail kept before they are written
 constexpr auto tick = std::chrono::seconds(1); // lost counts, fdatasync, registry, exit check
 // How long the collector stays once no container is registered: a burst of
 // short-lived policed containers (an eval harness, CI) then shares one
 // collector instead of starting one per container.
 constexpr auto idle_linger = std::chrono::seconds(10);
+// How long finish waits for its marker to come back through the kernel audit
+// log: a safety bound (an audit rule dropping the marker), not a wait that
+// happens when the kernel delivers it.
+constexpr auto marker_wait = std::chrono::milliseconds(1000);
 
 // epoll tags
 constexpr uint32_t ring_ready = 0, request_ready = 1, audit_log_ready = 2;
-
-struct RingDeleter {
-    void operator()(ring_buffer* ring) const { ring_buffer__free(ring); }
-};
 
 // One container's trail file, opened on first use.
 struct Trail {
@@ -58,6 +57,7 @@ struct Trail {
     UniqueFd fd;
     std::string pending;
     bool unsynced = false;
+    bool audit_log = false; // RegistryEntry::audit_log
 };
 
 class Collector {
@@ -67,11 +67,9 @@ public:
     void run();
 
 private:
-    static int on_event(void* self, void* data, size_t size);
-    void handle(const cerb_event& e);
-    void consume();
+    void write_event(const DrainedEvent& drained);
+    void consume(const daemon::StillWorking& still_working = {});
     void write_pending(Trail& trail);
-    void commit_consumed();
     void report_lost(uint64_t cgroup_id, Trail& trail);
     void sync_all();
     void reload_registry();
@@ -79,20 +77,20 @@ private:
     void collect_garbage();
     void on_tick();
     void serve_request();
-    std::string finish(uint64_t cgroup_id);
+    std::string finish(uint64_t cgroup_id, const daemon::StillWorking& still_working);
     bool policy_present(uint64_t cgroup_id) const;
     void subscribe_audit_log();
-    void read_audit_log();
+    bool read_audit_log(const std::string& marker = "");
+    void read_audit_log_to_now();
     void write_landlock(std::vector<LandlockEvent> events);
     std::optional<uint64_t> cgroup_of(int64_t pid) const;
     void learn_domain(uint64_t domain, int64_t creator);
 
-    UniqueFd lock_, listener_, epoll_, policies_, acct_, events_;
-    std::unique_ptr<ring_buffer, RingDeleter> ring_;
+    UniqueFd lock_, listener_, epoll_, policies_, acct_;
+    std::optional<EventDrain> drain_;
+    std::vector<DrainedEvent> taken_; // its capacity kept from one take to the next
+    size_t next_taken_ = 0;           // the first of taken_ not written yet
     std::map<uint64_t, Trail> trails_;
-    std::map<uint64_t, uint32_t> unacked_; // consumed, not yet added to cerb_event_acct
-    uint32_t since_commit_ = 0;
-    std::unordered_map<uint32_t, std::string> exe_cache_; // for one batch: pids get reused
     int64_t boot_to_wall_ = 0;
     bool reloaded_in_batch_ = false;
     uint64_t unknown_ = 0; // events of cgroups in no registry entry
@@ -101,7 +99,7 @@ private:
     LandlockEvents landlock_;
     std::map<uint64_t, uint64_t> domains_; // Landlock domain id -> cgroup id of the process that made it
     std::string cgroup2_;
-    uint64_t audit_lost_ = 0, unknown_domains_ = 0;
+    uint64_t audit_lost_ = 0, unknown_domains_ = 0, markers_sent_ = 0;
 };
 
 bool Collector::start()
@@ -112,15 +110,12 @@ bool Collector::start()
         return false;
     policies_ = kernel::open_map(kernel::policies_map);
     acct_ = kernel::open_map(kernel::event_acct_map);
-    events_ = kernel::open_map(kernel::events_map);
-    ring_.reset(ring_buffer__new(events_.get(), on_event, this, nullptr));
-    if (!ring_)
-        throw_errno(std::string("reading the ring buffer ") + CERB_PIN_DIR + "/" + kernel::events_map.name);
+    drain_.emplace();
     epoll_.reset(epoll_create1(EPOLL_CLOEXEC));
     if (!epoll_)
         throw_errno("epoll_create1");
     epoll_event ev{.events = EPOLLIN, .data = {.u32 = ring_ready}};
-    check(epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, ring_buffer__epoll_fd(ring_.get()), &ev), "epoll_ctl");
+    check(epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, drain_->ready_fd(), &ev), "epoll_ctl");
     subscribe_audit_log(); // before the socket: create waits for the socket before the init runs
     listener_ = daemon::listen(collector_daemon(), epoll_.get(), {.u32 = request_ready});
     reload_registry();
@@ -143,19 +138,67 @@ void Collector::subscribe_audit_log()
     }
 }
 
-void Collector::read_audit_log()
+// True once marker (a message of read_audit_log_to_now) came back, or the
+// kernel refused to send it.
+bool Collector::read_audit_log(const std::string& marker)
 {
     if (!audit_log_)
-        return;
+        return true;
+    bool marked = false;
     try {
-        for (const auto& message : kernel::read_audit_messages(audit_log_.get(), audit_lost_))
-            if (auto record = parse_audit_record(message.type, message.text))
+        for (const auto& message : kernel::read_audit_messages(audit_log_.get(), audit_lost_)) {
+            if (message.type == kernel::netlink_error) {
+                int err = 0;
+                std::memcpy(&err, message.text.data(), std::min(message.text.size(), sizeof(err)));
+                spdlog::warn("the kernel refused the collector's audit marker: {}", std::strerror(-err));
+                marked = true;
+            } else if (message.type == kernel::audit_marker_record) {
+                marked = marked || (!marker.empty() && message.text.find(marker) != std::string::npos);
+            } else if (auto record = parse_audit_record(message.type, message.text)) {
                 if (auto allocated = landlock_.add(*record))
                     learn_domain(allocated->first, allocated->second);
+            }
+        }
     } catch (const Error& e) {
         spdlog::warn("{}", e.what());
+        marked = true;
     }
     write_landlock(landlock_.take(false));
+    return marked;
+}
+
+// Landlock's denials reach the audit log through kauditd, a moment after the
+// denial. A marker sent now comes back after every record queued before it:
+// reading up to it reads all a finished container's denials, however few or
+// many, without a fixed wait. With audit off no record is made, nor a marker.
+void Collector::read_audit_log_to_now()
+{
+    if (kernel::AuditStatus audit = kernel::audit_status(); audit.known && audit.enabled == 0) {
+        read_audit_log();
+        return;
+    }
+    std::string marker = "op=cerberus-trail-sync collector=" + std::to_string(getpid()) +
+                         " seq=" + std::to_string(++markers_sent_);
+    try {
+        kernel::send_audit_marker(audit_log_.get(), marker);
+    } catch (const Error& e) {
+        spdlog::warn("{}", e.what());
+        read_audit_log();
+        return;
+    }
+    auto deadline = std::chrono::steady_clock::now() + marker_wait;
+    while (!read_audit_log(marker)) {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0) {
+            spdlog::warn("the kernel audit log did not bring the collector's marker back within {} ms (dropped by an "
+                         "audit rule or rate limit?): Landlock denials made just before a container's end may be "
+                         "left out of its trail",
+                         marker_wait.count());
+            return;
+        }
+        pollfd pfd{audit_log_.get(), POLLIN, 0};
+        poll(&pfd, 1, static_cast<int>(left.count()));
+    }
 }
 
 // The cgroup v2 id of a process: the inode of its directory in the unified hierarchy.
@@ -214,18 +257,9 @@ void Collector::write_landlock(std::vector<LandlockEvent> events)
     }
 }
 
-int Collector::on_event(void* self, void* data, size_t size)
+void Collector::write_event(const DrainedEvent& drained)
 {
-    if (size >= sizeof(cerb_event))
-        static_cast<Collector*>(self)->handle(*static_cast<const cerb_event*>(data));
-    return 0;
-}
-
-void Collector::handle(const cerb_event& e)
-{
-    ++unacked_[e.cgroup_id];
-    if (++since_commit_ >= commit_every)
-        commit_consumed();
+    const cerb_event& e = drained.event;
     auto it = trails_.find(e.cgroup_id);
     if (it == trails_.end() && !reloaded_in_batch_) {
         reloaded_in_batch_ = true;
@@ -236,29 +270,43 @@ void Collector::handle(const cerb_event& e)
         ++unknown_;
         return;
     }
-    auto exe = exe_cache_.find(e.pid);
-    if (exe == exe_cache_.end()) {
-        char buf[4096];
-        ssize_t n = readlink(("/proc/" + std::to_string(e.pid) + "/exe").c_str(), buf, sizeof(buf));
-        exe = exe_cache_.emplace(e.pid, n > 0 ? std::string(buf, n) : std::string()).first;
-    }
     Trail& trail = it->second;
-    trail.pending += dump_line(event_json(e, {trail.id, exe->second, boot_to_wall_}));
+    trail.pending += dump_line(event_json(e, {trail.id, *drained.exe, boot_to_wall_}));
     trail.pending += '\n';
     if (trail.pending.size() >= write_every)
         write_pending(trail);
 }
 
-void Collector::consume()
+// Writes what the drain thread took from the ring buffer (event_drain.hpp),
+// one take at a time. A burst's can take seconds: a client waiting for them
+// (finish) hears every second that the collector is still at it; without
+// one, a request that comes meanwhile stops the writing, the rest kept for
+// the next call (the next tick at the latest), so that no client waits on
+// another container's burst without a word.
+void Collector::consume(const daemon::StillWorking& still_working)
 {
     boot_to_wall_ = boot_to_wall_offset();
     reloaded_in_batch_ = false;
-    if (ring_buffer__consume(ring_.get()) < 0)
-        spdlog::warn("reading the ring buffer: {}", std::strerror(errno));
-    commit_consumed();
+    if (next_taken_ == taken_.size()) {
+        drain_->take(taken_);
+        next_taken_ = 0;
+    }
+    auto told = std::chrono::steady_clock::now();
+    while (next_taken_ < taken_.size()) {
+        write_event(taken_[next_taken_++]);
+        if (next_taken_ % 1024 != 0 || std::chrono::steady_clock::now() - told < std::chrono::seconds(1))
+            continue;
+        if (still_working) {
+            still_working();
+        } else {
+            pollfd request{listener_.get(), POLLIN, 0};
+            if (poll(&request, 1, 0) == 1)
+                break;
+        }
+        told = std::chrono::steady_clock::now();
+    }
     for (auto& [cgroup_id, trail] : trails_)
         write_pending(trail);
-    exe_cache_.clear();
 }
 
 void Collector::write_pending(Trail& trail)
@@ -283,26 +331,12 @@ void Collector::write_pending(Trail& trail)
     trail.pending.clear();
 }
 
-void Collector::commit_consumed()
-{
-    for (auto& [cgroup_id, count] : unacked_) {
-        cerb_event_acct acct{};
-        bpf_map_lookup_elem(acct_.get(), &cgroup_id, &acct);
-        acct.consumed += count;
-        if (bpf_map_update_elem(acct_.get(), &cgroup_id, &acct, BPF_ANY) < 0)
-            spdlog::warn("updating cerb_event_acct for cgroup {}: {}", cgroup_id, std::strerror(errno));
-    }
-    unacked_.clear();
-    since_commit_ = 0;
-}
-
 void Collector::report_lost(uint64_t cgroup_id, Trail& trail)
 {
     cerb_policy policy{};
     if (bpf_map_lookup_elem(policies_.get(), &cgroup_id, &policy) < 0)
         return;
-    cerb_event_acct acct{};
-    bpf_map_lookup_elem(acct_.get(), &cgroup_id, &acct);
+    cerb_event_acct acct = drain_->acct(cgroup_id);
     if (policy.events_lost <= acct.lost_reported)
         return;
     uint64_t count = policy.events_lost - acct.lost_reported;
@@ -311,8 +345,7 @@ void Collector::report_lost(uint64_t cgroup_id, Trail& trail)
     int64_t wall = static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
     trail.pending += dump_line(lost_json(trail.id, wall, count, policy.events_lost)) + "\n";
     write_pending(trail);
-    acct.lost_reported = policy.events_lost;
-    bpf_map_update_elem(acct_.get(), &cgroup_id, &acct, BPF_ANY);
+    drain_->set_lost_reported(cgroup_id, policy.events_lost);
 }
 
 void Collector::sync_all()
@@ -331,7 +364,7 @@ void Collector::reload_registry()
     for (auto& entry : read_registry()) {
         seen[entry.cgroup_id] = true;
         if (!trails_.count(entry.cgroup_id))
-            trails_[entry.cgroup_id] = Trail{entry.id, entry.trail, UniqueFd(), "", false};
+            trails_[entry.cgroup_id] = Trail{entry.id, entry.trail, UniqueFd(), "", false, entry.audit_log};
     }
     for (auto it = trails_.begin(); it != trails_.end();) {
         if (seen.count(it->first)) {
@@ -352,7 +385,7 @@ void Collector::forget(uint64_t cgroup_id)
         trails_.erase(it);
     }
     unlink(registry_entry_path(cgroup_id).c_str());
-    bpf_map_delete_elem(acct_.get(), &cgroup_id);
+    drain_->forget(cgroup_id);
     for (auto it = domains_.begin(); it != domains_.end();)
         it = it->second == cgroup_id ? domains_.erase(it) : std::next(it);
 }
@@ -408,18 +441,24 @@ void Collector::on_tick()
     }
 }
 
-std::string Collector::finish(uint64_t cgroup_id)
+std::string Collector::finish(uint64_t cgroup_id, const daemon::StillWorking& still_working)
 {
-    consume();
-    if (audit_log_) {
-        // kauditd sends records a moment after the denial: wait for a last one briefly.
-        pollfd pfd{audit_log_.get(), POLLIN, 0};
-        poll(&pfd, 1, 100);
-        read_audit_log();
-        write_landlock(landlock_.take(true));
-    }
+    consume(still_working); // what an earlier consume left
+    bool all_taken;
+    do { // every event the container sent is taken and written
+        all_taken = drain_->drain_now();
+        consume(still_working);
+    } while (!all_taken);
     if (!trails_.count(cgroup_id))
         reload_registry();
+    if (audit_log_) {
+        auto it = trails_.find(cgroup_id);
+        if (it == trails_.end() || it->second.audit_log)
+            read_audit_log_to_now();
+        else
+            read_audit_log();
+        write_landlock(landlock_.take(true));
+    }
     if (auto it = trails_.find(cgroup_id); it != trails_.end())
         report_lost(cgroup_id, it->second);
     forget(cgroup_id);
@@ -428,9 +467,10 @@ std::string Collector::finish(uint64_t cgroup_id)
 
 void Collector::serve_request()
 {
-    daemon::answer_request(listener_.get(), [&](const std::string& request) -> std::string {
+    daemon::answer_request(listener_.get(), [&](const std::string& request,
+                                                const daemon::StillWorking& still_working) -> std::string {
         if (request.rfind("finish ", 0) == 0)
-            return finish(std::strtoull(request.c_str() + 7, nullptr, 10));
+            return finish(std::strtoull(request.c_str() + 7, nullptr, 10), still_working);
         if (request == "ping")
             return "ok"; // create, making sure a collector listens before the init runs
         return "unknown request";

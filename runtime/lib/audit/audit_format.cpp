@@ -218,6 +218,8 @@ ordered_json start_json(const std::string& id, int64_t wall_ns, const TrailStart
 {
     ordered_json j = record_head("start", id, wall_ns);
     j["enforcement"] = start.enforcement;
+    if (!start.passed_over.empty())
+        j["passed_over"] = start.passed_over;
     j["mode"] = start.policy.value("mode", "enforce");
     j["policy"] = start.policy;
     j["not_reported"] = start.not_reported;

@@ -64,14 +64,16 @@ nlohmann::ordered_json dns_json(const std::string& id, int64_t wall_ns, const Dn
 // that backend cannot report, or carries out only in part (docs/policy.md says how).
 struct TrailStart {
     std::string enforcement; // the backend: "bpf-lsm", "fmod-ret" or "landlock"
+    std::string passed_over; // under auto, why each stronger backend was not taken ("" none)
     nlohmann::ordered_json policy = nlohmann::ordered_json::object(); // the policy document
     std::vector<std::string> not_reported;
     std::map<std::string, std::string> why_not_reported; // rule kind -> why, for each of not_reported
     std::vector<std::string> partly_enforced;
+    bool audit_log = false; // some of its denials come through the kernel audit log (Landlock's), not the ring buffer
 };
 
-// {"type":"start","time":...,"id":...,"enforcement":...,"mode":...,"policy":{...},"not_reported":[...],
-// "why_not_reported":{...},"partly_enforced":[...]}: the first line of each run of the container.
+// {"type":"start","time":...,"id":...,"enforcement":...,["passed_over":...,]"mode":...,"policy":{...},
+// "not_reported":[...],"why_not_reported":{...},"partly_enforced":[...]}: the first line of each run of the container.
 nlohmann::ordered_json start_json(const std::string& id, int64_t wall_ns, const TrailStart& start);
 
 // Compact JSON; bytes that are not UTF-8 (paths may hold any) are replaced.

@@ -23,8 +23,12 @@ std::string registry_entry_path(uint64_t cgroup_id)
 void write_registry_entry(const RegistryEntry& entry)
 {
     files::make_dirs(registry_dir(), 0700);
-    nlohmann::json j = {{"id", entry.id},     {"trail", entry.trail},     {"root", entry.root},
-                        {"enforcement", entry.enforcement}, {"policy", entry.policy}};
+    nlohmann::json j = {{"id", entry.id},
+                        {"trail", entry.trail},
+                        {"root", entry.root},
+                        {"enforcement", entry.enforcement},
+                        {"policy", entry.policy},
+                        {"audit_log", entry.audit_log}};
     files::write_file_atomic(registry_entry_path(entry.cgroup_id), j.dump(), 0600);
 }
 
@@ -47,6 +51,7 @@ std::vector<RegistryEntry> read_registry()
             entry.root = j.value("root", "");
             entry.enforcement = j.value("enforcement", "");
             entry.policy = j.value("policy", nlohmann::json::object());
+            entry.audit_log = j.value("audit_log", entry.enforcement == "landlock"); // older: as landlock may
             entries.push_back(std::move(entry));
         } catch (const std::exception& e) {
             spdlog::warn("registry entry {}: {}", path, e.what());

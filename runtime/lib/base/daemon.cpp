@@ -5,6 +5,7 @@
 #include "base/files.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/socket.h>
@@ -16,8 +17,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
 #include <thread>
 
 namespace cerberus::daemon {
@@ -32,9 +36,19 @@ sockaddr_un socket_address(const Daemon& daemon)
     return addr;
 }
 
+// The environment variable naming the fd a starting daemon reports readiness on.
+constexpr const char* ready_fd_variable = "CERBERUS_DAEMON_READY_FD";
+constexpr int ready_fd_number = 3;
+// A daemon's word that its answer is still being worked out (never an answer).
+constexpr std::string_view still_working_word = "\x01still working";
+// How long ensure_running waits for the daemon it started to listen: a bound
+// for a daemon that hangs in its start, not a wait that happens otherwise.
+constexpr int start_timeout_ms = 10000;
+
 // The child of the double fork: a session of its own, no inherited fds (a
-// caller's pipes would otherwise stay open for as long as the daemon runs).
-[[noreturn]] void exec_daemon(const Daemon& daemon)
+// caller's pipes would otherwise stay open for as long as the daemon runs)
+// but ready_fd, as fd 3, which the daemon writes to once it listens.
+[[noreturn]] void exec_daemon(const Daemon& daemon, int ready_fd)
 {
     setsid();
     if (pid_t pid = fork(); pid != 0)
@@ -44,7 +58,10 @@ sockaddr_un socket_address(const Daemon& daemon)
     dup2(null_fd, 0);
     dup2(null_fd, 1);
     dup2(log_fd >= 0 ? log_fd : null_fd, 2);
-    syscall(SYS_close_range, 3, ~0U, 0);
+    dup2(ready_fd, ready_fd_number);
+    fcntl(ready_fd_number, F_SETFD, 0); // kept across the exec (dup2 onto itself would not clear it)
+    syscall(SYS_close_range, ready_fd_number + 1, ~0U, 0);
+    setenv(ready_fd_variable, std::to_string(ready_fd_number).c_str(), 1);
     sigset_t all;
     sigemptyset(&all);
     sigprocmask(SIG_SETMASK, &all, nullptr);
@@ -76,35 +93,76 @@ void ensure_running(const Daemon& daemon)
         throw_errno("locking " + daemon.path(".lock"));
     }
     lock.reset(); // the daemon takes it; of two started at once, one stays
+    int ends[2];
+    check(pipe2(ends, O_CLOEXEC), "pipe2");
+    UniqueFd ready(ends[0]), ready_write(ends[1]);
     pid_t pid = fork();
     if (pid < 0)
         throw_errno("forking " + daemon.what);
     if (pid == 0)
-        exec_daemon(daemon);
+        exec_daemon(daemon, ready_write.get());
+    ready_write.reset();
     waitpid(pid, nullptr, 0);
+    // A byte once it listens; end of file when it exits first (another
+    // daemon took the lock, or it failed: its log says why).
+    pollfd wait{ready.get(), POLLIN, 0};
+    if (poll(&wait, 1, start_timeout_ms) == 0)
+        spdlog::warn("{} did not listen within {} ms of its start", daemon.what, start_timeout_ms);
 }
 
 namespace {
+
+void report_ready() noexcept
+{
+    const char* fd_text = getenv(ready_fd_variable);
+    if (!fd_text)
+        return;
+    int fd = std::atoi(fd_text);
+    unsetenv(ready_fd_variable); // once: a daemon that listens again has no one waiting
+    if (write(fd, "1", 1) < 0)
+        spdlog::debug("reporting readiness: {}", std::strerror(errno));
+    close(fd);
+}
 
 std::string exchange(const Daemon& daemon, int fd, const std::string& request, int timeout_s)
 {
     timeval timeout{.tv_sec = timeout_s, .tv_usec = 0};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
     check(send(fd, request.data(), request.size(), MSG_NOSIGNAL), "sending to " + daemon.what);
-    char answer[512];
-    ssize_t n = check(recv(fd, answer, sizeof(answer), 0), "waiting for " + daemon.what);
-    return std::string(answer, static_cast<size_t>(n));
+    for (;;) {
+        char answer[512];
+        ssize_t n = check(recv(fd, answer, sizeof(answer), 0), "waiting for " + daemon.what);
+        std::string text(answer, static_cast<size_t>(n));
+        if (text != still_working_word)
+            return text;
+    }
 }
 
 } // namespace
 
+bool listening(const Daemon& daemon)
+{
+    if (!files::exists(daemon.path(".sock")))
+        return false;
+    UniqueFd lock(open(daemon.path(".lock").c_str(), O_RDWR | O_CLOEXEC));
+    return lock && flock(lock.get(), LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+}
+
 std::string ask(const Daemon& daemon, const std::string& request, int timeout_s)
 {
     UniqueFd fd = connect_daemon(daemon);
-    for (int tries = 0; !fd && tries < 40; ++tries) { // a daemon starting (or leaving) needs a moment
-        if (tries % 10 == 0)
-            ensure_running(daemon);
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    // None listens: start one, which returns once it listens. Another create
+    // may have started one that does not listen yet, or one may be leaving
+    // (socket gone, lock not yet let go): those take a moment, waited for in
+    // short, growing steps.
+    auto pause = std::chrono::milliseconds(1);
+    for (auto waited = std::chrono::milliseconds(0); !fd && waited < std::chrono::seconds(2); waited += pause) {
+        ensure_running(daemon);
+        fd = connect_daemon(daemon);
+        if (fd)
+            break;
+        std::this_thread::sleep_for(pause);
+        pause = std::min(pause * 2, std::chrono::milliseconds(50));
         fd = connect_daemon(daemon);
     }
     if (!fd)
@@ -152,10 +210,17 @@ UniqueFd listen(const Daemon& daemon, int epoll_fd, epoll_data_t data)
     check(::listen(listener.get(), 64), "listen " + path);
     epoll_event ev{.events = EPOLLIN, .data = data};
     check(epoll_ctl(epoll_fd, EPOLL_CTL_ADD, listener.get(), &ev), "epoll_ctl");
+    report_ready();
     return listener;
 }
 
 void answer_request(int listen_fd, const std::function<std::string(const std::string& request)>& answer)
+{
+    answer_request(listen_fd, [&](const std::string& request, const StillWorking&) { return answer(request); });
+}
+
+void answer_request(int listen_fd,
+                    const std::function<std::string(const std::string& request, const StillWorking& still_working)>& answer)
 {
     UniqueFd conn(accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC));
     if (!conn)
@@ -166,7 +231,10 @@ void answer_request(int listen_fd, const std::function<std::string(const std::st
     ssize_t n = recv(conn.get(), buf, sizeof(buf), 0);
     if (n <= 0)
         return;
-    std::string text = answer(std::string(buf, static_cast<size_t>(n)));
+    int fd = conn.get();
+    std::string text = answer(std::string(buf, static_cast<size_t>(n)), [fd] {
+        send(fd, still_working_word.data(), still_working_word.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    });
     send(conn.get(), text.data(), text.size(), MSG_NOSIGNAL);
 }
 

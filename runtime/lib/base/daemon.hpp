@@ -28,11 +28,17 @@ struct Daemon {
 };
 
 // Starts the daemon (double fork, setsid, exec of this binary, no inherited
-// fds) unless the lock shows one running.
+// fds but a pipe it reports readiness on) unless the lock shows one running,
+// and returns once it listens (or has exited: another daemon took the lock).
 void ensure_running(const Daemon& daemon);
 
+// Whether a daemon holds the lock and its socket is there: it listens (or
+// is leaving, and then first looks at what it is still needed for).
+bool listening(const Daemon& daemon);
+
 // Sends one request and returns the answer, starting the daemon when none
-// listens; throws when none answers within timeout_s.
+// listens; throws when the daemon says nothing for timeout_s (a long answer
+// keeps the client waiting with still_working words, see answer_request).
 std::string ask(const Daemon& daemon, const std::string& request, int timeout_s);
 
 // Same, but only to a daemon already listening: nullopt when none does.
@@ -44,12 +50,18 @@ UniqueFd open_lock(const Daemon& daemon);
 bool take_lock(const Daemon& daemon, int lock_fd);
 
 // The listening socket (non-blocking), replacing a dead daemon's; mode 0600;
-// added to epoll_fd with data.
+// added to epoll_fd with data. The first listen of a daemon ensure_running
+// started tells it that the daemon is ready.
 UniqueFd listen(const Daemon& daemon, int epoll_fd, epoll_data_t data);
 
 // Accepts one request on the listening socket, if one is waiting, and sends
 // back what answer makes of it.
 void answer_request(int listen_fd, const std::function<std::string(const std::string& request)>& answer);
+// The same for an answer whose work grows with what it stands for: answer
+// may call still_working (every second or so) to tell the waiting client.
+using StillWorking = std::function<void()>;
+void answer_request(int listen_fd,
+                    const std::function<std::string(const std::string& request, const StillWorking& still_working)>& answer);
 
 // The life both daemons share. serve() runs the event loop: epoll_wait on
 // epoll_fd, on_event for each event, on_tick every tick (it returns whether

@@ -10,6 +10,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <set>
@@ -246,12 +247,36 @@ void Cgroup::apply(const spec::Resources& resources, std::span<const spec::Devic
                  [&] { execute(make_plan(resources, default_devices, current_memory_limit)); });
 }
 
-void Cgroup::add_process(pid_t pid, Placed placed) const
+void Cgroup::add_process(pid_t pid, Placed placed, V1 v1) const
 {
-    for (const auto& dir : v1_dirs_)
-        write_control(dir + "/cgroup.procs", std::to_string(pid), mounts_.create_missing_files);
+    if (v1 == V1::by_pid)
+        for (const auto& dir : v1_dirs_)
+            write_control(dir + "/cgroup.procs", std::to_string(pid), mounts_.create_missing_files);
     if (placed != Placed::in_unified)
         write_control(unified_dir_ + "/cgroup.procs", std::to_string(pid), mounts_.create_missing_files);
+}
+
+std::vector<UniqueFd> Cgroup::open_v1_tasks() const
+{
+    std::vector<UniqueFd> tasks;
+    for (const auto& dir : v1_dirs_) {
+        std::string path = dir + "/tasks";
+        int flags = O_WRONLY | O_CLOEXEC | (mounts_.create_missing_files ? O_CREAT | O_APPEND : 0);
+        UniqueFd fd(::open(path.c_str(), flags, 0644));
+        if (!fd)
+            throw_errno("opening " + path);
+        tasks.push_back(std::move(fd));
+    }
+    return tasks;
+}
+
+void Cgroup::move_self_into_v1(const std::vector<int>& tasks_fds)
+{
+    for (int fd : tasks_fds) {
+        if (::write(fd, "0", 1) != 1)
+            throw_errno("moving into the container's v1 cgroup (its tasks file, fd " + std::to_string(fd) + ")");
+        ::close(fd);
+    }
 }
 
 UniqueFd Cgroup::open_unified_dir() const

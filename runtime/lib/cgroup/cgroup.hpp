@@ -54,9 +54,22 @@ public:
     void release() noexcept;
 
     // Moves pid into the cgroup in every hierarchy, or only the v1 ones when
-    // it was born in the cgroup2 directory (clone3 CLONE_INTO_CGROUP).
+    // it was born in the cgroup2 directory (clone3 CLONE_INTO_CGROUP), or
+    // only the cgroup2 one when it moved itself into the v1 ones
+    // (open_v1_tasks).
     enum class Placed { nowhere, in_unified };
-    void add_process(pid_t pid, Placed placed = Placed::nowhere) const;
+    enum class V1 { by_pid, moved_itself };
+    void add_process(pid_t pid, Placed placed = Placed::nowhere, V1 v1 = V1::by_pid) const;
+
+    // The v1 hierarchies' tasks files, open for writing, for a single-threaded
+    // child to write "0" to: it moves itself in. Writing a pid to cgroup.procs
+    // takes a write lock over every thread group on the host, whose first take
+    // in a while waits for an RCU grace period (5-15 ms on a hybrid host); a
+    // thread moving itself takes none. The child needs no right of its own:
+    // the kernel checks the opener's.
+    std::vector<UniqueFd> open_v1_tasks() const;
+    // In that child: writes "0" to each of those files, then closes it.
+    static void move_self_into_v1(const std::vector<int>& tasks_fds);
 
     // The cgroup2 directory, for clone3's CLONE_INTO_CGROUP.
     UniqueFd open_unified_dir() const;

@@ -68,7 +68,10 @@ Mounts Mounts::parse(std::string_view mountinfo)
         if (fstype != "cgroup2" && fstype != "cgroup")
             continue;
         const std::string mount_point = unescape(fields[4]);
+        mounts.points.push_back(mount_point);
         if (fstype == "cgroup2") {
+            for (std::string_view option : split(dash[3], ','))
+                mounts.ns_delegate = mounts.ns_delegate || option == "nsdelegate";
             // Prefer the conventional places over stray bind mounts.
             if (mounts.unified.empty() || mount_point == "/sys/fs/cgroup" || mount_point == "/sys/fs/cgroup/unified")
                 mounts.unified = mount_point;

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace cerberus::cgroups {
 
@@ -19,6 +20,11 @@ struct Mounts {
     // controller -> mount point, on hybrid hosts; named hierarchies without a
     // controller are keyed by their option ("name=systemd").
     std::map<std::string, std::string> v1;
+    // Every cgroup and cgroup2 mount point, bind mounts of them included.
+    std::vector<std::string> points;
+    // The cgroup2 hierarchy was mounted with nsdelegate: a cgroup namespace is
+    // a delegation boundary, and nothing moves a task across it from inside.
+    bool ns_delegate = false;
     // Tests point the roots at a plain directory, where control files do not
     // appear by themselves on mkdir as they do in cgroupfs: create them on write.
     bool create_missing_files = false;

@@ -156,6 +156,7 @@ pid_t create(const RuntimeOptions& rt, const CreateOptions& opts)
     state::Store store(rt.root);
     state::ContainerDir dir = store.create(opts.id);
     std::optional<cgroups::Cgroup> cgroup;
+    std::vector<UniqueFd> v1_tasks; // kept open until the init has its copies
     std::optional<cgroups::systemd::UnitGuard> unit; // stops the scope after the rollback has killed the init
     CreateRollback rollback; // declared after what it cleans up, so it runs first
     rollback.dir = &dir;
@@ -180,6 +181,9 @@ pid_t create(const RuntimeOptions& rt, const CreateOptions& opts)
         for (const auto& hierarchy : cgroup->v1_hierarchies())
             plan.cgroup_v1.push_back(
                 {hierarchy.mount_point.substr(hierarchy.mount_point.rfind('/') + 1), hierarchy.dir});
+        v1_tasks = cgroup->open_v1_tasks();
+        for (const auto& fd : v1_tasks)
+            plan.cgroup_v1_tasks.push_back(fd.get());
         install_policy();
     }
 
@@ -238,7 +242,8 @@ pid_t create(const RuntimeOptions& rt, const CreateOptions& opts)
     }
     if (plan.new_user_namespace)
         namespaces::write_id_maps(pid, *spec.linux);
-    cgroup->add_process(pid, init.placed);
+    v1_tasks.clear();
+    cgroup->add_process(pid, init.placed, cgroups::Cgroup::V1::moved_itself);
     if (process.oom_score_adj)
         files::write_file("/proc/" + std::to_string(pid) + "/oom_score_adj", std::to_string(*process.oom_score_adj));
     parent_end.send(SyncMessage::parent_ready);

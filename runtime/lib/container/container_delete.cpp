@@ -47,7 +47,7 @@ void remove(const RuntimeOptions& rt, const std::string& id, bool force)
     if (c->status != state::Status::stopped)
         kill_and_wait(st, cgroup);
     if (st.has_policy)
-        PolicyGuard::adopt(st, cgroup, c->dir).retire();
+        PolicyGuard::adopt(st, c->dir).retire();
     // systemd removes the scope's cgroup as the unit stops; destroy removes what is left.
     if (!st.systemd_unit.empty())
         cgroups::systemd::Bus::connect().stop_unit(st.systemd_unit);

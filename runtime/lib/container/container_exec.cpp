@@ -45,6 +45,7 @@ struct ExecPlan {
     int landlock_ruleset_fd = -1; // the policy's, as the init has them
     uint32_t landlock_flags = 0;
     std::optional<seccomp::CompiledSeccomp> added_seccomp;
+    std::vector<int> cgroup_v1_tasks; // Cgroup::open_v1_tasks: the child moves itself in
 };
 
 bool same_namespace(const std::string& a, const std::string& b)
@@ -93,6 +94,7 @@ void set_up_process(const ExecPlan& plan, SyncChannel& channel)
 {
     const spec::Process& process = *plan.process;
     channel.expect(SyncMessage::parent_ready);
+    cgroups::Cgroup::move_self_into_v1(plan.cgroup_v1_tasks); // its only thread
     enter_container(plan);
     launch::close_host_fds({plan.preserve_fds, {channel.fd(), plan.landlock_ruleset_fd, plan.console_fd}});
     const std::vector<std::string> env = user::environment_with_home(process.env, process.user.uid);
@@ -102,8 +104,10 @@ void set_up_process(const ExecPlan& plan, SyncChannel& channel)
     rlimits::apply(process.rlimits);
     // With no_new_privs the filter can wait until just before execve, so it
     // need not allow the syscalls of the set-up.
-    bool late_seccomp = launch::take_identity(process, plan.capabilities, plan.seccomp, channel.fd());
+    // As root, as runc, and before the spec's seccomp filter may go in: the
+    // check asks getcwd, which a profile may refuse.
     launch::enter_working_dir(process.cwd);
+    bool late_seccomp = launch::take_identity(process, plan.capabilities, plan.seccomp, channel.fd());
     std::string program = launch::lookup_path(process.args[0], env);
 
     sigset_t none;
@@ -204,6 +208,9 @@ pid_t exec(const RuntimeOptions& rt, const ExecOptions& opts)
     if (!state::process_matches(st))
         throw state::refusal(state::Operation::exec, state::Status::stopped, opts.id);
     cgroups::Cgroup cgroup = cgroups::Cgroup::open(st.cgroup_path);
+    std::vector<UniqueFd> v1_tasks = cgroup.open_v1_tasks();
+    for (const auto& fd : v1_tasks)
+        plan.cgroup_v1_tasks.push_back(fd.get());
 
     UniqueFd console;
     if (process.terminal) {
@@ -225,7 +232,8 @@ pid_t exec(const RuntimeOptions& rt, const ExecOptions& opts)
     }
     child_end.close();
 
-    cgroup.add_process(child.pid, cloned.placed);
+    v1_tasks.clear();
+    cgroup.add_process(child.pid, cloned.placed, cgroups::Cgroup::V1::moved_itself);
     if (backend) // before the child does anything in the container
         backend->exempt_until_exec(child.pid, {st.cgroup_id, -1, recorded_pin_dir(st)});
     if (process.oom_score_adj)

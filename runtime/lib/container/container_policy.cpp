@@ -27,9 +27,16 @@ audit::TrailStart trail_start(const policy::Backend& backend, const policy::Poli
             if (row.kind == kind)
                 start.why_not_reported[name] = row.note;
     }
-    for (const auto& row : table)
-        if (row.enforced == policy::Level::partial && policy::uses_kind(policy, row.kind))
+    for (const auto& row : table) {
+        bool used = policy::uses_kind(policy, row.kind);
+        if (row.enforced == policy::Level::partial && used)
             start.partly_enforced.push_back(policy::rule_kind_name(row.kind));
+        // Landlock reports its file and exec denials through the kernel audit log, while audit is on.
+        bool landlock_files = row.kind == policy::RuleKind::paths || row.kind == policy::RuleKind::path_changes ||
+                              row.kind == policy::RuleKind::allowed_bins;
+        if (backend.kind() == policy::Enforcement::landlock && landlock_files && used && row.reported)
+            start.audit_log = true;
+    }
     return start;
 }
 
@@ -56,7 +63,9 @@ PolicyGuard PolicyGuard::install(const RuntimeOptions& rt, const std::string& id
     policy::assign_cgroup(prepared.compiled, guard.cgroup_id_);
     guard.armed_ = true; // install is all or nothing, and removal a no-op for what is not there
     prepared.backend->install(prepared.compiled, {guard.cgroup_id_, guard.cgroup_dir_.get()}, guard.keys_file_);
-    audit::register_container(rt, id, guard.cgroup_id_, trail_start(*prepared.backend, *prepared.policy));
+    auto start = trail_start(*prepared.backend, *prepared.policy);
+    start.passed_over = prepared.passed_over;
+    audit::register_container(rt, id, guard.cgroup_id_, start);
     dns::restart_if_needed(); // for the containers of a gate that died
     return guard;
 }
@@ -85,17 +94,9 @@ std::string recorded_pin_dir(const state::ContainerState& st)
     return st.pin_dir.empty() ? CERB_PIN_ROOT : st.pin_dir;
 }
 
-PolicyGuard PolicyGuard::adopt(const state::ContainerState& st, const cgroups::Cgroup& cgroup,
-                               const state::ContainerDir& dir)
+PolicyGuard PolicyGuard::adopt(const state::ContainerState& st, const state::ContainerDir& dir)
 {
-    const policy::Backend& backend = recorded_backend(st);
-    UniqueFd cgroup_dir;
-    try {
-        cgroup_dir = cgroup.open_unified_dir();
-    } catch (const Error& e) {
-        spdlog::debug("the cgroup of {} is gone: {}", st.id, e.what()); // its programs went with it
-    }
-    return PolicyGuard(backend, st.cgroup_id, std::move(cgroup_dir), dir.policy_keys_path(), recorded_pin_dir(st));
+    return PolicyGuard(recorded_backend(st), st.cgroup_id, UniqueFd(), dir.policy_keys_path(), recorded_pin_dir(st));
 }
 
 PolicyGuard::~PolicyGuard()

@@ -40,9 +40,10 @@ public:
     void open_dns_gate(const RuntimeOptions& rt, const std::string& id, const policy::Policy& policy,
                        int root_fd) const;
 
-    // delete: the policy of a container create made (st.has_policy).
-    static PolicyGuard adopt(const state::ContainerState& st, const cgroups::Cgroup& cgroup,
-                             const state::ContainerDir& dir);
+    // delete: the policy of a container create made (st.has_policy). The
+    // cgroup programs are not detached one by one: delete removes the cgroup
+    // next, and the kernel releases every program attached to it.
+    static PolicyGuard adopt(const state::ContainerState& st, const state::ContainerDir& dir);
 
     PolicyGuard(PolicyGuard&& other) noexcept;
     PolicyGuard& operator=(PolicyGuard&&) = delete;

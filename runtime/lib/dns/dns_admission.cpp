@@ -254,4 +254,29 @@ std::vector<Admitted> AdmittedTable::of(uint64_t cgroup_id) const
     return out;
 }
 
+AnswerAdmission admit_answer(AdmittedTable& table, uint64_t cgroup_id, const std::vector<policy::Cidr>& networks,
+                             const std::string& name, const std::vector<policy::PortRange>& ports,
+                             const std::vector<AddressRecord>& records, uint64_t now_ns)
+{
+    AnswerAdmission result;
+    for (const auto& record : records) {
+        if (auto why = refusal(record.address, networks)) {
+            result.refused.emplace_back(record.address, *why);
+            continue;
+        }
+        cerb_name_value value{};
+        value.expires_ns = now_ns + clamp_ttl_ns(record.ttl);
+        value.ports = net_value(ports);
+        try {
+            if (table.admit(cgroup_id, name, record.address, value))
+                result.shown_changed = true;
+            else
+                result.expiry_only = true;
+        } catch (const Error& e) {
+            result.failed.push_back(e.what());
+        }
+    }
+    return result;
+}
+
 } // namespace cerberus::dns

@@ -15,6 +15,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cerberus::dns {
@@ -96,6 +97,21 @@ private:
     UniqueFd map_;
     std::map<uint64_t, std::map<Address, Entry>> entries_;
 };
+
+// What one answer did to the table.
+struct AnswerAdmission {
+    bool shown_changed = false; // a new address, name or port: state's snapshot is due now
+    bool expiry_only = false;   // only expiries moved: the snapshot can wait for the next tick
+    std::vector<std::pair<Address, std::string>> refused; // not admitted, and why
+    std::vector<std::string> failed; // entries the map refused (full): the agent cannot connect there
+};
+
+// The answer's addresses admitted for `name` with `ports` until their TTL
+// (clamped) from now_ns, but those in a reserved range none of the policy's
+// networks covers.
+AnswerAdmission admit_answer(AdmittedTable& table, uint64_t cgroup_id, const std::vector<policy::Cidr>& networks,
+                             const std::string& name, const std::vector<policy::PortRange>& ports,
+                             const std::vector<AddressRecord>& records, uint64_t now_ns);
 
 // CLOCK_BOOTTIME, as bpf_ktime_get_boot_ns reads it.
 uint64_t boot_now_ns();

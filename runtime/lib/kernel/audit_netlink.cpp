@@ -85,6 +85,22 @@ UniqueFd subscribe_audit_log()
     return fd;
 }
 
+void send_audit_marker(int fd, const std::string& text)
+{
+    alignas(nlmsghdr) char buf[NLMSG_SPACE(512)] = {};
+    if (text.size() >= 512)
+        throw Error("an audit marker of " + std::to_string(text.size()) + " bytes", EINVAL);
+    auto* request = reinterpret_cast<nlmsghdr*>(buf);
+    request->nlmsg_len = NLMSG_LENGTH(text.size() + 1); // the kernel wants the NUL
+    request->nlmsg_type = audit_marker_record;
+    request->nlmsg_flags = NLM_F_REQUEST;
+    std::memcpy(NLMSG_DATA(request), text.c_str(), text.size() + 1);
+    sockaddr_nl kernel{};
+    kernel.nl_family = AF_NETLINK;
+    check(sendto(fd, buf, request->nlmsg_len, 0, reinterpret_cast<sockaddr*>(&kernel), sizeof(kernel)),
+          "sending a marker through the kernel audit log");
+}
+
 std::vector<AuditMessage> read_audit_messages(int fd, uint64_t& lost)
 {
     std::vector<AuditMessage> messages;

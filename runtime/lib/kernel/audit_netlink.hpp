@@ -34,4 +34,16 @@ struct AuditMessage {
 // kernel dropped because the socket's buffer was full (ENOBUFS).
 std::vector<AuditMessage> read_audit_messages(int fd, uint64_t& lost);
 
+// The type of a marker's record: libaudit's AUDIT_TRUSTED_APP (free text
+// from a trusted program), one of the user types the kernel passes on.
+inline constexpr uint16_t audit_marker_record = 1121;
+inline constexpr uint16_t netlink_error = 2; // NLMSG_ERROR: the kernel refused a request
+
+// Sends text from fd as a user record (needs CAP_AUDIT_WRITE). The kernel
+// queues it behind every record already queued and multicasts its log in
+// order, so a subscriber that reads the marker back has read every record
+// made before the send. With audit off the kernel drops it (Landlock, too,
+// logs nothing then); a refusal comes back on fd as a netlink_error message.
+void send_audit_marker(int fd, const std::string& text);
+
 } // namespace cerberus::kernel

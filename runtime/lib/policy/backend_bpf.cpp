@@ -14,11 +14,14 @@
 #include <spdlog/spdlog.h>
 #include <sys/mount.h>
 #include <sys/statfs.h>
+#include <sys/utsname.h>
 
+#include <cstdio>
 #include <cstring>
 #include <map>
-#include <set>
 #include <memory>
+#include <set>
+#include <utility>
 #include <vector>
 
 namespace cerberus::policy {
@@ -82,17 +85,18 @@ std::set<std::string> pinned_programs(const std::string& group, const std::strin
 }
 
 // Loads the set's programs (creating or reusing the shared maps) and pins a
-// link for each attached one. A program whose kernel function is missing or
-// reshaped (BTF), or whose trampoline already holds the most programs the
-// kernel allows (38 on x86-64, shared with every other tool), is left out
-// before loading; coverage() then refuses the rules that need it. The slots
+// link for each attached one: per hook, the variant written for the kernel's
+// prototype (BTF). A hook whose kernel function is missing or has a prototype
+// no variant is written for, or whose trampoline already holds the most
+// programs the kernel allows (38 on x86-64, shared with every other tool), is
+// left out before loading; coverage() then refuses the rules that need it. The slots
 // are counted first, never found by an attach the kernel refuses (see
 // bpf::trampoline_use). Throws, saying what the kernel refused.
 void load_and_pin(const SetTraits& traits)
 {
     bpf::forward_libbpf_messages();
     auto kernel_btf = bpf::load_kernel_btf();
-    auto use = bpf::trampoline_use();
+    auto selection = bpf::select_programs(kernel_btf.get(), traits.set, bpf::trampoline_use());
     auto opts = bpf::shared_map_options();
     size_t size = 0;
     const void* bytes = traits.elf_bytes(&size);
@@ -102,16 +106,15 @@ void load_and_pin(const SetTraits& traits)
     bpf_program* program = nullptr;
     bpf_object__for_each_program(program, object.get())
     {
-        const bpf::Hook* hook = bpf::find_hook(bpf_program__name(program));
-        if (!hook)
-            throw Error(std::string("BPF program ") + bpf_program__name(program) + " is not in policy_hooks", EPROTO);
-        auto why = bpf::hook_unavailable(kernel_btf.get(), *hook, traits.set);
-        if (!why)
-            why = bpf::trampoline_full(kernel_btf.get(), *hook, traits.set, use);
-        if (why) {
-            spdlog::info("{}: leaving out {}: {}", enforcement_name(traits.kind), hook->program, *why);
-            check(bpf_program__set_autoload(program, false), std::string("leaving out ") + hook->program);
-        }
+        std::string name = bpf_program__name(program);
+        const bpf::Hook* hook = bpf::find_hook(name);
+        if (!hook || !bpf::in_set(*hook, traits.set))
+            throw Error("BPF program " + name + " is not in policy_hooks for the " + traits.programs, EPROTO);
+        if (selection.programs.count(name))
+            continue;
+        if (auto why = selection.left_out.find(name); why != selection.left_out.end())
+            spdlog::info("{}: leaving out {}: {}", enforcement_name(traits.kind), name, why->second);
+        check(bpf_program__set_autoload(program, false), "leaving out " + name);
     }
     if (int err = bpf_object__load(object.get()))
         throw Error(std::string("the kernel refused to load the ") + traits.programs + ": " + errno_text(-err), -err);
@@ -191,41 +194,44 @@ public:
     std::vector<Coverage> coverage() const override
     {
         bool loaded = bpf::group_pinned(traits_.group);
-        std::set<std::string> attached = loaded ? pinned_programs(traits_.group) : std::set<std::string>{};
-        bpf::KernelBtf kernel_btf;
-        bpf::TrampolineUse use;
-        std::string no_btf;
-        if (!loaded) {
-            try {
-                kernel_btf = bpf::load_kernel_btf();
-                use = bpf::trampoline_use();
-            } catch (const Error& e) {
-                kernel_btf.reset();
-                no_btf = e.what();
-            }
-        }
         std::set<std::string> usable;
-        std::map<std::string, std::string> missing; // program -> why it is not there
-        for (const auto& hook : bpf::policy_hooks()) {
-            std::optional<std::string> why;
-            if (loaded && !attached.count(hook.program))
-                why = bpf::attach_function(hook, traits_.set) +
-                      " was left out when the programs were loaded here (missing, or its trampoline full)";
-            else if (!loaded && !kernel_btf)
-                why = no_btf;
-            else if (!loaded) {
-                why = bpf::hook_unavailable(kernel_btf.get(), hook, traits_.set);
-                if (!why)
-                    why = bpf::trampoline_full(kernel_btf.get(), hook, traits_.set, use);
+        std::set<std::string> not_needed;           // hooks this kernel routes elsewhere
+        std::map<std::string, std::string> missing; // program -> why its hook has no program
+        try {
+            auto kernel_btf = bpf::load_kernel_btf();
+            auto selection = bpf::select_programs(kernel_btf.get(), traits_.set,
+                                                  loaded ? bpf::TrampolineUse{} : bpf::trampoline_use());
+            not_needed = std::move(selection.not_needed);
+            if (!loaded) {
+                usable = std::move(selection.programs);
+                missing = std::move(selection.left_out);
             }
-            if (why)
-                missing[hook.program] = *why;
-            else
-                usable.insert(hook.program);
+        } catch (const Error& e) {
+            for (const auto& hook : bpf::policy_hooks())
+                missing[hook.program] = e.what();
         }
-        bpf::RuleKinds covered = bpf::covered_kinds(usable);
+        if (loaded) {
+            usable = pinned_programs(traits_.group);
+            std::set<std::string> attached; // kernel functions with a program pinned here (or not needed)
+            for (const auto& hook : bpf::policy_hooks())
+                if (bpf::in_set(hook, traits_.set) && (usable.count(hook.program) || not_needed.count(hook.program)))
+                    attached.insert(bpf::attach_function(hook, traits_.set));
+            missing.clear();
+            for (const auto& hook : bpf::policy_hooks())
+                if (bpf::in_set(hook, traits_.set) && !attached.count(bpf::attach_function(hook, traits_.set)))
+                    missing[hook.program] = bpf::attach_function(hook, traits_.set) +
+                                            " was left out when the programs were loaded here (missing, another "
+                                            "prototype, or its trampoline full)";
+        }
+        bpf::RuleKinds covered = bpf::covered_kinds(usable, traits_.set, not_needed);
         std::vector<Coverage> rows;
         for (RuleKind kind : all_rule_kinds) {
+            if (kind == RuleKind::other_processes && (covered & bpf::kind_bit(kind))) {
+                rows.push_back({kind, Level::partial, true, true,
+                                "only the runtime's set-up task is kept out of ptrace's reach; other processes, "
+                                "signals, keyrings and userfaultfd are not judged yet"});
+                continue;
+            }
             if (covered & bpf::kind_bit(kind)) {
                 rows.push_back({kind, Level::full, true, true, ""});
                 continue;
@@ -303,7 +309,25 @@ private:
     const SetTraits& traits_;
 };
 
+// The first Linux release on which the lane's churn (tests/vm/cases/fmod_ret_churn.sh) left the fmod_ret
+// programs running; Debian's 6.1 skipped them after it (docs/policy.md, "fmod-ret").
+constexpr std::pair<int, int> fmod_ret_sound_from{6, 12};
+
 } // namespace
+
+std::optional<std::string> fmod_ret_not_automatic()
+{
+    utsname host{};
+    int major = 0;
+    int minor = 0;
+    if (uname(&host) == 0 && std::sscanf(host.release, "%d.%d", &major, &minor) == 2 &&
+        std::pair(major, minor) >= fmod_ret_sound_from)
+        return std::nullopt;
+    return std::string("not taken by auto on Linux ") + host.release + " (before " +
+           std::to_string(fmod_ret_sound_from.first) + "." + std::to_string(fmod_ret_sound_from.second) +
+           " the kernel was seen skipping fmod_ret programs after BPF objects came and went; "
+           "--enforcement fmod-ret asks for it)";
+}
 
 std::string active_lsms(const std::string& securityfs)
 {

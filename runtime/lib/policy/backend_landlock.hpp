@@ -14,8 +14,9 @@ namespace cerberus::policy {
 const Backend& landlock_backend();
 
 // The seccomp rules the landlock backend adds to a container under this policy
-// (memfd_sysctl: vm.memfd_noexec does the memfd part instead). Pure.
-spec::Seccomp landlock_seccomp(const Policy& policy, bool memfd_sysctl);
+// (memfd_sysctl: vm.memfd_noexec does the memfd part instead; shared_pids: the
+// container shares a pid namespace with processes outside it). Pure.
+spec::Seccomp landlock_seccomp(const Policy& policy, bool memfd_sysctl, bool shared_pids);
 
 // The mounts it asks of the init. Pure.
 std::vector<mounts::PathMount> landlock_path_mounts(const Policy& policy, bool memfd_sysctl);

@@ -2,9 +2,10 @@
 // The hooks of the policy programs (bpf/cerberus_policy.bpf.c), as the kernel
 // must offer them to each set of programs, and the rule kinds each serves.
 // The same programs attach as BPF LSM programs (lsm/<hook>) or as fmod_ret
-// programs on the security_ function that calls the hook; a kernel may lack
-// that function, or have it with other parameters, so each is checked in the
-// kernel's BTF before loading, and the rules of a hook that is missing known.
+// programs on the security_ function that calls the hook. Kernels change
+// hooks' prototypes, so a hook may have a program per prototype (variants);
+// each is checked against the running kernel's BTF before loading, the first
+// that fits is loaded, and the rules of a hook none fits are known.
 #pragma once
 
 #include "policy/enforcement.hpp"
@@ -31,17 +32,29 @@ constexpr RuleKinds kind_bit(policy::RuleKind kind)
 }
 
 struct Hook {
-    const char* program;      // name in the BPF object
-    const char* lsm_hook;     // lsm/<lsm_hook>, checked as bpf_lsm_<lsm_hook>; nullptr: fentry/<function> in both sets
-    const char* function;     // the security_ function calling the hook: fmod_ret/<function>
-    unsigned lsm_params;      // parameters the program reads, without the return value
-    unsigned function_params;
-    bool denies;              // false: it never refuses (attached as fentry/<function> in the fmod_ret set)
-    RuleKinds kinds;          // what needs it
+    const char* program;  // name in the BPF object
+    const char* lsm_hook; // lsm/<lsm_hook>, checked as bpf_lsm_<lsm_hook>; nullptr: fentry/<function> in both sets
+    const char* function; // the security_ function calling the hook: fmod_ret/<function>
+    // The parameters the program is written for, without the return value, one letter each
+    // (prototype_of): in the BPF LSM set, and in the fmod_ret set; nullptr: not built in that set.
+    const char* lsm_params;
+    const char* function_params;
+    bool denies;     // false: it never refuses (attached as fentry/<function> in the fmod_ret set)
+    RuleKinds kinds; // what needs it
+    // A kernel without the function sends what it guards through another hook (POSIX ACLs before 6.2):
+    // missing there, it is not left out, and the kinds stay covered.
+    bool only_where_present = false;
 };
 
-// Every program of the object, in its order.
+// Every program of both objects, in their order; the variants of a hook one after the other.
 const std::vector<Hook>& policy_hooks();
+
+// True when the set's object has the program.
+bool in_set(const Hook& hook, ProgramSet set);
+
+// The letters of a kernel function's parameters as the programs read them: p a pointer, i an integer
+// (enums and bool included), s a struct or union passed by value (kuid_t), ? anything else.
+std::string prototype_of(const struct btf* kernel_btf, int function_id);
 
 // The hook of a program, or nullptr.
 const Hook* find_hook(const std::string& program);
@@ -84,7 +97,19 @@ TrampolineUse trampoline_use();
 std::optional<std::string> trampoline_full(const struct btf* kernel_btf, const Hook& hook, ProgramSet set,
                                            const TrampolineUse& use);
 
-// The rule kinds that have every hook they need among these programs.
-RuleKinds covered_kinds(const std::set<std::string>& programs);
+// What a set's programs are on a kernel: one per hook (the first variant that
+// fits the kernel's prototype and whose trampoline has a slot), and, for each
+// hook none fits, why, keyed by the first variant's program.
+struct Selection {
+    std::set<std::string> programs;
+    std::map<std::string, std::string> left_out;
+    std::set<std::string> not_needed; // only_where_present hooks this kernel does not have
+};
+Selection select_programs(const struct btf* kernel_btf, ProgramSet set, const TrampolineUse& use);
+
+// The rule kinds of the set that have every hook they need (some variant of
+// it) among these programs, the not_needed ones counting as there.
+RuleKinds covered_kinds(const std::set<std::string>& programs, ProgramSet set,
+                        const std::set<std::string>& not_needed = {});
 
 } // namespace cerberus::bpf

@@ -23,7 +23,7 @@ std::vector<RuleKind> kinds_used(const Policy& policy)
         kinds.insert(kinds.end(), {RuleKind::allowed_bins, RuleKind::exec_mappings});
     if (!policy.forbidden_caps.empty())
         kinds.push_back(RuleKind::forbidden_caps);
-    kinds.push_back(RuleKind::escalation);
+    kinds.insert(kinds.end(), {RuleKind::escalation, RuleKind::cgroup_exit, RuleKind::other_processes});
     return kinds;
 }
 
@@ -40,7 +40,9 @@ const char* field_of(RuleKind kind)
     case RuleKind::allowed_bins:
     case RuleKind::exec_mappings: return "policy.allowed_bins";
     case RuleKind::forbidden_caps: return "policy.forbidden_caps";
-    case RuleKind::escalation: return "policy";
+    case RuleKind::escalation:
+    case RuleKind::cgroup_exit:
+    case RuleKind::other_processes: return "policy";
     }
     return "policy";
 }
@@ -68,6 +70,8 @@ const char* rule_kind_name(RuleKind kind)
     case RuleKind::exec_mappings: return "executable mappings";
     case RuleKind::forbidden_caps: return "forbidden_caps";
     case RuleKind::escalation: return "escalation (bpf, perf, modules, kexec, userns, mount)";
+    case RuleKind::cgroup_exit: return "leaving the container's cgroup";
+    case RuleKind::other_processes: return "processes outside the container, keyrings, userfaultfd";
     }
     return "?";
 }
@@ -83,49 +87,58 @@ const Backend& backend(Enforcement kind)
     throw Error("enforcement \"auto\" names no backend", EINVAL);
 }
 
-// What auto tries, strongest first. fmod_ret is not among them: in the
-// real-kernel lane (Debian's 6.1) the kernel was seen skipping its programs on
-// one CPU after container churn (their per-CPU state overwritten, recursion
-// misses growing), letting about half the denials through. A backend that can
-// fail open is run only when asked for (docs/policy.md).
-constexpr Enforcement automatic_order[] = {Enforcement::bpf_lsm, Enforcement::landlock};
+// What auto tries, strongest first: the first this host can run that carries
+// out every rule kind of the policy (in its mode) is taken.
+constexpr Enforcement automatic_order[] = {Enforcement::bpf_lsm, Enforcement::fmod_ret, Enforcement::landlock};
 
-const Backend& choose_backend(Enforcement requested, const Policy& policy)
+const Backend& choose_backend(Enforcement requested, const Policy& policy, std::string* passed_over)
 {
     std::string demand = std::string("the policy demands at least \"") + enforcement_name(policy.enforcement) + "\"";
     if (requested != Enforcement::automatic && requested < policy.enforcement)
         throw Error(std::string("--enforcement ") + enforcement_name(requested) + ": " + demand +
                         "; refusing to run the container unprotected",
                     EOPNOTSUPP);
-    const Backend* chosen = nullptr;
     if (requested != Enforcement::automatic) {
-        chosen = &backend(requested);
-        if (Probe probe = chosen->probe(); !probe.usable)
+        const Backend& chosen = backend(requested);
+        if (Probe probe = chosen.probe(); !probe.usable)
             throw Error(std::string("enforcement \"") + enforcement_name(requested) + "\": " + probe.why +
                             "; refusing to run the container unprotected",
                         EOPNOTSUPP);
-    } else {
-        std::string missing;
-        for (auto kind : automatic_order) {
-            if (kind < policy.enforcement)
-                continue;
-            Probe probe = backend(kind).probe();
-            if (probe.usable) {
-                chosen = &backend(kind);
-                break;
-            }
-            missing += std::string(missing.empty() ? "" : "; ") + enforcement_name(kind) + ": " + probe.why;
-        }
-        if (!chosen && policy.enforcement <= Enforcement::fmod_ret)
-            missing += "; fmod-ret: taken only when asked for (--enforcement fmod-ret)";
-        if (!chosen)
-            throw Error("no enforcement backend this host can run fits" +
-                            (policy.enforcement == Enforcement::automatic ? std::string() : " (" + demand + ")") +
-                            ": " + missing + "; refusing to run the container unprotected",
-                        EOPNOTSUPP);
+        check_coverage(chosen, policy);
+        return chosen;
     }
-    check_coverage(*chosen, policy);
-    return *chosen;
+    std::string missing;
+    auto pass_over = [&](Enforcement kind, const std::string& why) {
+        missing += std::string(missing.empty() ? "" : "; ") + enforcement_name(kind) + ": " + why;
+    };
+    for (auto kind : automatic_order) {
+        if (kind < policy.enforcement)
+            continue;
+        if (kind == Enforcement::fmod_ret) {
+            if (auto why = fmod_ret_not_automatic()) {
+                pass_over(kind, *why);
+                continue;
+            }
+        }
+        const Backend& candidate = backend(kind);
+        if (Probe probe = candidate.probe(); !probe.usable) {
+            pass_over(kind, probe.why);
+            continue;
+        }
+        try {
+            check_coverage(candidate, policy);
+        } catch (const Error& e) {
+            pass_over(kind, e.what());
+            continue;
+        }
+        if (passed_over)
+            *passed_over = missing;
+        return candidate;
+    }
+    throw Error("no enforcement backend this host can run carries out every rule of the policy" +
+                    (policy.enforcement == Enforcement::automatic ? std::string() : " (" + demand + ")") + ": " +
+                    missing + "; refusing to run the container unprotected",
+                EOPNOTSUPP);
 }
 
 void check_coverage(const Backend& backend, const Policy& policy)

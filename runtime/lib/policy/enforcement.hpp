@@ -38,11 +38,13 @@ enum class RuleKind {
     exec_mappings,   // PROT_EXEC mappings of unlisted files (the loader run directly)
     forbidden_caps,  // capabilities never usable
     escalation,      // bpf, perf_event_open, modules, kexec, new user namespaces, mounts
+    cgroup_exit,     // the agent leaving its container's cgroup, where the policy is bound
+    other_processes, // processes outside the container (ptrace, memory, signals, fds), keyrings, userfaultfd
 };
 inline constexpr RuleKind all_rule_kinds[] = {
     RuleKind::allowed_hosts, RuleKind::raw_sockets,  RuleKind::paths,         RuleKind::path_changes,
     RuleKind::denied_paths,  RuleKind::unix_sockets, RuleKind::allowed_bins, RuleKind::exec_mappings,
-    RuleKind::forbidden_caps, RuleKind::escalation,
+    RuleKind::forbidden_caps, RuleKind::escalation,  RuleKind::cgroup_exit,  RuleKind::other_processes,
 };
 const char* rule_kind_name(RuleKind kind);
 
@@ -121,17 +123,21 @@ public:
 const Backend& backend(Enforcement kind);
 
 // The backend a policy runs under: the global flag (--enforcement) and the
-// policy's minimum, auto taking the strongest this host can run (the BPF LSM,
-// else Landlock; fmod_ret only when asked for). Throws,
-// naming what is missing, when none fits; then checks that it covers every
-// rule the policy has (refused, naming the rule and the backend, otherwise).
-const Backend& choose_backend(Enforcement requested, const Policy& policy);
+// policy's minimum. A backend asked for must run here and carry out every
+// rule of the policy (refused, naming the rule and the backend, otherwise);
+// auto takes the strongest that does (the BPF LSM, fmod_ret where
+// fmod_ret_not_automatic allows it, Landlock), and says in passed_over why
+// each stronger one was not taken. Throws, naming what each lacks, when none fits.
+const Backend& choose_backend(Enforcement requested, const Policy& policy, std::string* passed_over = nullptr);
+
+// Why auto does not take fmod_ret on this kernel (docs/policy.md, "fmod-ret"), or nullopt.
+std::optional<std::string> fmod_ret_not_automatic();
 
 // Throws EOPNOTSUPP naming the first rule of the policy the backend cannot
 // carry out (in the policy's mode).
 void check_coverage(const Backend& backend, const Policy& policy);
 
-// True when the policy has rules of that kind (escalation: always).
+// True when the policy has rules of that kind (escalation, cgroup_exit, other_processes: always).
 bool uses_kind(const Policy& policy, RuleKind kind);
 
 // The rule kinds the policy uses whose denials this backend cannot report

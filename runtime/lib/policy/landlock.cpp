@@ -27,6 +27,9 @@
 #ifndef LANDLOCK_RESTRICT_SELF_LOG_SUBDOMAINS_OFF
 #define LANDLOCK_RESTRICT_SELF_LOG_SUBDOMAINS_OFF (1U << 2)
 #endif
+#ifndef LANDLOCK_SCOPE_SIGNAL
+#define LANDLOCK_SCOPE_SIGNAL (1ULL << 1)
+#endif
 
 namespace cerberus::landlock {
 namespace {
@@ -140,11 +143,24 @@ RulesetPlan plan_ruleset(const policy::Policy& policy, int abi)
     return plan;
 }
 
+bool confine_to_domain(RulesetPlan& plan, int abi)
+{
+    if (abi < signal_scope_abi)
+        return false;
+    plan.scoped |= LANDLOCK_SCOPE_SIGNAL; // a domain of its own even without access rights
+    return true;
+}
+
 UniqueFd create_ruleset(const RulesetPlan& plan)
 {
-    landlock_ruleset_attr attr{};
-    attr.handled_access_fs = plan.handled;
-    UniqueFd fd(static_cast<int>(::syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0)));
+    // landlock_ruleset_attr as ABI 6 has it; the build host's headers (6.1) stop at the first field.
+    struct {
+        uint64_t handled_access_fs;
+        uint64_t handled_access_net;
+        uint64_t scoped;
+    } attr{plan.handled, 0, plan.scoped};
+    size_t size = plan.scoped ? sizeof(attr) : sizeof(attr.handled_access_fs);
+    UniqueFd fd(static_cast<int>(::syscall(SYS_landlock_create_ruleset, &attr, size, 0)));
     if (!fd)
         throw_errno("creating a landlock ruleset");
     return fd;

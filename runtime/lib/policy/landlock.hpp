@@ -22,15 +22,28 @@ struct Grant {
 };
 
 struct RulesetPlan {
-    uint64_t handled = 0; // rights the ruleset governs; 0: no ruleset at all
+    uint64_t handled = 0; // rights the ruleset governs; 0 and no scope: no ruleset at all
+    uint64_t scoped = 0;  // LANDLOCK_SCOPE_* (ABI 6): what the domain may not reach outside itself
     std::vector<Grant> grants;
     bool grant_interpreters = false; // allowed_bins: their ELF interpreters get the execute right too
+
+    bool wanted() const { return handled != 0 || scoped != 0; }
 };
 
 // Pure: what a policy asks of Landlock at this ABI.
 RulesetPlan plan_ruleset(const policy::Policy& policy, int abi);
 
-// An empty ruleset governing plan.handled.
+// The first ABI whose domains keep signals inside themselves (LANDLOCK_SCOPE_SIGNAL).
+inline constexpr int signal_scope_abi = 6;
+
+// Pure: plan confined to its domain, for a container that shares a pid
+// namespace with processes outside it. A domain's processes may trace, and
+// reach through ptrace's checks (/proc/<pid>/mem, process_vm_writev,
+// pidfd_getfd), only processes in it or below it (every ABI); from ABI 6 they
+// may signal only those too. False when this ABI cannot do the signals.
+bool confine_to_domain(RulesetPlan& plan, int abi);
+
+// An empty ruleset governing plan.handled, scoped to plan.scoped.
 UniqueFd create_ruleset(const RulesetPlan& plan);
 
 // Adds the plan's rules, each path resolved inside root_fd as if it were "/"

@@ -3,30 +3,20 @@
 
 #include "base/error.hpp"
 #include "base/files.hpp"
+#include "policy/policy_containment.hpp"
 #include "policy/rule_paths.hpp"
 
-#include <sys/stat.h>
+#include <spdlog/spdlog.h>
 
 namespace cerberus::policy_setup {
 
 namespace {
 
-bool same_file(const std::string& a, const std::string& b)
-{
-    struct stat first{}, second{};
-    return ::stat(a.c_str(), &first) == 0 && ::stat(b.c_str(), &second) == 0 && first.st_dev == second.st_dev &&
-           first.st_ino == second.st_ino;
-}
-
 // The DNS gate listens in the container's network namespace; in the host's it
 // would steer, and admit answers for, everything else on the host.
 void require_own_network(const policy::Policy& policy, const spec::Spec& spec)
 {
-    if (!policy::has_host_names(policy))
-        return;
-    const spec::Namespace* network = spec.find_namespace("network");
-    if (network && (network->path.empty() || (!same_file(network->path, "/proc/self/ns/net") &&
-                                               !same_file(network->path, "/proc/1/ns/net"))))
+    if (!policy::has_host_names(policy) || !policy::shares_host_network(spec))
         return;
     size_t i = 0;
     while ((*policy.allowed_hosts)[i].network)
@@ -64,13 +54,23 @@ Prepared prepare(const RuntimeOptions& rt, policy::Policy policy, spec::Spec& sp
     require_own_network(policy, spec);
     prepared.policy = std::move(policy);
     // Fail closed before anything is set up: never run the agent unprotected.
-    prepared.backend = &policy::choose_backend(requested_enforcement(rt), *prepared.policy);
+    prepared.backend = &policy::choose_backend(requested_enforcement(rt), *prepared.policy, &prepared.passed_over);
+    // What the backend carries out only in part on this kernel (a Landlock ABI without truncate, say) is
+    // said at create too, in the runtime's log (--log, --debug), not only in the trail's first line and
+    // `cerberus check`; not on stderr, which engines and tests read as the container's own.
+    for (const auto& row : prepared.backend->coverage())
+        if (row.enforced == policy::Level::partial && policy::uses_kind(*prepared.policy, row.kind))
+            spdlog::info("the {} backend enforces {} only in part: {}", policy::enforcement_name(prepared.backend->kind()),
+                         policy::rule_kind_name(row.kind), row.note);
     // The kernel matches resolved paths: rules are installed for the files they name in this rootfs.
     prepared.compiled = policy::compile_policy(policy::with_resolved_paths(*prepared.policy, rootfs), 0,
                                                prepared.backend->path_seed());
     prepared.forced = policy::forced_on_processes(*prepared.policy);
     if (spec.process)
         prepared.forced.apply_to(*spec.process);
+    policy::keep_in_cgroup(*prepared.policy, spec, cgroups::Mounts::detect());
+    if (policy::shares_host_network(spec))
+        prepared.compiled.policy.flags |= CERB_HOST_NETWORK; // its loopback device reaches the host's services
     prepared.backend->adapt_spec(*prepared.policy, spec, rootfs);
     return prepared;
 }

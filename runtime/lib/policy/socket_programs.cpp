@@ -89,7 +89,7 @@ void load_and_pin()
 // exists. The programs let everything through there (no owner).
 std::string keepalive_dir()
 {
-    std::string unified = cgroups::Mounts::detect().unified;
+    static const std::string unified = cgroups::Mounts::detect().unified; // once per process: a create asks often
     return unified.empty() ? "" : unified + "/" + keepalive_name;
 }
 

@@ -2,6 +2,7 @@
 #include "process/container_init.hpp"
 
 #include "base/error.hpp"
+#include "cgroup/cgroup.hpp"
 #include "process/console.hpp"
 #include "process/hooks.hpp"
 #include "process/namespaces.hpp"
@@ -56,12 +57,11 @@ void apply_sysctls(const spec::Linux& linux, const mounts::MountedRoot& rootfs)
 // Blocks until `start` opens exec.fifo for reading, then tells it we are going.
 // The write end stays open until execve closes it (O_CLOEXEC): `start` reads
 // to end of file, so poststart hooks run only once the process has exec'd.
-void wait_for_start(int fifo_fd)
+// proc is a procfs no name in the container leads to: a /proc another
+// container sharing the root put in place cannot stand in for exec.fifo.
+void wait_for_start(int fifo_fd, int proc)
 {
-    // Through a procfs no name in the container leads to: a /proc another
-    // container sharing the root put in place cannot stand in for exec.fifo.
-    int fifo = with_context("open exec.fifo",
-                            [&] { return mounts::reopen(mounts::private_proc().get(), fifo_fd, O_WRONLY).release(); });
+    int fifo = with_context("open exec.fifo", [&] { return mounts::reopen(proc, fifo_fd, O_WRONLY).release(); });
     if (::write(fifo, "0", 1) != 1)
         throw_errno("write exec.fifo");
 }
@@ -71,6 +71,7 @@ void set_up_container(const InitPlan& plan, SyncChannel& channel)
     const spec::Spec& spec = *plan.spec;
     const spec::Process& process = *spec.process;
     channel.expect(SyncMessage::parent_ready);
+    cgroups::Cgroup::move_self_into_v1(plan.cgroup_v1_tasks); // its only thread
     join_namespaces(*spec.linux);
     // Only now, inside its cgroup, so the container sees that cgroup as its root.
     if (const spec::Namespace* cgroup_ns = spec.find_namespace("cgroup"); cgroup_ns && cgroup_ns->path.empty())
@@ -113,15 +114,21 @@ void set_up_container(const InitPlan& plan, SyncChannel& channel)
     if (!plan.no_new_keyring)
         launch::join_new_keyring();
     rlimits::apply(process.rlimits);
+    // Before the spec's seccomp filter, which may refuse fsopen and openat2
+    // (an older profile lists neither); reopening through it needs only openat.
+    UniqueFd proc_for_fifo = plan.fifo_fd >= 0 ? mounts::private_proc() : UniqueFd();
 
-    bool late_seccomp = launch::take_identity(process, plan.capabilities, plan.seccomp, channel.fd());
+    // As root, as runc, and before the spec's seccomp filter may go in: the
+    // check asks getcwd, which a profile may refuse.
     launch::enter_working_dir(process.cwd);
+    bool late_seccomp = launch::take_identity(process, plan.capabilities, plan.seccomp, channel.fd());
     std::string program = launch::lookup_path(process.args[0], env);
 
     channel.send(SyncMessage::child_ready);
     channel.close();
     if (plan.fifo_fd >= 0)
-        wait_for_start(plan.fifo_fd);
+        wait_for_start(plan.fifo_fd, proc_for_fifo.get());
+    proc_for_fifo = {};
     // Before the hooks that run in the container: they are held to it too.
     launch::restrict_self(plan.landlock_ruleset_fd, plan.landlock_flags);
     if (spec.hooks)

@@ -29,6 +29,7 @@ struct InitPlan {
     bool new_network_namespace = false;
     bool new_mount_namespace = true;
     std::vector<mounts::CgroupV1View> cgroup_v1; // the container's v1 cgroups, on v1/hybrid hosts
+    std::vector<int> cgroup_v1_tasks;             // their tasks files (Cgroup::open_v1_tasks): the init moves itself in
     std::optional<seccomp::CompiledSeccomp> seccomp;
     capabilities::CapabilitySets capabilities;
     // What an enforcement backend has the container's processes do themselves:

@@ -229,7 +229,8 @@ void apply_path_mounts(const std::vector<PathMount>& mounts)
         }
         PathMount target = m;
         target.path = resolved;
-        if (m.kind == PathMount::Kind::read_only || m.kind == PathMount::Kind::writable) {
+        if (m.kind == PathMount::Kind::read_only || m.kind == PathMount::Kind::writable ||
+            m.kind == PathMount::Kind::pinned) {
             bind_onto_itself(target);
             continue;
         }

@@ -16,15 +16,17 @@ namespace cerberus::mounts {
 
 struct PathMount {
     // sole_name mounts nothing: it only refuses the other names hide refuses.
-    enum class Kind { read_only, writable, hide, sole_name };
+    // pinned binds a directory onto itself, flags unchanged: a mount point
+    // cannot be renamed or removed, so what is mounted below keeps its name.
+    enum class Kind { read_only, writable, pinned, hide, sole_name };
     Kind kind = Kind::read_only;
     std::string path; // as the container sees it
     bool no_exec = false;
 };
 
-// Called by finish_rootfs, before the root turns read-only. In order: the
-// writable ones, then the read-only ones, then those to hide, each parents
-// first. Paths that do not exist are skipped. A path to hide (or to check as
+// Called by finish_rootfs, before the root turns read-only. In the order
+// given (the landlock backend plans the writable ones, the pinned, the
+// read-only, then those to hide, each parents first). Paths that do not exist are skipped. A path to hide (or to check as
 // sole_name) fails, naming it, when the object stays reachable by another
 // name: a file with other hard links, a directory holding one, or another
 // mount in the container showing the same files.

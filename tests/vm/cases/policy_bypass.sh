@@ -5,7 +5,8 @@
 # allowed_paths (directly, through a symlink, "..", a relative path). Each has a control showing the action
 # itself works (a listed program, no policy, audit mode), so a denial is the policy's doing.
 # vm-timeout: 300
-# vm-boots: bpf-lsm no-bpf-lsm
+# rule-kinds: allowed_bins exec_mappings forbidden_caps unix_sockets
+# vm-boots: bpf-lsm no-bpf-lsm landlock
 . "${VM_LIB:-/vm/lib.sh}"
 
 vm_has_cerberus && vm_has_probe || exit 0

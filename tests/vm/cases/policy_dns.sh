@@ -9,7 +9,8 @@
 # range; audit mode answers everything; a gate that dies fails closed and a cerberus command restarts it; bad
 # names are refused at create; delete leaves nothing. Each denial beside its control without the policy.
 # vm-timeout: 420
-# vm-boots: bpf-lsm no-bpf-lsm
+# rule-kinds: allowed_hosts
+# vm-boots: bpf-lsm no-bpf-lsm landlock
 . "${VM_LIB:-/vm/lib.sh}"
 
 vm_has_cerberus && vm_has_probe || exit 0
@@ -154,7 +155,8 @@ vm_expect_contains "audit mode answers an unlisted name" "answers=198.51.100.66"
 vm_expect_contains "and says so in the trail" "evil.test" cerberus events --denials audit
 
 # --- the gate's lifetime ---------------------------------------------------------------------------------
-gate_pid="$(cat /run/cerberus-dns/*/gate.lock 2>/dev/null | head -n1)"
+gate_dir="/run/cerberus-dns/$(basename "$(pin_dir)")" # this build's layout: others' may be beside it
+gate_pid="$(cat "$gate_dir/gate.lock" 2>/dev/null | head -n1)"
 if [ -n "$gate_pid" ] && kill "$gate_pid" 2>/dev/null; then
     sleep 0.5
     vm_run inside named $p dns svc.test "$resolver" udp
@@ -166,7 +168,7 @@ if [ -n "$gate_pid" ] && kill "$gate_pid" 2>/dev/null; then
     vm_expect_contains "a cerberus command starts it again" "answers=198.51.100.2" \
         inside named $p dns svc.test "$resolver" udp
 else
-    vm_fail "the gate runs, its pid in its lock file" "no pid in /run/cerberus-dns/*/gate.lock"
+    vm_fail "the gate runs, its pid in its lock file" "no pid in $gate_dir/gate.lock"
 fi
 
 # --- one container with names per network namespace ------------------------------------------------------

@@ -7,7 +7,8 @@
 # reachable on its ports until it expires, and no entry outlives the container. A policy with names needs
 # a network namespace of the container's own. Each refusal has its control beside it.
 # vm-timeout: 300
-# vm-boots: bpf-lsm no-bpf-lsm
+# rule-kinds: allowed_hosts
+# vm-boots: bpf-lsm no-bpf-lsm landlock
 . "${VM_LIB:-/vm/lib.sh}"
 
 vm_has_cerberus && vm_has_probe || exit 0

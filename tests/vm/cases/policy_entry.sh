@@ -4,7 +4,8 @@
 # kubectl exec) is not the init's descendant and must get the same file, network and escalation rules,
 # no_new_privs and the dropped capabilities. The control execs the same into a container without a policy.
 # vm-timeout: 300
-# vm-boots: bpf-lsm no-bpf-lsm
+# rule-kinds: paths allowed_hosts forbidden_caps escalation
+# vm-boots: bpf-lsm no-bpf-lsm landlock
 . "${VM_LIB:-/vm/lib.sh}"
 
 vm_has_cerberus && vm_has_probe || exit 0

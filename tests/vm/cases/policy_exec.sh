@@ -3,7 +3,8 @@
 # Agent policy, allowed_bins: only the listed files are exec'd; a copy of an allowed binary, a memfd and
 # execveat fail with EACCES; in audit mode they run.
 # vm-timeout: 300
-# vm-boots: bpf-lsm no-bpf-lsm
+# rule-kinds: allowed_bins
+# vm-boots: bpf-lsm no-bpf-lsm landlock
 . "${VM_LIB:-/vm/lib.sh}"
 
 vm_has_cerberus && vm_has_probe || exit 0

@@ -6,7 +6,8 @@
 # Denied opens and changes give EACCES; under the landlock backend some give the file system's own errno
 # (denial_errno: the read-only mounts and the cover over a denied path answer first).
 # vm-timeout: 300
-# vm-boots: bpf-lsm no-bpf-lsm
+# rule-kinds: paths path_changes denied_paths
+# vm-boots: bpf-lsm no-bpf-lsm landlock
 . "${VM_LIB:-/vm/lib.sh}"
 
 vm_has_cerberus && vm_has_probe || exit 0

@@ -8,7 +8,8 @@
 # and without a policy gives what it gives unpoliced. Under the landlock backend times, mode and owner are
 # refused by the read-only mounts (EROFS) and xattrs by seccomp (EPERM, allowed paths included).
 # vm-timeout: 400
-# vm-boots: bpf-lsm no-bpf-lsm
+# rule-kinds: path_changes exec_mappings
+# vm-boots: bpf-lsm no-bpf-lsm landlock
 . "${VM_LIB:-/vm/lib.sh}"
 
 vm_has_cerberus && vm_has_probe || exit 0

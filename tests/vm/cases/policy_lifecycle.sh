@@ -5,7 +5,8 @@
 # host may hold theirs), and none of a container whose record of its keys was lost (a create that died
 # midway); the pinned programs stay loaded for the next container.
 # vm-timeout: 300
-# vm-boots: bpf-lsm no-bpf-lsm
+# rule-kinds: paths allowed_hosts
+# vm-boots: bpf-lsm no-bpf-lsm landlock
 . "${VM_LIB:-/vm/lib.sh}"
 
 vm_has_cerberus && vm_has_probe || exit 0

@@ -8,7 +8,8 @@
 # Each has its control: the same action without the policy (or on a name no rule is bound to) works.
 # The container holds CAP_SYS_ADMIN and CAP_SYS_CHROOT, so that only the policy stands in the way.
 # vm-timeout: 400
-# vm-boots: bpf-lsm no-bpf-lsm
+# rule-kinds: paths path_changes denied_paths
+# vm-boots: bpf-lsm no-bpf-lsm landlock
 . "${VM_LIB:-/vm/lib.sh}"
 
 vm_has_cerberus && vm_has_probe || exit 0

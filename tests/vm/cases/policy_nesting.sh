@@ -5,7 +5,8 @@
 # every ancestor of the task's cgroup, however deep. Controls: without a policy the same agent, as deep, makes
 # a user namespace; with the policy, a host the policy allows is not denied at that depth.
 # vm-timeout: 300
-# vm-boots: bpf-lsm no-bpf-lsm
+# rule-kinds: allowed_hosts escalation
+# vm-boots: bpf-lsm no-bpf-lsm landlock
 . "${VM_LIB:-/vm/lib.sh}"
 
 vm_has_cerberus && vm_has_probe || exit 0

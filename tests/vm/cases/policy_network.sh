@@ -4,7 +4,8 @@
 # ranges, raw sockets; the same actions succeed in audit mode. The container has its own network namespace
 # with only lo, so an allowed destination fails later (no route) while a denied one gets EPERM.
 # vm-timeout: 300
-# vm-boots: bpf-lsm no-bpf-lsm
+# rule-kinds: allowed_hosts raw_sockets
+# vm-boots: bpf-lsm no-bpf-lsm landlock
 . "${VM_LIB:-/vm/lib.sh}"
 
 vm_has_cerberus && vm_has_probe || exit 0

@@ -3,12 +3,13 @@
 # Agent policy, network rules against packets that go elsewhere than the address checked (issue 22,
 # classes 3 and 4): UDP sends with sin_family AF_UNSPEC (sendto, sendmmsg), IPv6 routing headers and
 # IPv4 source routes set by socket option (refused with EPERM) or by cmsg (dropped by the cgroup egress
-# program: the send fails with EPERM), and inet protocols other than TCP and UDP (MPTCP, SCTP) refused
-# at socket creation. Each denial has a control: the same action without allowed_hosts works, or the
+# program: the send fails with EPERM), and inet protocols other than TCP and UDP (MPTCP, SCTP) and netlink
+# sockets refused at creation. Each denial has a control: the same action without allowed_hosts works, or the
 # same send without the route. Loopback traffic, replies to an accepted connection included, still
 # flows under the egress program. The container has its own network namespace with only lo.
 # vm-timeout: 400
-# vm-boots: bpf-lsm no-bpf-lsm
+# rule-kinds: allowed_hosts raw_sockets
+# vm-boots: bpf-lsm no-bpf-lsm landlock
 . "${VM_LIB:-/vm/lib.sh}"
 
 vm_has_cerberus && vm_has_probe || exit 0
@@ -88,6 +89,9 @@ control_then_denial "MPTCP socket refused" $p socket inet stream 262
 control_then_denial "MPTCP IPv6 socket refused" $p socket inet6 stream 262
 control_then_denial "SCTP socket refused" $p socket inet stream 132
 control_then_denial "SCTP seqpacket (protocol 0) refused" $p socket inet seqpacket 0
+# Netlink (issue 30, class 5): its raw and datagram sockets are the same; neither is the agent's under allowed_hosts.
+control_then_denial "netlink raw socket refused" $p socket netlink raw 0
+control_then_denial "netlink datagram socket refused" $p socket netlink dgram 0
 vm_expect_output "TCP socket allowed" ok policy_run "$enforce" $p socket inet stream 6
 vm_expect_output "UDP socket allowed" ok policy_run "$enforce" $p socket inet6 dgram 17
 vm_expect_output "UDP-Lite socket allowed" ok policy_run "$enforce" $p socket inet dgram 136

@@ -10,12 +10,7 @@
 # vm-boots: bpf-lsm no-bpf-lsm
 . /vm/lib.sh
 
-vm_has_cerberus && vm_has_probe || exit 0
-if [ "$VM_BOOT" != no-bpf-lsm ]; then
-    vm_skip "a full trampoline" "auto takes the BPF LSM here; the fmod_ret case runs in the boot without it"
-    exit 0
-fi
-command -v cerberus-fill-trampoline >/dev/null || { vm_skip "a full trampoline" "no cerberus-fill-trampoline in the VM"; exit 0; }
+vm_has_cerberus && vm_has_probe && fmod_ret_case "a full trampoline" || exit 0
 bundle=/tmp/bundle-trampoline-full
 make_bundle "$bundle" /bin/cerberus-probe connect tcp 203.0.113.9 443 || exit 1
 bundle_edit "$bundle" '.annotations["io.cerberus.policy"] = $p' --arg p '{"allowed_hosts": ["192.0.2.1:443"]}'

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: Apache-2.0
+// The DNS gate's event loop (dns_gate_server.hpp says what the gate does),
+// shared by its two halves: dns_gate_server.cpp serves containers (their
+// registration, sockets, ticks and the loop itself), dns_gate_queries.cpp
+// the queries (from the agent to a nameserver and back, through admission).
+// Private to dns/.
+#pragma once
+
+#include "audit/audit_format.hpp"
+#include "base/daemon.hpp"
+#include "dns/dns_admission.hpp"
+#include "dns/dns_gate_registry.hpp"
+#include "dns/dns_pending.hpp"
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace cerberus::dns {
+
+constexpr auto tick = std::chrono::seconds(1); // expiry, deadlines, gone containers, exit check
+constexpr auto idle_linger = std::chrono::seconds(10); // as the audit collector: bursts share one gate
+constexpr auto udp_wait = std::chrono::seconds(2); // per nameserver, then the next one
+constexpr auto tcp_wait = std::chrono::seconds(5);
+constexpr auto tcp_client_idle = std::chrono::seconds(10);
+constexpr size_t max_pending_per_container = 256; // a flooding agent only delays its own answers
+
+constexpr uint64_t control_watch = 0; // the epoll data of gate.sock; the others are keys of Gate::watches_
+
+enum class Kind { client_udp, client_tcp_listen, client_tcp, upstream_udp, upstream_tcp };
+
+struct Watch {
+    Kind kind;
+    uint64_t cgroup_id;
+    uint64_t key; // client_tcp: the connection; upstream_tcp: the pending query
+    int fd;
+};
+
+struct TcpConn {
+    uint64_t cgroup_id = 0;
+    UniqueFd fd;
+    FrameReader in{2 * (max_message + 2)}; // glibc sends A and AAAA on one connection
+    Clock::time_point idle_deadline;
+    uint64_t watch = 0;
+};
+
+struct Container {
+    Registration registration;
+    std::vector<policy::Cidr> networks;
+    std::vector<Endpoint> nameservers;
+    UniqueFd netns;
+    ino_t netns_inode = 0;
+    std::vector<UniqueFd> sockets; // listening and upstream; closed with the container
+    int upstream4 = -1, upstream6 = -1;
+    std::vector<uint64_t> watches;
+    UniqueFd trail;
+};
+
+class Gate {
+public:
+    bool start();
+    void run();
+
+private:
+    uint64_t watch(Kind kind, uint64_t cgroup_id, uint64_t key, int fd, uint32_t events);
+    void unwatch(uint64_t id);
+    void dispatch(const Watch& w, uint32_t events);
+    void serve_request();
+    std::string serve(uint64_t cgroup_id);
+    void add_registered();
+    void add(Registration registration);
+    void forget(uint64_t cgroup_id);
+    void on_tick();
+    void read_udp_queries(uint64_t cgroup_id, int fd);
+    void accept_tcp(uint64_t cgroup_id, int fd);
+    void read_tcp_client(uint64_t conn_id);
+    void handle_query(uint64_t cgroup_id, const Client& client, std::span<const uint8_t> message);
+    void forward(Container& container, const Client& client, const Query& query, std::span<const uint8_t> message,
+                 std::vector<policy::PortRange> ports);
+    bool send_upstream(uint64_t pending_id);
+    void read_udp_answers(uint64_t cgroup_id, int fd);
+    void on_tcp_upstream(uint64_t pending_id, uint32_t events);
+    void finish(uint64_t pending_id, std::vector<uint8_t> message, const Answer& answer);
+    void drop(uint64_t pending_id);
+    void reply(const Client& client, std::span<const uint8_t> message);
+    void admit(Container& container, const Pending& pending, const Answer& answer);
+    void record(Container& container, const audit::DnsVerdict& verdict);
+    void write_snapshot(uint64_t cgroup_id);
+
+    daemon::Daemon daemon_ = gate_daemon();
+    UniqueFd lock_, listener_, epoll_;
+    std::string cgroup2_;
+    std::optional<AdmittedTable> table_;
+    std::map<uint64_t, Container> containers_;
+    std::set<uint64_t> stale_expiries_; // containers whose snapshot shows an earlier expiry than the map
+    std::map<uint64_t, Watch> watches_;
+    PendingTable pending_{max_pending_per_container};
+    std::map<uint64_t, TcpConn> conns_;
+    uint64_t next_key_ = 1;
+};
+
+} // namespace cerberus::dns

@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: Apache-2.0
+// The DNS gate's query path: a query read from the agent (UDP, or TCP
+// framed), answered REFUSED or sent on to the container's nameserver, its
+// answer's addresses admitted, and the answer given back.
+#include "dns/dns_gate_loop.hpp"
+
+#include "base/error.hpp"
+#include "dns/dns_answers.hpp"
+#include "dns/dns_netns.hpp"
+#include "dns/dns_transport.hpp"
+
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+namespace cerberus::dns {
+
+void Gate::read_udp_queries(uint64_t cgroup_id, int fd)
+{
+    std::vector<uint8_t> buf(max_message);
+    for (int i = 0; i < 64; ++i) { // then let the other sockets have a turn
+        Client client;
+        client.udp_fd = fd;
+        client.addr_len = sizeof(client.addr);
+        ssize_t n = recvfrom(fd, buf.data(), buf.size(), MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&client.addr),
+                             &client.addr_len);
+        if (n < 0)
+            return;
+        handle_query(cgroup_id, client, std::span(buf.data(), static_cast<size_t>(n)));
+        if (!containers_.count(cgroup_id))
+            return;
+    }
+}
+
+void Gate::accept_tcp(uint64_t cgroup_id, int fd)
+{
+    UniqueFd conn(accept4(fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+    if (!conn)
+        return;
+    uint64_t id = next_key_++;
+    TcpConn& tcp = conns_[id];
+    tcp.cgroup_id = cgroup_id;
+    tcp.idle_deadline = Clock::now() + tcp_client_idle;
+    tcp.watch = watch(Kind::client_tcp, cgroup_id, id, conn.get(), EPOLLIN);
+    tcp.fd = std::move(conn);
+}
+
+void Gate::read_tcp_client(uint64_t conn_id)
+{
+    auto it = conns_.find(conn_id);
+    if (it == conns_.end())
+        return;
+    TcpConn& conn = it->second;
+    StreamRead read = read_stream(conn.fd.get(), conn.in);
+    if (read == StreamRead::again)
+        return;
+    if (read == StreamRead::closed) {
+        unwatch(conn.watch);
+        conns_.erase(it);
+        return;
+    }
+    conn.idle_deadline = Clock::now() + tcp_client_idle;
+    uint64_t cgroup_id = conn.cgroup_id;
+    while (auto message = conn.in.next()) {
+        Client client;
+        client.tcp_conn = conn_id;
+        handle_query(cgroup_id, client, *message);
+        if (!conns_.count(conn_id))
+            return;
+    }
+}
+
+void Gate::handle_query(uint64_t cgroup_id, const Client& client, std::span<const uint8_t> message)
+{
+    auto query = parse_query(message);
+    if (!query)
+        return; // not a query with one question: nothing to forward or answer
+    Container& container = containers_.at(cgroup_id);
+    auto ports = ports_for(container.registration.names, query->question.name);
+    if (ports.empty()) {
+        bool audit = container.registration.audit;
+        record(container, {query->question.name, type_name(query->question.type), audit ? "audit" : "refused",
+                           "not in allowed_hosts", ""});
+        if (!audit) {
+            reply(client, refused_reply(message));
+            return;
+        }
+        ports = {policy::PortRange{}}; // audit: admitted as if allowed, every port
+    }
+    forward(container, client, *query, message, std::move(ports));
+}
+
+void Gate::forward(Container& container, const Client& client, const Query& query, std::span<const uint8_t> message,
+                   std::vector<policy::PortRange> ports)
+{
+    if (container.nameservers.empty())
+        return;
+    Pending pending;
+    pending.cgroup_id = container.registration.cgroup_id;
+    pending.client = client;
+    pending.client_id = query.id;
+    pending.question = query.question;
+    pending.ports = std::move(ports);
+    pending.query.assign(message.begin(), message.end());
+    auto key = pending_.add(std::move(pending));
+    if (!key)
+        return; // the resolver retries; other containers are not held up
+    Pending& added = *pending_.find(*key);
+    set_id(added.query, added.gate_id);
+    if (!send_upstream(*key))
+        drop(*key);
+}
+
+// Sends the query to pending.nameserver: UDP for a UDP client, TCP for a TCP one.
+bool Gate::send_upstream(uint64_t pending_id)
+{
+    Pending& pending = *pending_.find(pending_id);
+    Container& container = containers_.at(pending.cgroup_id);
+    const Endpoint& server = container.nameservers[pending.nameserver];
+    sockaddr_storage addr{};
+    socklen_t len = sockaddr_of(server, addr);
+    if (!pending.client.tcp_conn) {
+        pending.deadline = Clock::now() + udp_wait;
+        int fd = server.family == AF_INET ? container.upstream4 : container.upstream6;
+        return sendto(fd, pending.query.data(), pending.query.size(), MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&addr),
+                      len) >= 0;
+    }
+    pending.deadline = Clock::now() + tcp_wait;
+    UniqueFd fd;
+    try {
+        in_netns(container.netns.get(), [&] {
+            fd.reset(check(socket(server.family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), "socket"));
+        });
+    } catch (const Error& e) {
+        spdlog::warn("cgroup {}: a TCP socket for its nameserver: {}", pending.cgroup_id, e.what());
+        return false;
+    }
+    if (connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), len) < 0 && errno != EINPROGRESS)
+        return false;
+    pending.tcp_watch = watch(Kind::upstream_tcp, pending.cgroup_id, pending_id, fd.get(), EPOLLOUT | EPOLLIN);
+    pending.tcp = std::move(fd);
+    pending.tcp_in = FrameReader(max_message + 2);
+    return true;
+}
+
+void Gate::on_tcp_upstream(uint64_t pending_id, uint32_t events)
+{
+    Pending* pending = pending_.find(pending_id);
+    if (!pending)
+        return;
+    if (events & (EPOLLERR | EPOLLHUP) && !(events & EPOLLIN)) {
+        drop(pending_id);
+        return;
+    }
+    if (events & EPOLLOUT) {
+        std::vector<uint8_t> framed = frame(pending->query);
+        if (send(pending->tcp.get(), framed.data(), framed.size(), MSG_DONTWAIT | MSG_NOSIGNAL) !=
+            static_cast<ssize_t>(framed.size())) {
+            drop(pending_id);
+            return;
+        }
+        epoll_event ev{.events = EPOLLIN, .data = {.u64 = pending->tcp_watch}};
+        epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, pending->tcp.get(), &ev);
+        return;
+    }
+    StreamRead read = read_stream(pending->tcp.get(), pending->tcp_in);
+    if (read == StreamRead::again)
+        return;
+    auto message = read == StreamRead::closed ? std::nullopt : pending->tcp_in.next();
+    if (read == StreamRead::more && !message)
+        return;
+    auto answer = message ? parse_answer(*message) : std::nullopt;
+    if (!answer || answer->id != pending->gate_id || answer->question != pending->question) {
+        drop(pending_id);
+        return;
+    }
+    finish(pending_id, std::move(*message), *answer);
+}
+
+void Gate::read_udp_answers(uint64_t cgroup_id, int fd)
+{
+    std::vector<uint8_t> buf(max_message);
+    for (int i = 0; i < 64; ++i) {
+        sockaddr_storage from{};
+        socklen_t from_len = sizeof(from);
+        ssize_t n = recvfrom(fd, buf.data(), buf.size(), MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&from), &from_len);
+        if (n < 0)
+            return;
+        std::vector<uint8_t> message(buf.begin(), buf.begin() + n);
+        auto answer = parse_answer(message);
+        if (!answer)
+            continue;
+        auto key = pending_.by_gate_id(cgroup_id, answer->id);
+        if (!key)
+            continue; // late, or forged: no query of ours has that id
+        const Pending& pending = *pending_.find(*key);
+        // Only the nameserver asked, answering the question asked.
+        if (endpoint_of(from) != containers_.at(cgroup_id).nameservers[pending.nameserver] ||
+            answer->question != pending.question)
+            continue;
+        finish(*key, std::move(message), *answer);
+    }
+}
+
+// Admits the answer's addresses, then lets the answer go to the agent.
+void Gate::finish(uint64_t pending_id, std::vector<uint8_t> message, const Answer& answer)
+{
+    Pending& pending = *pending_.find(pending_id);
+    Container& container = containers_.at(pending.cgroup_id);
+    admit(container, pending, answer);
+    set_id(message, pending.client_id);
+    reply(pending.client, message);
+    drop(pending_id);
+}
+
+void Gate::admit(Container& container, const Pending& pending, const Answer& answer)
+{
+    uint64_t cgroup_id = container.registration.cgroup_id;
+    AnswerAdmission admitted = admit_answer(*table_, cgroup_id, container.networks, pending.question.name,
+                                            pending.ports, answer.addresses, boot_now_ns());
+    for (const auto& [address, why] : admitted.refused)
+        record(container, {pending.question.name, type_name(pending.question.type), "not admitted", why,
+                           address_text(address)});
+    for (const auto& failure : admitted.failed)
+        spdlog::warn("cgroup {}: {}", cgroup_id, failure); // the agent gets the answer but cannot connect
+    if (admitted.shown_changed)
+        write_snapshot(cgroup_id);
+    else if (admitted.expiry_only)
+        stale_expiries_.insert(cgroup_id); // shown at the next tick: a file per answer would cost each query
+}
+
+void Gate::drop(uint64_t pending_id)
+{
+    if (auto pending = pending_.remove(pending_id))
+        unwatch(pending->tcp_watch);
+}
+
+void Gate::reply(const Client& client, std::span<const uint8_t> message)
+{
+    if (message.empty())
+        return;
+    if (!client.tcp_conn) {
+        sendto(client.udp_fd, message.data(), message.size(), MSG_DONTWAIT,
+               reinterpret_cast<const sockaddr*>(&client.addr), client.addr_len);
+        return;
+    }
+    auto it = conns_.find(client.tcp_conn);
+    if (it == conns_.end())
+        return; // the client went
+    std::vector<uint8_t> framed = frame(message);
+    // An agent that does not read its answers loses them, not the gate its turn.
+    send(it->second.fd.get(), framed.data(), framed.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+} // namespace cerberus::dns
