@@ -159,7 +159,7 @@ pid_t exec(const RuntimeOptions& rt, const ExecOptions& opts)
 {
     spec::Process process = opts.process;
     validate_process(process);
-    if (process.terminal && opts.console_socket.empty())
+    if (process.terminal && opts.console_socket.empty() && opts.console_fd < 0)
         throw Error("process.terminal is true but --console-socket is not set", EINVAL);
 
     // Not locked: a foreground exec may last as long as the container.
@@ -213,7 +213,9 @@ pid_t exec(const RuntimeOptions& rt, const ExecOptions& opts)
         plan.cgroup_v1_tasks.push_back(fd.get());
 
     UniqueFd console;
-    if (process.terminal) {
+    if (process.terminal && opts.console_fd >= 0) {
+        plan.console_fd = opts.console_fd;
+    } else if (process.terminal) {
         console = console::connect_socket(opts.console_socket);
         plan.console_fd = console.get();
     }
