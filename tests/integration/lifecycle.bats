@@ -83,6 +83,36 @@ teardown() { teardown_bundle; }
     [ "$(cat "$BUNDLE/rootfs/tmp/term")" = got-term ]
 }
 
+@test "kill takes signal 0 (are the processes there?); with --all a stopped container too, as runc's" {
+    set_args sleep 600
+    start_container
+    cerb kill "$ID" 0
+    [ "$(container_status)" = running ]
+    cerb kill "$ID" KILL
+    for _ in $(seq 50); do [ "$(container_status)" = stopped ] && break; sleep 0.1; done
+    [ "$(container_status)" = stopped ]
+    # Control: without --all a stopped container is refused.
+    run cerb kill "$ID" 0
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"container not running"* ]]
+    cerb kill --all "$ID" 0
+    run cerb kill "$ID" 65
+    [ "$status" -eq 1 ]
+    [[ "$output" == *'unknown signal "65"'* ]]
+}
+
+@test "--pid-file names a file of the caller's directory, not of the bundle" {
+    set_args sleep 600
+    mkdir "$BATS_TEST_TMPDIR/caller"
+    cd "$BATS_TEST_TMPDIR/caller"
+    cerb create --pid-file pid.txt -b "$BUNDLE" "$ID"
+    [ "$(cat pid.txt)" -eq "$(cerb state "$ID" | jq .pid)" ]
+    [ ! -e "$BUNDLE/pid.txt" ]
+    cerb delete --force "$ID"
+    cerb run -d --pid-file run.pid -b "$BUNDLE" "$ID" </dev/null
+    [ "$(cat run.pid)" -eq "$(cerb state "$ID" | jq .pid)" ]
+}
+
 @test "list shows containers in table and json form" {
     set_args sleep 60
     cerb create -b "$BUNDLE" "$ID"
