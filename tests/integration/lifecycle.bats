@@ -120,6 +120,11 @@ teardown() { teardown_bundle; }
     [[ "$output" == *"$ID"*created* ]]
     [ "$(cerb list --format json | jq -r '.[0].id')" = "$ID" ]
     [ "$(cerb list -q)" = "$ID" ]
+    # runc's order of fields (its own tests match the text), in list and in state.
+    [ "$(cerb list --format json | jq -c '.[0] | keys_unsorted')" = \
+        '["ociVersion","id","pid","status","bundle","rootfs","created","owner"]' ]
+    [ "$(cerb state "$ID" | jq -c 'keys_unsorted')" = \
+        '["ociVersion","id","pid","status","bundle","rootfs","created","owner"]' ]
 }
 
 @test "spec writes a config that runs, and refuses to overwrite it" {
