@@ -109,12 +109,16 @@ EOF
     [[ "$output" == *"--console-socket"* ]]
 }
 
-@test "--tty in the foreground without --console-socket: the runtime proxies the pty, as runc's exec does" {
+@test "--tty in the foreground without --console-socket: the runtime proxies the pty (the user's), as runc's exec does" {
     start_container
     run cerb exec --tty "$ID" sh -c 'tty; echo in-pty; exit 5' </dev/null
     [ "$status" -eq 5 ]
     [[ "${lines[0]}" == "/dev/pts/"* ]]
     [[ "${lines[1]}" == "in-pty"* ]]
+    run cerb exec --tty --user 1000:100 "$ID" sh -c 'stat -c %u:%g $(tty)' </dev/null
+    [[ "$output" == "1000:5"* ]]
+    run cerb exec --tty "$ID" sh -c 'stat -c %u:%g $(tty)' </dev/null
+    [[ "$output" == "0:5"* ]]
     # Control: without --tty the process has no terminal.
     run cerb exec "$ID" sh -c 'tty' </dev/null
     [ "$status" -ne 0 ]

@@ -200,6 +200,19 @@ teardown() { teardown_bundle; }
     [[ "${lines[1]}" == "in-pty"* ]]
 }
 
+@test "the pty belongs to process.user.uid, its group stays devpts's (5), as runc's" {
+    edit_config '.process.terminal = true | .process.user.uid = 1000 | .process.user.gid = 100'
+    set_args sh -c 'stat -c %u:%g $(tty)'
+    run cerb run -b "$BUNDLE" "$ID" </dev/null
+    [ "$status" -eq 0 ]
+    [[ "$output" == "1000:5"* ]]
+    # Control: root's process, root's pty.
+    edit_config '.process.user.uid = 0 | .process.user.gid = 0'
+    run cerb run -b "$BUNDLE" "$ID" </dev/null
+    [ "$status" -eq 0 ]
+    [[ "$output" == "0:5"* ]]
+}
+
 @test "run --detach with a terminal and no --console-socket is refused" {
     edit_config '.process.terminal = true'
     set_args true

@@ -99,7 +99,7 @@ void set_up_process(const ExecPlan& plan, SyncChannel& channel)
     launch::close_host_fds({plan.preserve_fds, {channel.fd(), plan.landlock_ruleset_fd, plan.console_fd}});
     const std::vector<std::string> env = user::environment_with_home(process.env, process.user.uid);
     if (plan.console_fd >= 0)
-        console::setup_terminal(plan.console_fd, process.console_size);
+        console::setup_terminal(plan.console_fd, process.console_size, process.user.uid);
     launch::join_new_keyring();
     rlimits::apply(process.rlimits);
     // With no_new_privs the filter can wait until just before execve, so it
