@@ -52,7 +52,7 @@ tables=$(
 			if (!(key in known)) { known[key] = 1; order[++tests] = key }
 			if (!($2 in file_seen)) { file_seen[$2] = 1; files[++nfiles] = $2 }
 		}
-		function cell(label, file) {
+		function counts(label, file) {
 			return (count[label "|" file "|pass"] + 0) " / " (count[label "|" file "|FAIL"] + 0) " / " \
 				(count[label "|" file "|skip"] + 0)
 		}
@@ -60,7 +60,7 @@ tables=$(
 			print "<!-- runc-suite-files:begin -->"
 			print "| file | cerberus | runc |"
 			print "|---|---|---|"
-			for (i = 1; i <= nfiles; i++) print "| " files[i] " | " cell("cerberus", files[i]) " | " cell("runc", files[i]) " |"
+			for (i = 1; i <= nfiles; i++) print "| " files[i] " | " counts("cerberus", files[i]) " | " counts("runc", files[i]) " |"
 			printf "| **passed / failed / skipped** | %d / %d / %d | %d / %d / %d |\n",
 				total["cerberus|pass"], total["cerberus|FAIL"], total["cerberus|skip"],
 				total["runc|pass"], total["runc|FAIL"], total["runc|skip"]
