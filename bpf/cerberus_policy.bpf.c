@@ -18,7 +18,7 @@
 char LICENSE[] SEC("license") = "GPL";
 
 CERB_HOOK(file_open, security_file_open)
-int BPF_PROG(cerb_file_open, struct file *file, int ret)
+int CERB_PROG(cerb_file_open, struct file *file, int ret)
 {
     __u64 cgroup_id;
     struct cerb_policy *policy = find_policy(&cgroup_id);
@@ -43,7 +43,7 @@ int BPF_PROG(cerb_file_open, struct file *file, int ret)
 /* allowed_bins: only the listed files may be exec'd, by the path the kernel
  * resolved (so memfds, copies and links elsewhere do not match). */
 CERB_HOOK(bprm_check_security, security_bprm_check)
-int BPF_PROG(cerb_bprm_check, struct linux_binprm *bprm, int ret)
+int CERB_PROG(cerb_bprm_check, struct linux_binprm *bprm, int ret)
 {
     __u64 cgroup_id;
     struct cerb_policy *policy = find_policy(&cgroup_id);
@@ -67,7 +67,7 @@ int BPF_PROG(cerb_bprm_check, struct linux_binprm *bprm, int ret)
  * exemption of a runtime's set-up task that exec'd: from the new program's
  * first instruction on, every rule applies to it. */
 CERB_VOID_HOOK(bprm_committed_creds, security_bprm_committed_creds)
-int BPF_PROG(cerb_bprm_committed_creds, struct linux_binprm *bprm)
+int CERB_PROG(cerb_bprm_committed_creds, struct linux_binprm *bprm)
 {
     __u64 cgroup_id;
     struct cerb_policy *policy = find_policy(&cgroup_id);
@@ -84,7 +84,7 @@ int BPF_PROG(cerb_bprm_committed_creds, struct linux_binprm *bprm)
  * process_vm_writev, pidfd_getfd), from a policed container: what it may do
  * must not become the agent's. */
 CERB_HOOK(ptrace_access_check, security_ptrace_access_check)
-int BPF_PROG(cerb_ptrace_access_check, struct task_struct *child, unsigned int mode, int ret)
+int CERB_PROG(cerb_ptrace_access_check, struct task_struct *child, unsigned int mode, int ret)
 {
     __u64 cgroup_id;
     if (ret || !bpf_task_storage_get(&cerb_setup_tasks, child, 0, 0))
@@ -138,13 +138,13 @@ static __always_inline unsigned long applied_prot(struct file *file, unsigned lo
 }
 
 CERB_HOOK(mmap_file, security_mmap_file)
-int BPF_PROG(cerb_mmap_file, struct file *file, unsigned long reqprot, unsigned long flags, int ret)
+int CERB_PROG(cerb_mmap_file, struct file *file, unsigned long reqprot, unsigned long flags, int ret)
 {
     return check_exec_mapping(file, applied_prot(file, reqprot), false, ret);
 }
 #else
 CERB_HOOK(mmap_file, security_mmap_file)
-int BPF_PROG(cerb_mmap_file, struct file *file, unsigned long reqprot, unsigned long prot, unsigned long flags,
+int CERB_PROG(cerb_mmap_file, struct file *file, unsigned long reqprot, unsigned long prot, unsigned long flags,
              int ret)
 {
     return check_exec_mapping(file, prot, false, ret);
@@ -155,7 +155,7 @@ int BPF_PROG(cerb_mmap_file, struct file *file, unsigned long reqprot, unsigned 
  * mmap of that file: otherwise mapping it PROT_READ first would get round
  * check_exec_mapping. A mapping already executable was judged when it was. */
 CERB_HOOK(file_mprotect, security_file_mprotect)
-int BPF_PROG(cerb_file_mprotect, struct vm_area_struct *vma, unsigned long reqprot, unsigned long prot, int ret)
+int CERB_PROG(cerb_file_mprotect, struct vm_area_struct *vma, unsigned long reqprot, unsigned long prot, int ret)
 {
     /* The file is walked to, not given to bpf_d_path: 6.1's verifier takes
      * only the hook's own arguments there. */
@@ -165,7 +165,7 @@ int BPF_PROG(cerb_file_mprotect, struct vm_area_struct *vma, unsigned long reqpr
 }
 
 CERB_HOOK(socket_connect, security_socket_connect)
-int BPF_PROG(cerb_socket_connect, struct socket *sock, struct sockaddr *address, int addrlen, int ret)
+int CERB_PROG(cerb_socket_connect, struct socket *sock, struct sockaddr *address, int addrlen, int ret)
 {
     __u64 cgroup_id;
     struct cerb_policy *policy = find_armed_policy(&cgroup_id);
@@ -175,21 +175,21 @@ int BPF_PROG(cerb_socket_connect, struct socket *sock, struct sockaddr *address,
 }
 
 CERB_HOOK(unix_stream_connect, security_unix_stream_connect)
-int BPF_PROG(cerb_unix_stream_connect, struct sock *sock, struct sock *other, struct sock *newsk, int ret)
+int CERB_PROG(cerb_unix_stream_connect, struct sock *sock, struct sock *other, struct sock *newsk, int ret)
 {
     return check_unix_peer(other, ret);
 }
 
 /* Datagram connects and every datagram send, to a connected peer or not. */
 CERB_HOOK(unix_may_send, security_unix_may_send)
-int BPF_PROG(cerb_unix_may_send, struct socket *sock, struct socket *other, int ret)
+int CERB_PROG(cerb_unix_may_send, struct socket *sock, struct socket *other, int ret)
 {
     return check_unix_peer(other ? BPF_CORE_READ(other, sk) : NULL, ret);
 }
 
 /* Unconnected sends (sendto/sendmsg with an address) name their destination here. */
 CERB_HOOK(socket_sendmsg, security_socket_sendmsg)
-int BPF_PROG(cerb_socket_sendmsg, struct socket *sock, struct msghdr *msg, int size, int ret)
+int CERB_PROG(cerb_socket_sendmsg, struct socket *sock, struct msghdr *msg, int size, int ret)
 {
     __u64 cgroup_id;
     struct cerb_policy *policy = find_armed_policy(&cgroup_id);
@@ -202,7 +202,7 @@ int BPF_PROG(cerb_socket_sendmsg, struct socket *sock, struct msghdr *msg, int s
 }
 
 CERB_HOOK(socket_create, security_socket_create)
-int BPF_PROG(cerb_socket_create, int family, int type, int protocol, int kern, int ret)
+int CERB_PROG(cerb_socket_create, int family, int type, int protocol, int kern, int ret)
 {
     __u64 cgroup_id;
     if (ret || kern)
@@ -231,7 +231,7 @@ int BPF_PROG(cerb_socket_create, int family, int type, int protocol, int kern, i
 /* Options that reroute packets (option_reroutes) are refused under
  * allowed_hosts, so the agent gets a clean EPERM where it sets them. */
 CERB_HOOK(socket_setsockopt, security_socket_setsockopt)
-int BPF_PROG(cerb_socket_setsockopt, struct socket *sock, int level, int optname, int ret)
+int CERB_PROG(cerb_socket_setsockopt, struct socket *sock, int level, int optname, int ret)
 {
     __u64 cgroup_id;
     if (ret || !option_reroutes(level, optname))
@@ -244,7 +244,7 @@ int BPF_PROG(cerb_socket_setsockopt, struct socket *sock, int level, int optname
 }
 
 CERB_HOOK(capable, security_capable)
-int BPF_PROG(cerb_capable, const struct cred *cred, struct user_namespace *ns, int cap, unsigned int opts, int ret)
+int CERB_PROG(cerb_capable, const struct cred *cred, struct user_namespace *ns, int cap, unsigned int opts, int ret)
 {
     __u64 cgroup_id;
     if (ret || cap < 0 || cap > 63)
@@ -268,7 +268,7 @@ static __always_inline int refuse_bpf(int cmd, int ret)
 
 /* Up to Linux 6.13. */
 CERB_HOOK(bpf, security_bpf)
-int BPF_PROG(cerb_bpf, int cmd, union bpf_attr *attr, unsigned int size, int ret)
+int CERB_PROG(cerb_bpf, int cmd, union bpf_attr *attr, unsigned int size, int ret)
 {
     return refuse_bpf(cmd, ret);
 }
@@ -276,7 +276,7 @@ int BPF_PROG(cerb_bpf, int cmd, union bpf_attr *attr, unsigned int size, int ret
 /* From 6.14 on the hook also says whether the call came from the kernel (a BPF syscall
  * program): refused all the same, as the agent may load none. */
 CERB_HOOK(bpf, security_bpf)
-int BPF_PROG(cerb_bpf_from_kernel, int cmd, union bpf_attr *attr, unsigned int size, bool kernel, int ret)
+int CERB_PROG(cerb_bpf_from_kernel, int cmd, union bpf_attr *attr, unsigned int size, bool kernel, int ret)
 {
     return refuse_bpf(cmd, ret);
 }
@@ -292,20 +292,20 @@ static __always_inline int refuse_perf_event(int type, int ret)
 
 /* Up to Linux 6.1 (at least): the attribute first. */
 CERB_HOOK(perf_event_open, security_perf_event_open)
-int BPF_PROG(cerb_perf_event_open, struct perf_event_attr *attr, int type, int ret)
+int CERB_PROG(cerb_perf_event_open, struct perf_event_attr *attr, int type, int ret)
 {
     return refuse_perf_event(type, ret);
 }
 
 /* Later kernels pass the type alone. */
 CERB_HOOK(perf_event_open, security_perf_event_open)
-int BPF_PROG(cerb_perf_event_open_type, int type, int ret)
+int CERB_PROG(cerb_perf_event_open_type, int type, int ret)
 {
     return refuse_perf_event(type, ret);
 }
 
 CERB_HOOK(kernel_module_request, security_kernel_module_request)
-int BPF_PROG(cerb_kernel_module_request, char *kmod_name, int ret)
+int CERB_PROG(cerb_kernel_module_request, char *kmod_name, int ret)
 {
     __u64 cgroup_id;
     struct cerb_policy *policy = find_armed_policy(&cgroup_id);
@@ -333,7 +333,7 @@ static __always_inline int refuse_kernel_code(__u16 op, __u32 id)
 }
 
 CERB_HOOK(kernel_read_file, security_kernel_read_file)
-int BPF_PROG(cerb_kernel_read_file, struct file *file, enum kernel_read_file_id id, bool contents, int ret)
+int CERB_PROG(cerb_kernel_read_file, struct file *file, enum kernel_read_file_id id, bool contents, int ret)
 {
     if (ret || (id != READING_MODULE && id != READING_KEXEC_IMAGE && id != READING_KEXEC_INITRAMFS))
         return ret;
@@ -341,7 +341,7 @@ int BPF_PROG(cerb_kernel_read_file, struct file *file, enum kernel_read_file_id 
 }
 
 CERB_HOOK(kernel_load_data, security_kernel_load_data)
-int BPF_PROG(cerb_kernel_load_data, enum kernel_load_data_id id, bool contents, int ret)
+int CERB_PROG(cerb_kernel_load_data, enum kernel_load_data_id id, bool contents, int ret)
 {
     if (ret || (id != LOADING_MODULE && id != LOADING_KEXEC_IMAGE))
         return ret;
@@ -349,7 +349,7 @@ int BPF_PROG(cerb_kernel_load_data, enum kernel_load_data_id id, bool contents, 
 }
 
 CERB_HOOK(userns_create, security_create_user_ns)
-int BPF_PROG(cerb_userns_create, const struct cred *cred, int ret)
+int CERB_PROG(cerb_userns_create, const struct cred *cred, int ret)
 {
     __u64 cgroup_id;
     struct cerb_policy *policy = find_armed_policy(&cgroup_id);
@@ -372,38 +372,38 @@ static __always_inline int refuse_name_change(__u16 op, int ret)
 }
 
 CERB_HOOK(sb_mount, security_sb_mount)
-int BPF_PROG(cerb_sb_mount, const char *dev_name, const struct path *path, const char *type, unsigned long flags,
+int CERB_PROG(cerb_sb_mount, const char *dev_name, const struct path *path, const char *type, unsigned long flags,
              void *data, int ret)
 {
     return refuse_name_change(CERB_OP_MOUNT, ret);
 }
 
 CERB_HOOK(move_mount, security_move_mount)
-int BPF_PROG(cerb_move_mount, const struct path *from_path, const struct path *to_path, int ret)
+int CERB_PROG(cerb_move_mount, const struct path *from_path, const struct path *to_path, int ret)
 {
     return refuse_name_change(CERB_OP_MOUNT, ret);
 }
 
 CERB_HOOK(sb_umount, security_sb_umount)
-int BPF_PROG(cerb_sb_umount, struct vfsmount *mnt, int flags, int ret)
+int CERB_PROG(cerb_sb_umount, struct vfsmount *mnt, int flags, int ret)
 {
     return refuse_name_change(CERB_OP_MOUNT, ret);
 }
 
 CERB_HOOK(sb_pivotroot, security_sb_pivotroot)
-int BPF_PROG(cerb_sb_pivotroot, const struct path *old_path, const struct path *new_path, int ret)
+int CERB_PROG(cerb_sb_pivotroot, const struct path *old_path, const struct path *new_path, int ret)
 {
     return refuse_name_change(CERB_OP_MOUNT, ret);
 }
 
 CERB_HOOK(path_chroot, security_path_chroot)
-int BPF_PROG(cerb_path_chroot, const struct path *path, int ret)
+int CERB_PROG(cerb_path_chroot, const struct path *path, int ret)
 {
     return refuse_name_change(CERB_OP_CHROOT, ret);
 }
 
 CERB_HOOK(path_rename, security_path_rename)
-int BPF_PROG(cerb_path_rename, const struct path *old_dir, struct dentry *old_dentry, const struct path *new_dir,
+int CERB_PROG(cerb_path_rename, const struct path *old_dir, struct dentry *old_dentry, const struct path *new_dir,
              struct dentry *new_dentry, unsigned int flags, int ret)
 {
     ret = check_change(old_dir, old_dentry, CERB_OP_RENAME, true, ret);
@@ -413,7 +413,7 @@ int BPF_PROG(cerb_path_rename, const struct path *old_dir, struct dentry *old_de
 /* A hard link is a rename that keeps the old name: both names are written.
  * Both are in the same mount, so the old one is found through new_dir's. */
 CERB_HOOK(path_link, security_path_link)
-int BPF_PROG(cerb_path_link, struct dentry *old_dentry, const struct path *new_dir, struct dentry *new_dentry,
+int CERB_PROG(cerb_path_link, struct dentry *old_dentry, const struct path *new_dir, struct dentry *new_dentry,
              int ret)
 {
     ret = check_change(new_dir, new_dentry, CERB_OP_LINK, true, ret);
@@ -422,50 +422,50 @@ int BPF_PROG(cerb_path_link, struct dentry *old_dentry, const struct path *new_d
 }
 
 CERB_HOOK(path_unlink, security_path_unlink)
-int BPF_PROG(cerb_path_unlink, const struct path *dir, struct dentry *dentry, int ret)
+int CERB_PROG(cerb_path_unlink, const struct path *dir, struct dentry *dentry, int ret)
 {
     return check_change(dir, dentry, CERB_OP_UNLINK, true, ret);
 }
 
 CERB_HOOK(path_rmdir, security_path_rmdir)
-int BPF_PROG(cerb_path_rmdir, const struct path *dir, struct dentry *dentry, int ret)
+int CERB_PROG(cerb_path_rmdir, const struct path *dir, struct dentry *dentry, int ret)
 {
     return check_change(dir, dentry, CERB_OP_UNLINK, true, ret);
 }
 
 CERB_HOOK(path_mkdir, security_path_mkdir)
-int BPF_PROG(cerb_path_mkdir, const struct path *dir, struct dentry *dentry, umode_t mode, int ret)
+int CERB_PROG(cerb_path_mkdir, const struct path *dir, struct dentry *dentry, umode_t mode, int ret)
 {
     return check_change(dir, dentry, CERB_OP_CREATE, false, ret);
 }
 
 CERB_HOOK(path_mknod, security_path_mknod)
-int BPF_PROG(cerb_path_mknod, const struct path *dir, struct dentry *dentry, umode_t mode, unsigned int dev,
+int CERB_PROG(cerb_path_mknod, const struct path *dir, struct dentry *dentry, umode_t mode, unsigned int dev,
              int ret)
 {
     return check_change(dir, dentry, CERB_OP_CREATE, false, ret);
 }
 
 CERB_HOOK(path_symlink, security_path_symlink)
-int BPF_PROG(cerb_path_symlink, const struct path *dir, struct dentry *dentry, const char *old_name, int ret)
+int CERB_PROG(cerb_path_symlink, const struct path *dir, struct dentry *dentry, const char *old_name, int ret)
 {
     return check_change(dir, dentry, CERB_OP_CREATE, false, ret);
 }
 
 CERB_HOOK(path_truncate, security_path_truncate)
-int BPF_PROG(cerb_path_truncate, const struct path *path, int ret)
+int CERB_PROG(cerb_path_truncate, const struct path *path, int ret)
 {
     return check_change(path, NULL, CERB_OP_SETATTR, false, ret);
 }
 
 CERB_HOOK(path_chmod, security_path_chmod)
-int BPF_PROG(cerb_path_chmod, const struct path *path, umode_t mode, int ret)
+int CERB_PROG(cerb_path_chmod, const struct path *path, umode_t mode, int ret)
 {
     return check_change(path, NULL, CERB_OP_SETATTR, false, ret);
 }
 
 CERB_HOOK(path_chown, security_path_chown)
-int BPF_PROG(cerb_path_chown, const struct path *path, __u32 uid, __u32 gid, int ret) /* kuid_t, kgid_t */
+int CERB_PROG(cerb_path_chown, const struct path *path, __u32 uid, __u32 gid, int ret) /* kuid_t, kgid_t */
 {
     return check_change(path, NULL, CERB_OP_SETATTR, false, ret);
 }
@@ -473,14 +473,14 @@ int BPF_PROG(cerb_path_chown, const struct path *path, __u32 uid, __u32 gid, int
 /* Times, xattrs and ACLs reach no path hook: the inode hooks judge them on
  * the mount the syscall took write access to (policy_inode.bpf.h). */
 CERB_TRACE(mnt_want_write)
-int BPF_PROG(cerb_mnt_want_write, struct vfsmount *mnt)
+int CERB_PROG(cerb_mnt_want_write, struct vfsmount *mnt)
 {
     note_write_mount(mnt);
     return 0;
 }
 
 CERB_TRACE(mnt_want_write_file)
-int BPF_PROG(cerb_mnt_want_write_file, struct file *file)
+int CERB_PROG(cerb_mnt_want_write_file, struct file *file)
 {
     note_write_mount(BPF_CORE_READ(file, f_path.mnt));
     return 0;
@@ -489,14 +489,14 @@ int BPF_PROG(cerb_mnt_want_write_file, struct file *file)
 /* security_inode_setattr takes the mount's idmap (6.1: user namespace) in
  * every kernel; the LSM hook is given it from 6.3 on. */
 CERB_HOOK(inode_setattr, security_inode_setattr)
-int BPF_PROG(cerb_inode_setattr, void *idmap, struct dentry *dentry, struct iattr *attr, int ret)
+int CERB_PROG(cerb_inode_setattr, void *idmap, struct dentry *dentry, struct iattr *attr, int ret)
 {
     return check_setattr(dentry, attr, ret);
 }
 
 #ifndef CERB_FMOD_RET
 CERB_HOOK(inode_setattr, security_inode_setattr)
-int BPF_PROG(cerb_inode_setattr_no_idmap, struct dentry *dentry, struct iattr *attr, int ret)
+int CERB_PROG(cerb_inode_setattr_no_idmap, struct dentry *dentry, struct iattr *attr, int ret)
 {
     return check_setattr(dentry, attr, ret);
 }
@@ -504,14 +504,14 @@ int BPF_PROG(cerb_inode_setattr_no_idmap, struct dentry *dentry, struct iattr *a
 
 /* Every xattr, POSIX ACLs (system.posix_acl_*) included up to Linux 6.1. */
 CERB_HOOK(inode_setxattr, security_inode_setxattr)
-int BPF_PROG(cerb_inode_setxattr, struct user_namespace *mnt_userns, struct dentry *dentry, const char *name,
+int CERB_PROG(cerb_inode_setxattr, struct user_namespace *mnt_userns, struct dentry *dentry, const char *name,
              const void *value, size_t size, int flags, int ret)
 {
     return check_inode_change(dentry, CERB_OP_XATTR, ret);
 }
 
 CERB_HOOK(inode_removexattr, security_inode_removexattr)
-int BPF_PROG(cerb_inode_removexattr, struct user_namespace *mnt_userns, struct dentry *dentry, const char *name,
+int CERB_PROG(cerb_inode_removexattr, struct user_namespace *mnt_userns, struct dentry *dentry, const char *name,
              int ret)
 {
     return check_inode_change(dentry, CERB_OP_XATTR, ret);
@@ -520,13 +520,13 @@ int BPF_PROG(cerb_inode_removexattr, struct user_namespace *mnt_userns, struct d
 /* From Linux 6.2 POSIX ACLs (system.posix_acl_*) pass these hooks instead of
  * the xattr ones; kernels without them send ACLs through inode_setxattr. */
 CERB_HOOK(inode_set_acl, security_inode_set_acl)
-int BPF_PROG(cerb_inode_set_acl, void *idmap, struct dentry *dentry, const char *acl_name, void *kacl, int ret)
+int CERB_PROG(cerb_inode_set_acl, void *idmap, struct dentry *dentry, const char *acl_name, void *kacl, int ret)
 {
     return check_inode_change(dentry, CERB_OP_XATTR, ret);
 }
 
 CERB_HOOK(inode_remove_acl, security_inode_remove_acl)
-int BPF_PROG(cerb_inode_remove_acl, void *idmap, struct dentry *dentry, const char *acl_name, int ret)
+int CERB_PROG(cerb_inode_remove_acl, void *idmap, struct dentry *dentry, const char *acl_name, int ret)
 {
     return check_inode_change(dentry, CERB_OP_XATTR, ret);
 }

@@ -60,6 +60,35 @@
 #define FNV_OFFSET 0xcbf29ce484222325ULL
 #define FNV_PRIME 0x100000001b3ULL
 
+/* Every program's return held to 0 or -errno where the verifier sees it: from
+ * Linux 6.12 the verifier refuses an LSM program whose return it cannot bound
+ * to [-MAX_ERRNO, 0], and the compiler may carry a verdict in a register that
+ * held other values before the exit (6.12 refused cerb_file_open so). A value
+ * outside refuses. BPF_PROG's shape, with that bound at the exit. */
+#define CERB_MAX_ERRNO 4095
+static __always_inline int errno_or_zero(int verdict)
+{
+    /* Compared and returned in the one register: clang otherwise compares a
+     * sign-extended copy and returns the original, whose bounds the verifier
+     * does not learn from the copy's. */
+    long bounded = verdict;
+    asm volatile("" : "+r"(bounded));
+    if (bounded < -CERB_MAX_ERRNO || bounded > 0)
+        bounded = -EPERM;
+    return bounded;
+}
+
+#define CERB_PROG(name, args...)                                                                                  \
+    name(unsigned long long *ctx);                                                                                \
+    static __always_inline int ____##name(unsigned long long *ctx, ##args);                                       \
+    int name(unsigned long long *ctx)                                                                             \
+    {                                                                                                             \
+        _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wint-conversion\"") int verdict =        \
+            ____##name(___bpf_ctx_cast(args));                                                                    \
+        _Pragma("GCC diagnostic pop") return errno_or_zero(verdict);                                              \
+    }                                                                                                             \
+    static __always_inline int ____##name(unsigned long long *ctx, ##args)
+
 struct {
     __uint(type, BPF_MAP_TYPE_HASH);
     __uint(pinning, LIBBPF_PIN_BY_NAME);

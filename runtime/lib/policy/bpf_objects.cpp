@@ -37,9 +37,16 @@ int forward_libbpf_message(libbpf_print_level level, const char* format, va_list
 {
     if (level == LIBBPF_DEBUG)
         return 0;
-    char text[1024];
-    int n = vsnprintf(text, sizeof(text), format, args);
-    std::string message(text);
+    // Whole: the verifier's log comes as one message, its reason at the end.
+    va_list measure;
+    va_copy(measure, args);
+    int n = vsnprintf(nullptr, 0, format, measure);
+    va_end(measure);
+    if (n < 0)
+        return n;
+    std::string message(static_cast<size_t>(n) + 1, '\0');
+    vsnprintf(message.data(), message.size(), format, args);
+    message.resize(static_cast<size_t>(n));
     while (!message.empty() && message.back() == '\n')
         message.pop_back();
     spdlog::debug("{}", message);

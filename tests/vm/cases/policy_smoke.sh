@@ -30,6 +30,14 @@ policy='{"allowed_hosts": ["192.0.2.1:443"], "allowed_paths": ["/workspace", "/t
          "allowed_bins": ["/bin/busybox", "/bin/cerberus-probe"], "forbidden_caps": ["CAP_CHOWN"]}'
 p=/bin/cerberus-probe
 
+# The backend this boot is for holds the policy: auto's choice (or the one asked for) is recorded in the
+# container's state, so a set of programs the kernel refused cannot pass unseen under another backend.
+policy_or_plain_bundle "$bundle" "$policy" sleep 60
+cerberus run -d --bundle "$bundle" smoke-backend </dev/null >/dev/null 2>&1
+vm_expect_output "the policy is enforced by $POLICY_BACKEND" "$POLICY_BACKEND" \
+    jq -r .enforcement "$CERBERUS_STATE/smoke-backend/state.json"
+cerberus delete --force smoke-backend >/dev/null 2>&1
+
 vm_expect_not_denied "allowed host" smoke_run "$policy" $p connect tcp 192.0.2.1 443
 vm_expect_errno "other host denied" EPERM smoke_run "$policy" $p connect tcp 203.0.113.9 443
 vm_expect_output "allowed path read" ok smoke_run "$policy" $p read /workspace/ok
