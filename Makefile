@@ -52,6 +52,11 @@ conformance: build
 cve-table: build
 	tests/security/cve_table.sh --markdown docs/security.md $(BUILD)
 
+# runc's own integration suite (Debian's runc 1.1.5 source) against cerberus, then runc
+# itself as the control; rewrites the runc-suite tables of docs/conformance.md.
+runc-suite: build
+	tests/runc-suite/run.sh --markdown docs/conformance.md $(BUILD)/cerberus runc
+
 # Every tier this machine can run; the last line sums them up.
 test: deps build
 	tests/run-all.sh $(BUILD)

@@ -33,6 +33,10 @@ run_tier browser tests/browser/run.sh "$build"
 run_tier conformance tests/conformance/run.sh \
     --expect-pass-list tests/conformance/expected-pass.txt "$build/cerberus" crun runc
 
+# runc's own integration suite, the files of the expected-pass list, cerberus alone (the full run: make runc-suite).
+run_tier runc-suite tests/runc-suite/run.sh \
+    --only-listed --expect-pass-list tests/runc-suite/expected-pass.txt "$build/cerberus"
+
 [ -z "$failed_tiers" ] || echo "failed tiers:$failed_tiers"
 echo "tiers: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -4,6 +4,7 @@
 #include "commands.hpp"
 #include "container/exec.hpp"
 #include "options.hpp"
+#include "terminal_proxy.hpp"
 #include "usage_error.hpp"
 #include "wait_process.hpp"
 
@@ -93,8 +94,17 @@ int cmd_exec(const RuntimeOptions& rt, const Args& args)
     exec.pid_file = opts.get("pid-file");
     exec.preserve_fds = opts.get_int("preserve-fds", 0);
     exec.ignore_paused = opts.flag("ignore-paused");
+    // In the foreground without --console-socket, the terminal comes back to us, as for run.
+    ConsoleChannel console;
+    if (exec.process.terminal && exec.console_socket.empty() && !opts.flag("detach")) {
+        console = make_console_channel();
+        exec.console_fd = console.container_end.get();
+    }
     pid_t pid = container::exec(rt, exec);
-    return opts.flag("detach") ? 0 : wait_forwarding_signals(pid);
+    if (opts.flag("detach"))
+        return 0;
+    UniqueFd master = console.runtime_end ? receive_master(console.runtime_end.get()) : UniqueFd();
+    return master ? proxy_terminal_and_wait(pid, master.get()) : wait_forwarding_signals(pid);
 }
 
 } // namespace cerberus::cli

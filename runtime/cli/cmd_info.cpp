@@ -13,16 +13,26 @@
 
 #include <cstdio>
 
-using nlohmann::json;
+using nlohmann::ordered_json;
 
 namespace cerberus::cli {
 namespace {
 
-json state_json(const container::Snapshot& s)
+// In runc's order of fields (ordered_json): `list --format json` is matched as text by runc's own tests.
+ordered_json state_json(const container::Snapshot& s)
 {
-    json j = json::parse(state::oci_state_json(s.state, s.status));
-    j["rootfs"] = s.state.rootfs;
-    j["created"] = s.state.created;
+    bool stopped = s.status == state::Status::stopped;
+    ordered_json j = {
+        {"ociVersion", s.state.oci_version},
+        {"id", s.state.id},
+        {"pid", stopped ? 0 : s.state.pid},
+        {"status", state::to_string(s.status)},
+        {"bundle", s.state.bundle},
+        {"rootfs", s.state.rootfs},
+        {"created", s.state.created},
+    };
+    if (!s.state.annotations.empty())
+        j["annotations"] = s.state.annotations;
     j["owner"] = "";
     if (s.state.has_policy)
         j["cerberus.enforcement"] = s.state.enforcement; // the backend the policy runs under
@@ -55,7 +65,7 @@ int cmd_list(const RuntimeOptions& rt, const Args& args)
         for (const auto& c : containers)
             std::printf("%s\n", c.state.id.c_str());
     } else if (format == "json") {
-        json out = json::array();
+        ordered_json out = ordered_json::array();
         for (const auto& c : containers)
             out.push_back(state_json(c));
         std::printf("%s\n", out.dump().c_str());

@@ -24,6 +24,8 @@ struct Command {
     const char* summary;
     bool hidden = false;            // run by the runtime itself, left out of the usage
     bool enters_container = false;  // puts a process of ours into a container (see sealed_exe.hpp)
+    // runc's exec fails with 255, apart from every status its process may exit with.
+    int failure_status = 1;
 };
 
 constexpr Command commands[] = {
@@ -36,7 +38,7 @@ constexpr Command commands[] = {
     {"list", cli::cmd_list, "list containers"},
     {"spec", cli::cmd_spec, "write a new config.json"},
     {"features", cli::cmd_features, "print the features the runtime supports"},
-    {"exec", cli::cmd_exec, "run a new process inside a container", false, true},
+    {"exec", cli::cmd_exec, "run a new process inside a container", false, true, 255},
     {"ps", cli::cmd_ps, "list the processes of a container"},
     {"pause", cli::cmd_pause, "freeze every process of a container"},
     {"resume", cli::cmd_resume, "thaw a paused container"},
@@ -93,6 +95,7 @@ void report_error(const std::string& message)
 int main(int argc, char** argv)
 {
     cli::Args args(argv + 1, argv + argc);
+    int failure_status = 1;
     try {
         cli::ParsedOptions global = cli::parse_options(args, global_options, true);
         std::string format = global.get("log-format", "text");
@@ -130,16 +133,18 @@ int main(int argc, char** argv)
                                   rt.enforcement + "\"");
         if (!command)
             throw cli::UsageError("no such command: " + global.positional[0]);
+        failure_status = command->failure_status;
         return command->run(rt, cli::Args(global.positional.begin() + 1, global.positional.end()));
     } catch (const cli::HelpRequested& e) {
         std::printf("%s\n", e.what());
         return 0;
     } catch (const cli::UsageError& e) {
         report_error(e.what());
+        return 1;
     } catch (const Error& e) {
         report_error(e.what());
     } catch (const std::exception& e) {
         report_error(std::string("internal error: ") + e.what());
     }
-    return 1;
+    return failure_status;
 }

@@ -33,17 +33,8 @@ cache=${RUNTIME_TOOLS_DIR:-${CERBERUS_CACHE:-/var/cache/cerberus}/runtime-tools}
 out=$cache/bin
 
 log() { echo "conformance/build: $*" >&2; }
-
-install_build_packages() {
-	local missing=() pkg
-	for pkg in "${BUILD_PACKAGES[@]}"; do
-		dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'ok installed' || missing+=("$pkg")
-	done
-	((${#missing[@]} == 0)) && return
-	log "installing ${missing[*]}"
-	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-}
+# shellcheck source=../tier_lib.sh
+. "$here/../tier_lib.sh"
 
 # Prints the path of the upstream tarball, downloading it once. apt reads a
 # private deb-src list so the host's apt configuration is left alone, and
@@ -104,7 +95,7 @@ build() {
 }
 
 main() {
-	install_build_packages
+	install_missing_packages "${BUILD_PACKAGES[@]}"
 	local tarball key
 	tarball=$(fetch_source_tarball)
 	key=$(build_key "$tarball")

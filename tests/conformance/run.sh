@@ -102,17 +102,10 @@ delete_leftover_containers() {
 }
 
 # A container run without a mount namespace (linux_ns_itype "mnt") mounts proc,
-# sysfs and /dev into our namespace under its bundle; unmount what is left under
-# dir, deepest first, so that removing dir never reaches into those file systems.
-remove_test_dir() {
-	local dir=$1 target
-	findmnt -rn -o TARGET | awk -v prefix="$dir/" 'index($0, prefix) == 1' | sort -r |
-		while read -r target; do
-			umount "$target" 2>/dev/null || umount -l "$target" ||
-				echo "conformance/run: could not unmount $target" >&2
-		done
-	rm -rf --one-file-system "$dir"
-}
+# sysfs and /dev into our namespace under its bundle: remove_test_dir (from
+# tier_lib.sh) unmounts them before removing the dir.
+# shellcheck source=../tier_lib.sh
+. "$here/../tier_lib.sh"
 
 # Cgroups named by the suite: runtime-tools' cgroups.AbsCgroupPath and
 # RelCgroupPath (whose parents runc leaves behind) and delete_only_create_resources'

@@ -189,3 +189,33 @@ count() { cat "/proc/$INIT_PID/root/tmp/count"; }
     wait "$events"
     [ "$(head -1 "$BATS_TEST_TMPDIR/events")" = "{\"type\":\"oom\",\"id\":\"$ID\"}" ]
 }
+
+# freeze_cgroup DIR-PATH 1|0: the cgroup's freezer, v1 when the host has one.
+freeze_cgroup() {
+    if [ -d /sys/fs/cgroup/freezer ]; then
+        mkdir -p "/sys/fs/cgroup/freezer$1"
+        echo "$([ "$2" = 1 ] && echo FROZEN || echo THAWED)" >"/sys/fs/cgroup/freezer$1/freezer.state"
+    else
+        mkdir -p "/sys/fs/cgroup$1"
+        echo "$2" >"/sys/fs/cgroup$1/cgroup.freeze"
+    fi
+}
+
+@test "create refuses a cgroup frozen beforehand and warns of one with processes, as runc's" {
+    path="/cerberus-test/$ID"
+    err="$BATS_TEST_TMPDIR/stderr"
+    freeze_cgroup "$path" 1
+    run cerb run -d -b "$BUNDLE" "$ID" </dev/null
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"container's cgroup unexpectedly frozen"* ]]
+    [ ! -e "$ROOT/$ID" ]
+    # Control: thawed, the same cgroup takes the container, without a warning.
+    # (Its output to a file: the container keeps what it inherits open.)
+    freeze_cgroup "$path" 0
+    cerb run -d -b "$BUNDLE" "$ID" </dev/null >/dev/null 2>"$err"
+    [ "$(grep -c "not empty" "$err")" -eq 0 ]
+    # A second container in that cgroup: allowed, with runc's warning.
+    cerb run -d -b "$BUNDLE" "$ID-2" </dev/null >/dev/null 2>"$err"
+    "$CERBERUS" --root "$ROOT" delete --force "$ID-2"
+    grep -q "container's cgroup is not empty: [0-9]* process(es) found" "$err"
+}

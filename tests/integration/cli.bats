@@ -28,7 +28,7 @@ listed_commands() {
     done
     # After the container id, -h belongs to the command run in the container.
     run "$CERBERUS" --root "$ROOT" exec nosuch ls -h
-    [ "$status" -eq 1 ]
+    [ "$status" -eq 255 ]
     [[ "$output" == *"does not exist"* ]]
 }
 

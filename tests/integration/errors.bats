@@ -104,3 +104,15 @@ expect_refused() {
     [ "$status" -eq 1 ]
     [[ "$output" == *"no such command: frobnicate"* ]]
 }
+
+@test "seccomp notify: runc's words for a rule on write and for an agent that is not listening" {
+    agent="$BATS_TEST_TMPDIR/agent.sock"
+    edit_config --arg agent "$agent" '.linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW", "listenerPath": $agent,
+        "syscalls": [{"names": ["write"], "action": "SCMP_ACT_NOTIFY"}]}'
+    expect_refused "SCMP_ACT_NOTIFY cannot be used for the write syscall"
+    edit_config '.linux.seccomp.syscalls[0].names = ["mkdir"]'
+    expect_refused "failed to connect with seccomp agent $agent: "
+    # Control: the same profile without the notify rule is taken.
+    edit_config 'del(.linux.seccomp.listenerPath) | .linux.seccomp.syscalls[0].action = "SCMP_ACT_ERRNO"'
+    cerb create -b "$BUNDLE" "$ID"
+}

@@ -104,9 +104,25 @@ EOF
     wait "$receiver"
     grep -q '^/dev/pts/' "$BATS_TEST_TMPDIR/tty.out"
     grep -q 'on-the-tty' "$BATS_TEST_TMPDIR/tty.out"
-    run cerb exec --tty "$ID" true
-    [ "$status" -ne 0 ]
+    run cerb exec --detach --tty "$ID" true
+    [ "$status" -eq 255 ]
     [[ "$output" == *"--console-socket"* ]]
+}
+
+@test "--tty in the foreground without --console-socket: the runtime proxies the pty (the user's), as runc's exec does" {
+    start_container
+    run cerb exec --tty "$ID" sh -c 'tty; echo in-pty; exit 5' </dev/null
+    [ "$status" -eq 5 ]
+    [[ "${lines[0]}" == "/dev/pts/"* ]]
+    [[ "${lines[1]}" == "in-pty"* ]]
+    run cerb exec --tty --user 1000:100 "$ID" sh -c 'stat -c %u:%g $(tty)' </dev/null
+    [[ "$output" == "1000:5"* ]]
+    run cerb exec --tty "$ID" sh -c 'stat -c %u:%g $(tty)' </dev/null
+    [[ "$output" == "0:5"* ]]
+    # Control: without --tty the process has no terminal.
+    run cerb exec "$ID" sh -c 'tty' </dev/null
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"not a tty"* ]]
 }
 
 @test "the container's seccomp profile binds exec'd processes" {
@@ -137,27 +153,31 @@ EOF
     [ "$(container_status)" = created ]
 }
 
-@test "exec fails as runc's does" {
+@test "exec fails as runc's does, with 255 (the process's own statuses are in exit status and death by signal)" {
     run cerb exec nonexistent-container true
-    [ "$status" -ne 0 ]
+    [ "$status" -eq 255 ]
     [[ "$output" == *"does not exist"* ]]
     start_container
     run cerb exec "$ID"
-    [ "$status" -ne 0 ]
+    [ "$status" -eq 255 ]
     [[ "$output" == *"process args cannot be empty"* ]]
     run cerb exec "$ID" no-such-program
-    [ "$status" -ne 0 ]
+    [ "$status" -eq 255 ]
     [[ "$output" == *'exec: "no-such-program": executable file not found in $PATH'* ]]
+    run cerb exec --pid-file /nonexistent/dir/pid "$ID" true
+    [ "$status" -eq 255 ]
+    [[ "$output" == *"/nonexistent/dir/pid"* ]]
     run cerb exec --cwd relative "$ID" true
+    [ "$status" -eq 255 ]
     [[ "$output" == *"cwd must be an absolute path"* ]]
     cerb pause "$ID"
     run cerb exec "$ID" true
-    [ "$status" -ne 0 ]
+    [ "$status" -eq 255 ]
     [[ "$output" == *"cannot exec in a paused container"* ]]
     cerb resume "$ID"
     cerb kill "$ID" KILL
     for _ in $(seq 50); do [ "$(container_status)" = stopped ] && break; sleep 0.1; done
     run cerb exec "$ID" true
-    [ "$status" -ne 0 ]
+    [ "$status" -eq 255 ]
     [[ "$output" == *"cannot exec in a stopped container"* ]]
 }

@@ -83,6 +83,36 @@ teardown() { teardown_bundle; }
     [ "$(cat "$BUNDLE/rootfs/tmp/term")" = got-term ]
 }
 
+@test "kill takes signal 0 (are the processes there?); with --all a stopped container too, as runc's" {
+    set_args sleep 600
+    start_container
+    cerb kill "$ID" 0
+    [ "$(container_status)" = running ]
+    cerb kill "$ID" KILL
+    for _ in $(seq 50); do [ "$(container_status)" = stopped ] && break; sleep 0.1; done
+    [ "$(container_status)" = stopped ]
+    # Control: without --all a stopped container is refused.
+    run cerb kill "$ID" 0
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"container not running"* ]]
+    cerb kill --all "$ID" 0
+    run cerb kill "$ID" 65
+    [ "$status" -eq 1 ]
+    [[ "$output" == *'unknown signal "65"'* ]]
+}
+
+@test "--pid-file names a file of the caller's directory, not of the bundle" {
+    set_args sleep 600
+    mkdir "$BATS_TEST_TMPDIR/caller"
+    cd "$BATS_TEST_TMPDIR/caller"
+    cerb create --pid-file pid.txt -b "$BUNDLE" "$ID"
+    [ "$(cat pid.txt)" -eq "$(cerb state "$ID" | jq .pid)" ]
+    [ ! -e "$BUNDLE/pid.txt" ]
+    cerb delete --force "$ID"
+    cerb run -d --pid-file run.pid -b "$BUNDLE" "$ID" </dev/null
+    [ "$(cat run.pid)" -eq "$(cerb state "$ID" | jq .pid)" ]
+}
+
 @test "list shows containers in table and json form" {
     set_args sleep 60
     cerb create -b "$BUNDLE" "$ID"
@@ -90,6 +120,11 @@ teardown() { teardown_bundle; }
     [[ "$output" == *"$ID"*created* ]]
     [ "$(cerb list --format json | jq -r '.[0].id')" = "$ID" ]
     [ "$(cerb list -q)" = "$ID" ]
+    # runc's order of fields (its own tests match the text), in list and in state.
+    [ "$(cerb list --format json | jq -c '.[0] | keys_unsorted')" = \
+        '["ociVersion","id","pid","status","bundle","rootfs","created","owner"]' ]
+    [ "$(cerb state "$ID" | jq -c 'keys_unsorted')" = \
+        '["ociVersion","id","pid","status","bundle","rootfs","created","owner"]' ]
 }
 
 @test "spec writes a config that runs, and refuses to overwrite it" {
@@ -163,6 +198,19 @@ teardown() { teardown_bundle; }
     [ "$status" -eq 5 ]
     [[ "${lines[0]}" == "/dev/pts/0"* ]]
     [[ "${lines[1]}" == "in-pty"* ]]
+}
+
+@test "the pty belongs to process.user.uid, its group stays devpts's (5), as runc's" {
+    edit_config '.process.terminal = true | .process.user.uid = 1000 | .process.user.gid = 100'
+    set_args sh -c 'stat -c %u:%g $(tty)'
+    run cerb run -b "$BUNDLE" "$ID" </dev/null
+    [ "$status" -eq 0 ]
+    [[ "$output" == "1000:5"* ]]
+    # Control: root's process, root's pty.
+    edit_config '.process.user.uid = 0 | .process.user.gid = 0'
+    run cerb run -b "$BUNDLE" "$ID" </dev/null
+    [ "$status" -eq 0 ]
+    [[ "$output" == "0:5"* ]]
 }
 
 @test "run --detach with a terminal and no --console-socket is refused" {

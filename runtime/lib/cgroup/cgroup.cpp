@@ -16,6 +16,8 @@
 #include <set>
 #include <sstream>
 
+#include <spdlog/spdlog.h>
+
 namespace cerberus::cgroups {
 
 namespace {
@@ -157,6 +159,11 @@ Cgroup Cgroup::create(const CreateRequest& request, const Mounts& mounts)
         cgroup.make_dirs(mounts.unified, enable, false);
         for (const auto& hierarchy : cgroup.v1_hierarchies())
             cgroup.make_dirs(hierarchy.mount_point, {}, hierarchy.mount_point == mounts.v1_mount("cpuset"));
+        // A cgroup made beforehand: its freezer would hold the init for ever, its processes are not ours.
+        if (cgroup.frozen())
+            throw Error("container's cgroup unexpectedly frozen", EBUSY);
+        if (size_t others = cgroup.pids().size())
+            spdlog::warn("container's cgroup is not empty: {} process(es) found", others);
         cgroup.execute(plan);
     });
     return cgroup;

@@ -27,6 +27,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <filesystem>
+
 namespace cerberus::container {
 namespace {
 
@@ -90,6 +92,8 @@ void write_pid_file(const std::string& path, pid_t pid)
 pid_t create(const RuntimeOptions& rt, const CreateOptions& opts)
 {
     state::validate_id(opts.id);
+    // Named from the caller's directory, as runc takes it: create changes into the bundle before writing it.
+    std::string pid_file = opts.pid_file.empty() ? "" : std::filesystem::absolute(opts.pid_file).string();
     std::string bundle = real_path(opts.bundle, "bundle");
     spec::Spec spec = spec::load_bundle(bundle);
     std::string config = bundle + "/config.json";
@@ -282,8 +286,8 @@ pid_t create(const RuntimeOptions& rt, const CreateOptions& opts)
 
     st.creating = false;
     dir.save(st);
-    if (!opts.pid_file.empty())
-        write_pid_file(opts.pid_file, pid);
+    if (!pid_file.empty())
+        write_pid_file(pid_file, pid);
     cgroup->release();
     if (rollback.policy)
         rollback.policy->keep();

@@ -102,7 +102,7 @@ void set_up_process(const ExecPlan& plan, SyncChannel& channel)
         {plan.preserve_fds, {channel.fd(), plan.landlock_ruleset_fd, plan.console_fd, plan.supervisor_fd}});
     const std::vector<std::string> env = user::environment_with_home(process.env, process.user.uid);
     if (plan.console_fd >= 0)
-        console::setup_terminal(plan.console_fd, process.console_size);
+        console::setup_terminal(plan.console_fd, process.console_size, process.user.uid);
     launch::join_new_keyring();
     rlimits::apply(process.rlimits);
     // With no_new_privs the filter can wait until just before execve, so it
@@ -162,7 +162,7 @@ pid_t exec(const RuntimeOptions& rt, const ExecOptions& opts)
 {
     spec::Process process = opts.process;
     validate_process(process);
-    if (process.terminal && opts.console_socket.empty())
+    if (process.terminal && opts.console_socket.empty() && opts.console_fd < 0)
         throw Error("process.terminal is true but --console-socket is not set", EINVAL);
 
     // Not locked: a foreground exec may last as long as the container.
@@ -220,7 +220,9 @@ pid_t exec(const RuntimeOptions& rt, const ExecOptions& opts)
         plan.cgroup_v1_tasks.push_back(fd.get());
 
     UniqueFd console;
-    if (process.terminal) {
+    if (process.terminal && opts.console_fd >= 0) {
+        plan.console_fd = opts.console_fd;
+    } else if (process.terminal) {
         console = console::connect_socket(opts.console_socket);
         plan.console_fd = console.get();
     }

@@ -17,7 +17,7 @@ int parse_signal(const std::string& name)
 {
     if (!name.empty() && std::all_of(name.begin(), name.end(), ::isdigit)) {
         int n = std::stoi(name);
-        if (n > 0 && n < NSIG)
+        if (n < NSIG) // 0 too: kill(2)'s check that the processes are there
             return n;
     } else {
         std::string bare = name.rfind("SIG", 0) == 0 ? name.substr(3) : name;

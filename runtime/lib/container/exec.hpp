@@ -16,7 +16,9 @@ namespace cerberus::container {
 struct ExecOptions {
     std::string id;
     spec::Process process;
-    std::string console_socket; // needed when process.terminal
+    std::string console_socket; // needed when process.terminal, unless console_fd
+    // A connected unix socket to send the terminal to: how a foreground exec gets the pty it proxies.
+    int console_fd = -1;
     std::string pid_file;
     int preserve_fds = 0;
     bool ignore_paused = false;

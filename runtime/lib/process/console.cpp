@@ -69,7 +69,8 @@ void bind_console(const mounts::MountedRoot& root, int peer)
 
 } // namespace
 
-void setup_terminal(int socket_fd, const std::optional<spec::ConsoleSize>& size, const mounts::MountedRoot* root)
+void setup_terminal(int socket_fd, const std::optional<spec::ConsoleSize>& size, uid_t owner,
+                    const mounts::MountedRoot* root)
 {
     UniqueFd master = with_context("process.terminal", [&] { return open_ptmx(root); });
     if (::unlockpt(master.get()) != 0)
@@ -87,6 +88,9 @@ void setup_terminal(int socket_fd, const std::optional<spec::ConsoleSize>& size,
     UniqueFd slave(::ioctl(master.get(), TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC));
     if (!slave)
         throw_errno(std::string("open the peer of the pty ") + name);
+    // EINVAL: the uid is not mapped in the container's user namespace; the pty then stays root's.
+    if (::fchown(slave.get(), owner, static_cast<gid_t>(-1)) != 0 && errno != EINVAL)
+        throw_errno(std::string("chown the pty ") + name + " to process.user.uid " + std::to_string(owner));
     if (root)
         with_context("process.terminal", [&] { bind_console(*root, slave.get()); });
     // With the pty's name, as runc's recvtty expects.

@@ -104,7 +104,7 @@ void set_up_container(const InitPlan& plan, SyncChannel& channel)
     apply_sysctls(*spec.linux, rootfs); // before /proc/sys turns read-only
     // Before the masks and a read-only root: /dev/console may have to be made.
     if (plan.console_fd >= 0)
-        console::setup_terminal(plan.console_fd, process.console_size, &rootfs);
+        console::setup_terminal(plan.console_fd, process.console_size, process.user.uid, &rootfs);
     mounts::finish_rootfs(spec, rootfs, plan.path_mounts);
     rootfs = {}; // its fds go before the process's own fds are dealt with
     // Before any path of the container's is resolved by name.

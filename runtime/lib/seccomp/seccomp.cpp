@@ -182,7 +182,7 @@ bool add_syscall_rules(scmp_filter_ctx ctx, const spec::SeccompSyscall& rule, ui
     bool added = false;
     for (const auto& name : rule.names) {
         if (action == SCMP_ACT_NOTIFY && name == "write")
-            invalid(field, "SCMP_ACT_NOTIFY cannot be used for \"write\": "
+            invalid(field, "SCMP_ACT_NOTIFY cannot be used for the write syscall: " // runc's words
                            "the runtime writes after installing the filter");
         int nr = seccomp_syscall_resolve_name(name.c_str());
         if (nr == __NR_SCMP_ERROR) {

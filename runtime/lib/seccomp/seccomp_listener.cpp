@@ -38,11 +38,12 @@ std::string container_process_state(const std::string& state_json, const std::st
 void send_listener(int listener_fd, const std::string& listener_path, const std::string& state_json,
                    const std::string& metadata)
 {
-    with_context("sending seccomp listener fd to " + listener_path, [&] {
-        std::string payload = container_process_state(state_json, metadata);
-        UniqueFd sock = unix_socket::connect(listener_path);
-        unix_socket::send_with_fd(sock.get(), payload, listener_fd);
-    });
+    std::string payload = container_process_state(state_json, metadata);
+    // runc's words, which engines and runc's tests look for.
+    UniqueFd sock = with_context("failed to connect with seccomp agent " + listener_path,
+                                 [&] { return unix_socket::connect(listener_path); });
+    with_context("sending seccomp listener fd to " + listener_path,
+                 [&] { unix_socket::send_with_fd(sock.get(), payload, listener_fd); });
 }
 
 std::optional<seccomp_notif> receive_notification(int listener_fd)
