@@ -362,7 +362,7 @@ TEST_CASE("seccomp: send_listener names the socket it could not reach")
     } catch (const Error& e) {
         error = e.what();
     }
-    CHECK(error == "sending seccomp listener fd to /nonexistent/agent.sock: connect: no such file or directory");
+    CHECK(error == "failed to connect with seccomp agent /nonexistent/agent.sock: connect: no such file or directory");
 }
 
 TEST_CASE("seccomp: compile_cached reuses a stored program and ignores a damaged one")

@@ -159,14 +159,23 @@ Cgroup Cgroup::create(const CreateRequest& request, const Mounts& mounts)
         cgroup.make_dirs(mounts.unified, enable, false);
         for (const auto& hierarchy : cgroup.v1_hierarchies())
             cgroup.make_dirs(hierarchy.mount_point, {}, hierarchy.mount_point == mounts.v1_mount("cpuset"));
-        // A cgroup made beforehand: its freezer would hold the init for ever, its processes are not ours.
-        if (cgroup.frozen())
-            throw Error("container's cgroup unexpectedly frozen", EBUSY);
-        if (size_t others = cgroup.pids().size())
-            spdlog::warn("container's cgroup is not empty: {} process(es) found", others);
+        // A cgroup made beforehand (one made now is neither): its freezer
+        // would hold the init for ever, its processes are not ours.
+        if (!cgroup.made_now()) {
+            if (cgroup.frozen())
+                throw Error("container's cgroup unexpectedly frozen", EBUSY);
+            if (size_t others = cgroup.pids().size())
+                spdlog::warn("container's cgroup is not empty: {} process(es) found", others);
+        }
         cgroup.execute(plan);
     });
     return cgroup;
+}
+
+bool Cgroup::made_now() const
+{
+    const std::string leaf = unified_dir_.empty() ? v1_dir("freezer") : unified_dir_;
+    return std::find(created_.begin(), created_.end(), leaf) != created_.end();
 }
 
 // Each level enables the wanted controllers for the next one down, and a new

@@ -127,6 +127,8 @@ private:
     void execute(const Plan& plan) const;
     void make_dirs(const std::string& root, const std::vector<std::string>& enable, bool cpuset);
     void remove_created() noexcept;
+    // Whether create made the container's own directory, not only found it.
+    bool made_now() const;
 
     Mounts mounts_;
     std::string path_;
