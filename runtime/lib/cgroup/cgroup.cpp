@@ -174,8 +174,10 @@ Cgroup Cgroup::create(const CreateRequest& request, const Mounts& mounts)
 
 bool Cgroup::made_now() const
 {
-    const std::string leaf = unified_dir_.empty() ? v1_dir("freezer") : unified_dir_;
-    return std::find(created_.begin(), created_.end(), leaf) != created_.end();
+    auto made = [&](const std::string& dir) {
+        return dir.empty() || std::find(created_.begin(), created_.end(), dir) != created_.end();
+    };
+    return made(unified_dir_) && std::all_of(v1_dirs_.begin(), v1_dirs_.end(), made);
 }
 
 // Each level enables the wanted controllers for the next one down, and a new

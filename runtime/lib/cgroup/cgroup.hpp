@@ -127,7 +127,7 @@ private:
     void execute(const Plan& plan) const;
     void make_dirs(const std::string& root, const std::vector<std::string>& enable, bool cpuset);
     void remove_created() noexcept;
-    // Whether create made the container's own directory, not only found it.
+    // Whether create made the container's directory in every hierarchy, not only found one.
     bool made_now() const;
 
     Mounts mounts_;
