@@ -192,18 +192,21 @@ expect_accepted() {
     expect_accepted
 }
 
-@test "a policy the backend cannot carry out is refused, naming the rule and the backend, and leaves nothing" {
-    set_policy '{"mode": "audit", '"$unique_hosts"', "allowed_paths": ["/tmp"]}'
+@test "path rules in audit mode run under landlock and let the access through; enforce mode refuses it" {
+    # Landlock cannot audit by itself: the backend holds the calls its rules would refuse for the
+    # audit collector (a rule a backend cannot carry out is refused at create: test_enforcement.cpp).
+    set_args probe list /etc
+    set_policy '{"mode": "audit", "allowed_paths": ["/tmp"], "read_only_paths": ["/bin"]}'
     run cerb --enforcement landlock run -b "$BUNDLE" "$ID"
     echo "$output"
-    [ "$status" -eq 1 ]
-    [[ "$output" == *'policy.allowed_paths: the landlock backend cannot audit'* ]]
-    expect_nothing_left
-    no_entry_of_unique_hosts
-    # Control: the same policy in enforce mode runs.
-    set_policy '{'"$unique_hosts"', "allowed_paths": ["/tmp"], "read_only_paths": ["/bin"]}'
+    [ "$status" -eq 0 ]
+    [[ "$output" == names=* ]]
+    cerb delete -f "$ID" 2>/dev/null || true
+    # Control: the same policy in enforce mode refuses.
+    set_policy '{"allowed_paths": ["/tmp"], "read_only_paths": ["/bin"]}'
     run cerb --enforcement landlock run -b "$BUNDLE" "$ID"
-    [ "$output" = "errno=1 (EPERM)" ]
+    echo "$output"
+    [[ "$output" == *EACCES* ]]
 }
 
 @test "a refusal after the policy is in the kernel leaves nothing: entries, programs, cgroup, state" {
