@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "audit/audit_collector.hpp"
+#include "audit/collector_daemon.hpp"
 
 #include "audit/audit.hpp"
 #include "audit/audit_format.hpp"
@@ -36,90 +36,6 @@
 #include <vector>
 
 namespace cerberus::audit {
-namespace {
-
-constexpr size_t write_every = 64 * 1024;   // bytes of a trail kept before they are written
-constexpr auto tick = std::chrono::seconds(1); // lost counts, fdatasync, registry, exit check
-// How long the collector stays once no container is registered: a burst of
-// short-lived policed containers (an eval harness, CI) then shares one
-// collector instead of starting one per container.
-constexpr auto idle_linger = std::chrono::seconds(10);
-// How long finish waits for its marker to come back through the kernel audit
-// log: a safety bound (an audit rule dropping the marker), not a wait that
-// happens when the kernel delivers it.
-constexpr auto marker_wait = std::chrono::milliseconds(1000);
-
-// epoll tags (the call supervisor's fds have larger ones, call_supervisor.hpp)
-constexpr uint64_t ring_ready = 0, request_ready = 1, audit_log_ready = 2;
-
-// One container's trail file, opened on first use.
-struct Trail {
-    std::string id;
-    std::string path;
-    UniqueFd fd;
-    std::string pending;
-    bool unsynced = false;
-    bool audit_log = false; // RegistryEntry::audit_log
-    nlohmann::json policy;  // the document the call observer's calls are judged against
-    UniqueFd root;          // the container's root, from create: for calls of processes gone since
-};
-
-class Collector {
-public:
-    explicit Collector(CallJudge judge) : judge_(std::move(judge)) {}
-    // False when another collector holds the lock.
-    bool start();
-    void run();
-
-private:
-    Trail* trail_of(uint64_t cgroup_id);
-    void write_drained(const DrainedEvent& drained);
-    void handle_call(const cerb_call_event& call, const std::string& exe);
-    void write_event(Trail& trail, const cerb_event& e, const std::string& exe);
-    void observe_calls();
-    int root_for(const Trail& trail, uint32_t pid, UniqueFd& own);
-    std::string take_root(uint64_t cgroup_id, UniqueFd root);
-    void judge_held_call(uint64_t cgroup_id, const cerb_call_event& call);
-    void on_ready(const epoll_event& event);
-    void consume(const daemon::StillWorking& still_working = {});
-    void write_pending(Trail& trail);
-    void report_lost(uint64_t cgroup_id, Trail& trail);
-    void sync_all();
-    void reload_registry();
-    void forget(uint64_t cgroup_id);
-    void collect_garbage();
-    void on_tick();
-    void serve_request();
-    std::string finish(uint64_t cgroup_id, const daemon::StillWorking& still_working);
-    bool policy_present(uint64_t cgroup_id) const;
-    void subscribe_audit_log();
-    bool read_audit_log(const std::string& marker = "");
-    void read_audit_log_to_now();
-    void write_landlock(std::vector<LandlockEvent> events);
-    std::optional<uint64_t> cgroup_of(int64_t pid) const;
-    void learn_domain(uint64_t domain, int64_t creator);
-
-    UniqueFd lock_, listener_, epoll_, policies_, acct_;
-    std::optional<EventDrain> drain_;
-    std::vector<DrainedEvent> taken_; // its capacity kept from one take to the next
-    size_t next_taken_ = 0;           // the first of taken_ not written yet
-    std::map<uint64_t, Trail> trails_;
-    int64_t boot_to_wall_ = 0;
-    bool reloaded_in_batch_ = false;
-    uint64_t unknown_ = 0; // events of cgroups in no registry entry
-    // Landlock's denials, from the kernel audit log.
-    UniqueFd audit_log_;
-    LandlockEvents landlock_;
-    std::map<uint64_t, uint64_t> domains_; // Landlock domain id -> cgroup id of the process that made it
-    std::string cgroup2_;
-    uint64_t audit_lost_ = 0, unknown_domains_ = 0, markers_sent_ = 0;
-    // The landlock backend's call observer, held while landlock containers are registered (and until exit).
-    CallJudge judge_;
-    std::optional<kernel::CallObserver> observer_;
-    bool observer_refused_ = false;
-    std::optional<CallSupervisor> supervisor_; // audit mode's held calls, once the epoll fd is made
-    uint64_t not_refusals_ = 0; // calls the observer sent that no rule of their policy refused
-};
 
 bool Collector::start()
 {
@@ -147,138 +63,6 @@ bool Collector::start()
 
 // Landlock logs file and exec denials only to kernel audit. Without a
 // subscription (no CAP_AUDIT_READ, no CONFIG_AUDIT) the BPF events still flow.
-void Collector::subscribe_audit_log()
-{
-    try {
-        cgroup2_ = cgroups::Mounts::detect().unified;
-        audit_log_ = kernel::subscribe_audit_log();
-        epoll_event ev{.events = EPOLLIN, .data = {.u64 = audit_log_ready}};
-        check(epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, audit_log_.get(), &ev), "epoll_ctl");
-    } catch (const Error& e) {
-        audit_log_.reset();
-        spdlog::warn("{}: Landlock's denials will not reach the trails", e.what());
-    }
-}
-
-// True once marker (a message of read_audit_log_to_now) came back, or the
-// kernel refused to send it.
-bool Collector::read_audit_log(const std::string& marker)
-{
-    if (!audit_log_)
-        return true;
-    bool marked = false;
-    try {
-        for (const auto& message : kernel::read_audit_messages(audit_log_.get(), audit_lost_)) {
-            if (message.type == kernel::netlink_error) {
-                int err = 0;
-                std::memcpy(&err, message.text.data(), std::min(message.text.size(), sizeof(err)));
-                spdlog::warn("the kernel refused the collector's audit marker: {}", std::strerror(-err));
-                marked = true;
-            } else if (message.type == kernel::audit_marker_record) {
-                marked = marked || (!marker.empty() && message.text.find(marker) != std::string::npos);
-            } else if (auto record = parse_audit_record(message.type, message.text)) {
-                if (auto allocated = landlock_.add(*record))
-                    learn_domain(allocated->first, allocated->second);
-            }
-        }
-    } catch (const Error& e) {
-        spdlog::warn("{}", e.what());
-        marked = true;
-    }
-    write_landlock(landlock_.take(false));
-    return marked;
-}
-
-// Landlock's denials reach the audit log through kauditd, a moment after the
-// denial. A marker sent now comes back after every record queued before it:
-// reading up to it reads all a finished container's denials, however few or
-// many, without a fixed wait. With audit off no record is made, nor a marker.
-void Collector::read_audit_log_to_now()
-{
-    if (kernel::AuditStatus audit = kernel::audit_status(); audit.known && audit.enabled == 0) {
-        read_audit_log();
-        return;
-    }
-    std::string marker = "op=cerberus-trail-sync collector=" + std::to_string(getpid()) +
-                         " seq=" + std::to_string(++markers_sent_);
-    try {
-        kernel::send_audit_marker(audit_log_.get(), marker);
-    } catch (const Error& e) {
-        spdlog::warn("{}", e.what());
-        read_audit_log();
-        return;
-    }
-    auto deadline = std::chrono::steady_clock::now() + marker_wait;
-    while (!read_audit_log(marker)) {
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-        if (left.count() <= 0) {
-            spdlog::warn("the kernel audit log did not bring the collector's marker back within {} ms (dropped by an "
-                         "audit rule or rate limit?): Landlock denials made just before a container's end may be "
-                         "left out of its trail",
-                         marker_wait.count());
-            return;
-        }
-        pollfd pfd{audit_log_.get(), POLLIN, 0};
-        poll(&pfd, 1, static_cast<int>(left.count()));
-    }
-}
-
-// The cgroup v2 id of a process: the inode of its directory in the unified hierarchy.
-std::optional<uint64_t> Collector::cgroup_of(int64_t pid) const
-{
-    std::string text;
-    try {
-        text = files::read_file("/proc/" + std::to_string(pid) + "/cgroup");
-    } catch (const Error&) {
-        return std::nullopt; // gone
-    }
-    for (size_t at = 0; at < text.size();) {
-        size_t end = text.find('\n', at);
-        std::string line = text.substr(at, end == std::string::npos ? std::string::npos : end - at);
-        at = end == std::string::npos ? text.size() : end + 1;
-        if (line.rfind("0::", 0) != 0)
-            continue;
-        struct stat st {};
-        if (stat((cgroup2_ + line.substr(3)).c_str(), &st) == 0)
-            return static_cast<uint64_t>(st.st_ino);
-    }
-    return std::nullopt;
-}
-
-// The first denial of a domain comes with the record of who made it: a
-// container's init (or the process `cerberus exec` started), in the
-// container's cgroup while it lives.
-void Collector::learn_domain(uint64_t domain, int64_t creator)
-{
-    if (auto cgroup_id = cgroup_of(creator))
-        domains_[domain] = *cgroup_id;
-}
-
-void Collector::write_landlock(std::vector<LandlockEvent> events)
-{
-    for (const auto& event : events) {
-        for (const auto& denial : event.denials) {
-            auto domain = domains_.find(denial.domain);
-            if (domain == domains_.end()) {
-                ++unknown_domains_; // a domain not of ours, or made by a process gone before its first denial
-                continue;
-            }
-            auto it = trails_.find(domain->second);
-            if (it == trails_.end()) {
-                reload_registry();
-                it = trails_.find(domain->second);
-            }
-            if (it == trails_.end()) {
-                ++unknown_;
-                continue;
-            }
-            Trail& trail = it->second;
-            trail.pending += dump_line(landlock_denial_json(event, denial, trail.id)) + "\n";
-            write_pending(trail);
-        }
-    }
-}
-
 // Counts nothing: the drain did (event_drain.hpp). Finds the event's container's trail.
 Trail* Collector::trail_of(uint64_t cgroup_id)
 {
@@ -617,8 +401,6 @@ void Collector::run()
                       }};
     life.serve();
 }
-
-} // namespace
 
 int run_collector(CallJudge judge)
 {

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: Apache-2.0
+// The audit collector's daemon, inside audit/: its trails and its state. Two
+// files implement it: audit_collector.cpp (the ring buffer, the call
+// observer, requests, the registry) and audit_collector_log.cpp (Landlock's
+// records from the kernel audit log).
+#pragma once
+
+#include "audit/audit_collector.hpp"
+#include "audit/call_supervisor.hpp"
+#include "audit/event_drain.hpp"
+#include "audit/landlock_records.hpp"
+#include "base/daemon.hpp"
+#include "base/fd.hpp"
+#include "kernel/call_observer.hpp"
+
+#include <nlohmann/json.hpp>
+#include <sys/epoll.h>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cerberus::audit {
+
+constexpr size_t write_every = 64 * 1024;   // bytes of a trail kept before they are written
+constexpr auto tick = std::chrono::seconds(1); // lost counts, fdatasync, registry, exit check
+// How long the collector stays once no container is registered: a burst of
+// short-lived policed containers (an eval harness, CI) then shares one
+// collector instead of starting one per container.
+constexpr auto idle_linger = std::chrono::seconds(10);
+// How long finish waits for its marker to come back through the kernel audit
+// log: a safety bound (an audit rule dropping the marker), not a wait that
+// happens when the kernel delivers it.
+constexpr auto marker_wait = std::chrono::milliseconds(1000);
+
+// epoll tags (the call supervisor's fds have larger ones, call_supervisor.hpp)
+constexpr uint64_t ring_ready = 0, request_ready = 1, audit_log_ready = 2;
+
+// One container's trail file, opened on first use.
+struct Trail {
+    std::string id;
+    std::string path;
+    UniqueFd fd;
+    std::string pending;
+    bool unsynced = false;
+    bool audit_log = false; // RegistryEntry::audit_log
+    nlohmann::json policy;  // the document the call observer's calls are judged against
+    UniqueFd root;          // the container's root, from create: for calls of processes gone since
+};
+
+class Collector {
+public:
+    explicit Collector(CallJudge judge) : judge_(std::move(judge)) {}
+    // False when another collector holds the lock.
+    bool start();
+    void run();
+
+private:
+    Trail* trail_of(uint64_t cgroup_id);
+    void write_drained(const DrainedEvent& drained);
+    void handle_call(const cerb_call_event& call, const std::string& exe);
+    void write_event(Trail& trail, const cerb_event& e, const std::string& exe);
+    void observe_calls();
+    int root_for(const Trail& trail, uint32_t pid, UniqueFd& own);
+    std::string take_root(uint64_t cgroup_id, UniqueFd root);
+    void judge_held_call(uint64_t cgroup_id, const cerb_call_event& call);
+    void on_ready(const epoll_event& event);
+    void consume(const daemon::StillWorking& still_working = {});
+    void write_pending(Trail& trail);
+    void report_lost(uint64_t cgroup_id, Trail& trail);
+    void sync_all();
+    void reload_registry();
+    void forget(uint64_t cgroup_id);
+    void collect_garbage();
+    void on_tick();
+    void serve_request();
+    std::string finish(uint64_t cgroup_id, const daemon::StillWorking& still_working);
+    bool policy_present(uint64_t cgroup_id) const;
+    void subscribe_audit_log();
+    bool read_audit_log(const std::string& marker = "");
+    void read_audit_log_to_now();
+    void write_landlock(std::vector<LandlockEvent> events);
+    std::optional<uint64_t> cgroup_of(int64_t pid) const;
+    void learn_domain(uint64_t domain, int64_t creator);
+
+    UniqueFd lock_, listener_, epoll_, policies_, acct_;
+    std::optional<EventDrain> drain_;
+    std::vector<DrainedEvent> taken_; // its capacity kept from one take to the next
+    size_t next_taken_ = 0;           // the first of taken_ not written yet
+    std::map<uint64_t, Trail> trails_;
+    int64_t boot_to_wall_ = 0;
+    bool reloaded_in_batch_ = false;
+    uint64_t unknown_ = 0; // events of cgroups in no registry entry
+    // Landlock's denials, from the kernel audit log.
+    UniqueFd audit_log_;
+    LandlockEvents landlock_;
+    std::map<uint64_t, uint64_t> domains_; // Landlock domain id -> cgroup id of the process that made it
+    std::string cgroup2_;
+    uint64_t audit_lost_ = 0, unknown_domains_ = 0, markers_sent_ = 0;
+    // The landlock backend's call observer, held while landlock containers are registered (and until exit).
+    CallJudge judge_;
+    std::optional<kernel::CallObserver> observer_;
+    bool observer_refused_ = false;
+    std::optional<CallSupervisor> supervisor_; // audit mode's held calls, once the epoll fd is made
+    uint64_t not_refusals_ = 0; // calls the observer sent that no rule of their policy refused
+};
+
+} // namespace cerberus::audit
