@@ -52,6 +52,11 @@ conformance: build
 cve-table: build
 	tests/security/cve_table.sh --markdown docs/security.md $(BUILD)
 
+# The races of tests/security/cve_escape.sh again on the VM lane's kernel (pure cgroup v2), about 4 min
+# under emulation: out of `make test`, which runs them natively (tests/integration/cve_escape.bats).
+test-races: build
+	tests/vm/run.sh --build $(BUILD) --cases tests/vm/races
+
 # runc's own integration suite (Debian's runc 1.1.5 source) against cerberus, then runc
 # itself as the control; rewrites the runc-suite tables of docs/conformance.md.
 runc-suite: build

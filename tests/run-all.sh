@@ -20,8 +20,9 @@ run_tier() {
 }
 
 run_tier unit "$build/unit-tests"
-# libFuzzer, $CERBERUS_FUZZ_SECONDS (default 60) per target, in a clang build of its own beside $build.
-run_tier fuzz tests/fuzz/run.sh --build "$build-fuzz"
+# libFuzzer, $CERBERUS_FUZZ_SECONDS (default here 20) per target, in a clang build of its own beside
+# $build; `make fuzz` gives each a minute.
+run_tier fuzz tests/fuzz/run.sh --build "$build-fuzz" --seconds "${CERBERUS_FUZZ_SECONDS:-20}"
 run_tier integration tests/integration/run.sh "$build"
 run_tier engines tests/engines/run.sh "$build"
 run_tier vm tests/vm/run.sh --build "$build"
