@@ -14,6 +14,10 @@
 . "${VM_LIB:-/vm/lib.sh}"
 
 vm_has_cerberus && vm_has_probe || exit 0
+# The BPF backends keep only the runtime's set-up tasks out of ptrace's reach (cerberus check: partly);
+# their hooks for other processes, keyrings and userfaultfd are not in yet.
+cannot_hold "bpf-lsm fmod-ret" "processes outside the container" \
+    "other processes, signals, keyrings and userfaultfd are not judged by its hooks yet" && exit 0
 bundle=/tmp/bundle-policy-reach
 other_bundle=/tmp/bundle-policy-reach-other
 p=/bin/cerberus-probe
