@@ -19,20 +19,22 @@ int CERB_PROG(cerb_capable, const struct cred *cred, struct user_namespace *ns, 
     return refuse(policy, cgroup_id, CERB_OP_CAPABILITY, CERB_RULE_FORBIDDEN_CAP, EPERM, CERB_TARGET_CAPABILITY, cap);
 }
 
-static __always_inline int refuse_bpf(int cmd, int ret)
+/* An escalation no policy allows, refused from a policed container; number
+ * says which (the bpf command, the perf event type, the kind of kernel load). */
+static __always_inline int refuse_escalation(__u16 op, __u32 number, int ret)
 {
     __u64 cgroup_id;
     struct cerb_policy *policy = find_armed_policy(&cgroup_id);
     if (ret || !policy)
         return ret;
-    return refuse(policy, cgroup_id, CERB_OP_BPF, CERB_RULE_ESCALATION, EPERM, CERB_TARGET_NUMBER, cmd);
+    return refuse(policy, cgroup_id, op, CERB_RULE_ESCALATION, EPERM, CERB_TARGET_NUMBER, number);
 }
 
 /* Up to Linux 6.13. */
 CERB_HOOK(bpf, security_bpf)
 int CERB_PROG(cerb_bpf, int cmd, union bpf_attr *attr, unsigned int size, int ret)
 {
-    return refuse_bpf(cmd, ret);
+    return refuse_escalation(CERB_OP_BPF, cmd, ret);
 }
 
 /* From 6.14 on the hook also says whether the call came from the kernel (a BPF syscall
@@ -40,30 +42,21 @@ int CERB_PROG(cerb_bpf, int cmd, union bpf_attr *attr, unsigned int size, int re
 CERB_HOOK(bpf, security_bpf)
 int CERB_PROG(cerb_bpf_from_kernel, int cmd, union bpf_attr *attr, unsigned int size, bool kernel, int ret)
 {
-    return refuse_bpf(cmd, ret);
-}
-
-static __always_inline int refuse_perf_event(int type, int ret)
-{
-    __u64 cgroup_id;
-    struct cerb_policy *policy = find_armed_policy(&cgroup_id);
-    if (ret || !policy)
-        return ret;
-    return refuse(policy, cgroup_id, CERB_OP_PERF_EVENT, CERB_RULE_ESCALATION, EPERM, CERB_TARGET_NUMBER, type);
+    return refuse_escalation(CERB_OP_BPF, cmd, ret);
 }
 
 /* Up to Linux 6.1 (at least): the attribute first. */
 CERB_HOOK(perf_event_open, security_perf_event_open)
 int CERB_PROG(cerb_perf_event_open, struct perf_event_attr *attr, int type, int ret)
 {
-    return refuse_perf_event(type, ret);
+    return refuse_escalation(CERB_OP_PERF_EVENT, type, ret);
 }
 
 /* Later kernels pass the type alone. */
 CERB_HOOK(perf_event_open, security_perf_event_open)
 int CERB_PROG(cerb_perf_event_open_type, int type, int ret)
 {
-    return refuse_perf_event(type, ret);
+    return refuse_escalation(CERB_OP_PERF_EVENT, type, ret);
 }
 
 CERB_HOOK(kernel_module_request, security_kernel_module_request)
@@ -83,23 +76,12 @@ int CERB_PROG(cerb_kernel_module_request, char *kmod_name, int ret)
     return verdict(policy, EPERM);
 }
 
-/* A module or kexec image loaded from a policed container: refused, whatever
- * the policy lists (id says which kind of load it was). */
-static __always_inline int refuse_kernel_code(__u16 op, __u32 id)
-{
-    __u64 cgroup_id;
-    struct cerb_policy *policy = find_armed_policy(&cgroup_id);
-    if (!policy)
-        return 0;
-    return refuse(policy, cgroup_id, op, CERB_RULE_ESCALATION, EPERM, CERB_TARGET_NUMBER, id);
-}
-
 CERB_HOOK(kernel_read_file, security_kernel_read_file)
 int CERB_PROG(cerb_kernel_read_file, struct file *file, enum kernel_read_file_id id, bool contents, int ret)
 {
     if (ret || (id != READING_MODULE && id != READING_KEXEC_IMAGE && id != READING_KEXEC_INITRAMFS))
         return ret;
-    return refuse_kernel_code(id == READING_MODULE ? CERB_OP_MODULE : CERB_OP_KEXEC, id);
+    return refuse_escalation(id == READING_MODULE ? CERB_OP_MODULE : CERB_OP_KEXEC, id, ret);
 }
 
 CERB_HOOK(kernel_load_data, security_kernel_load_data)
@@ -107,7 +89,7 @@ int CERB_PROG(cerb_kernel_load_data, enum kernel_load_data_id id, bool contents,
 {
     if (ret || (id != LOADING_MODULE && id != LOADING_KEXEC_IMAGE))
         return ret;
-    return refuse_kernel_code(id == LOADING_MODULE ? CERB_OP_MODULE : CERB_OP_KEXEC, id);
+    return refuse_escalation(id == LOADING_MODULE ? CERB_OP_MODULE : CERB_OP_KEXEC, id, ret);
 }
 
 CERB_HOOK(userns_create, security_create_user_ns)
