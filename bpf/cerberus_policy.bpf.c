@@ -214,6 +214,8 @@ int CERB_PROG(cerb_socket_create, int family, int type, int protocol, int kern, 
     __u16 rule = 0;
     if (family == AF_PACKET || kind == SOCK_RAW || kind == SOCK_PACKET)
         rule = CERB_RULE_RAW_SOCKET;
+    else if (family == AF_NETLINK) /* its datagram sockets are its raw ones */
+        rule = CERB_RULE_ADDRESS_FAMILY;
     else if ((family == AF_INET || family == AF_INET6) && !inet_protocol_allowed(kind, protocol))
         rule = CERB_RULE_PROTOCOL;
     if (!rule)
