@@ -94,10 +94,10 @@
 #define CERB_DNS_GATE_IP4 0x7f350001 /* host byte order */
 
 /* CERB_MAP_SETUP_TASKS: task storage, written by the runtime through a pidfd.
- * A task marked there is the runtime's own, entering a container to exec a
- * process in it (`cerberus exec`): until that exec it is judged as the init
- * is before CERB_ARMED, only its exec is checked, and no task of a policed
- * container may trace it. The kernel drops the mark when the task execs or
+ * A task marked there is the runtime's own in a container: the init at
+ * create, or `cerberus exec`'s process entering it. Until it execs the
+ * container's program it is judged as if the policy were not armed yet (only
+ * its exec is checked), and no task of a policed container may trace it. The kernel drops the mark when the task execs or
  * exits. */
 struct cerb_setup_task {
     __u64 cgroup_id; /* the container it enters: the mark counts only there */

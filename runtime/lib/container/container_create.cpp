@@ -250,6 +250,10 @@ pid_t create(const RuntimeOptions& rt, const CreateOptions& opts)
         namespaces::write_id_maps(pid, *spec.linux);
     v1_tasks.clear();
     cgroup->add_process(pid, init.placed, cgroups::Cgroup::V1::moved_itself);
+    // The init is the runtime's until it execs the agent: a createContainer hook's exec in the cgroup arms
+    // the policy, and the init's remaining set-up (its session keyring, its mounts) must not be judged.
+    if (policy.active())
+        policy.backend->exempt_until_exec(pid, {cgroup->id(), -1, st.pin_dir});
     if (process.oom_score_adj)
         files::write_file("/proc/" + std::to_string(pid) + "/oom_score_adj", std::to_string(*process.oom_score_adj));
     parent_end.send(SyncMessage::parent_ready);

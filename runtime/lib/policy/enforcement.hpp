@@ -111,8 +111,9 @@ public:
     // directory that is (or becomes, after pivot_root) the container's root.
     virtual void fill_restrictions(const Policy& policy, ProcessRestrictions& restrictions, int root_fd) const = 0;
 
-    // exec: pid, the runtime's child entering the container, is not judged as
-    // the agent until it execs the container's program. Its setns, chroot and
+    // pid, the runtime's process in the container (exec's child, or the init
+    // at create), is not judged as the agent until it execs the container's
+    // program. Its setns, chroot and
     // change of identity need capabilities the policy may forbid the agent
     // (CAP_SYS_ADMIN, CAP_SETUID...); the program it execs is checked as the
     // init's is.

@@ -29,13 +29,14 @@ run_scenarios() {
 # network policy, the attacks that reach the runtime's processes under an allowed_bins and a files
 # policy (which already keep the runtime's binary from running in the container, so the trap variants
 # add nothing there), and, with no policy, what this kernel does differently: the memfd fallback and
-# a created init.
-run_scenarios no-policy "" exec-trap-memfd init-setup
+# a created init, and the neighbour's trap (the control for the policies that keep it out of reach).
+# A createContainer hook's exec arms the policy; the init's set-up after it is still the runtime's.
+run_scenarios no-policy "" exec-trap-memfd run-trap init-setup
 run_scenarios network-policy '{"allowed_hosts": ["192.0.2.1:443"]}' \
     exec-trap exec-trap-symlink run-trap exec-setup init-setup hook-setup
 run_scenarios bins-policy '{"allowed_bins": ["/bin/busybox", "/bin/sh", "/bin/exe-attack", "/bin/true"]}' \
     exec-trap run-trap exec-setup init-setup
 run_scenarios files-policy '{"allowed_paths": ["/tmp", "/workspace", "/bin", "/dev", "/proc"], "read_only_paths": ["/etc"]}' \
-    exec-trap run-trap exec-setup init-setup
+    exec-trap run-trap exec-setup init-setup hook-setup
 rm -rf /tmp/escape-*
 exit 0
