@@ -79,22 +79,7 @@ int CERB_PROG(cerb_bprm_committed_creds, struct linux_binprm *bprm)
     return 0;
 }
 
-/* The runtime's set-up task (cerb_setup_tasks) may not be traced, nor its
- * memory or files reached through ptrace's checks (/proc/<pid>/mem,
- * process_vm_writev, pidfd_getfd), from a policed container: what it may do
- * must not become the agent's. */
-CERB_HOOK(ptrace_access_check, security_ptrace_access_check)
-int CERB_PROG(cerb_ptrace_access_check, struct task_struct *child, unsigned int mode, int ret)
-{
-    __u64 cgroup_id;
-    if (ret || !bpf_task_storage_get(&cerb_setup_tasks, child, 0, 0))
-        return ret;
-    struct cerb_policy *policy = find_policy(&cgroup_id);
-    if (!policy)
-        return 0;
-    return refuse(policy, cgroup_id, CERB_OP_PTRACE, CERB_RULE_ESCALATION, EPERM, CERB_TARGET_NUMBER,
-                  BPF_CORE_READ(child, tgid));
-}
+#include "policy_tasks.bpf.h"
 
 /* With allowed_bins, executable file mappings must come from an allowed
  * binary or from under read_only_paths: this stops the dynamic loader run

@@ -84,6 +84,9 @@
  * collector writes those, and leaves the call observer's calls that Landlock
  * refused to them (CERB_CALL_LANDLOCK_LOGGED). */
 #define CERB_LANDLOCK_LOGGED (1u << 10)
+/* The container shares a pid namespace (the host's, or another container's):
+ * processes outside it have numbers the agent can name. */
+#define CERB_SHARED_PIDS (1u << 11)
 
 /* Where the cgroup socket programs send every DNS query (TCP or UDP to port
  * CERB_DNS_PORT, to any address) of a container with CERB_HAS_NAMES: the DNS
@@ -228,7 +231,7 @@ enum cerb_op {
     CERB_OP_UNLINK = 16, /* unlink, rmdir */
     CERB_OP_CREATE = 17, /* mkdir, mknod, symlink */
     CERB_OP_SETATTR = 18, /* truncate, chmod, chown, times */
-    CERB_OP_PTRACE = 19, /* of the runtime's set-up task (cerb_setup_tasks) */
+    CERB_OP_PTRACE = 19, /* of the runtime's set-up task (cerb_setup_tasks), or of a process outside the container */
     CERB_OP_PACKET = 20, /* an outgoing packet, seen by the cgroup egress program */
     CERB_OP_SETSOCKOPT = 21, /* number: level << 16 | optname */
     CERB_OP_XATTR = 22, /* setxattr, removexattr (POSIX ACLs too) */
@@ -237,6 +240,10 @@ enum cerb_op {
     CERB_OP_IOCTL = 25, /* a device ioctl (Landlock's ioctl_dev right) */
     CERB_OP_IO_URING = 26, /* io_uring_setup */
     CERB_OP_MEMFD = 27, /* memfd_create */
+    CERB_OP_SIGNAL = 28, /* number: the target's pid */
+    CERB_OP_TASK = 29, /* priority, scheduling, memory placement or limits of another process; number: its pid */
+    CERB_OP_KEYRING = 30, /* number: the key's serial */
+    CERB_OP_USERFAULTFD = 31,
 };
 
 /* Which rule decided. */
@@ -262,6 +269,7 @@ enum cerb_rule {
     CERB_RULE_XATTR = 18, /* xattrs and ACLs, set or removed, under path rules */
     CERB_RULE_IO_URING = 19, /* io_uring, whose operations pass no seccomp check */
     CERB_RULE_MEMFD = 20, /* memfds under allowed_bins, where vm.memfd_noexec cannot keep them from running */
+    CERB_RULE_OUTSIDE_CONTAINER = 21, /* a process outside the container, or the host's keyrings */
 };
 
 #define CERB_VERDICT_DENIED 1

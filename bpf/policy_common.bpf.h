@@ -51,6 +51,11 @@
 #define PROT_EXEC 0x4
 #define VM_EXEC 0x4
 #define CAP_OPT_NOAUDIT 0x2
+#define PTRACE_MODE_NOAUDIT 0x04
+#define TS_COMPAT 0x0002 /* thread_info.status: in an i386 system call */
+#define I386_NR_OFFSET 0x10000 /* added by syscall_argument to an i386 system call's number */
+#define NR_KEYCTL 250 /* x86-64 */
+#define NR_I386_KEYCTL 288
 #define UNIX_PATH_MAX 108
 #define MAX_DEPTH 32 /* path components build_path follows; a power of two */
 #define NAME_BUF 256 /* NAME_MAX + 1 */
@@ -193,6 +198,7 @@ struct {
 struct policy_search {
     int level; /* the current task's cgroup level, where the search starts */
     __u64 cgroup_id; /* the nearest ancestor with a policy of this backend; 0: none */
+    int found_level; /* its level */
 };
 
 static long search_level(__u32 i, void *ctx)
@@ -207,13 +213,14 @@ static long search_level(__u32 i, void *ctx)
     if (!policy || (policy->flags & CERB_BACKEND_MASK) != CERB_THIS_BACKEND)
         return 0;
     search->cgroup_id = id;
+    search->found_level = level;
     return 1;
 }
 
 /* The policy of the task's cgroup or of its nearest ancestor that has one,
  * however deep below the container the task has moved itself (a writable
- * cgroupfs lets it nest as deep as it likes). */
-static __always_inline struct cerb_policy *find_policy(__u64 *cgroup_id)
+ * cgroupfs lets it nest as deep as it likes), and that cgroup's level. */
+static __always_inline struct cerb_policy *find_policy_at(__u64 *cgroup_id, int *level)
 {
     struct task_struct *task = (struct task_struct *)bpf_get_current_task();
     struct policy_search search = {.level = BPF_CORE_READ(task, cgroups, dfl_cgrp, level)};
@@ -223,7 +230,28 @@ static __always_inline struct cerb_policy *find_policy(__u64 *cgroup_id)
     if (!search.cgroup_id)
         return NULL;
     *cgroup_id = search.cgroup_id;
+    *level = search.found_level;
     return bpf_map_lookup_elem(&cerb_policies, &search.cgroup_id);
+}
+
+static __always_inline struct cerb_policy *find_policy(__u64 *cgroup_id)
+{
+    int level;
+    return find_policy_at(cgroup_id, &level);
+}
+
+/* True when task is in the container whose policy cgroup (cgroup_id, at
+ * level) the caller's was found at: its own cgroup is that one or below it.
+ * A cgroup's ancestors are an array indexed by level (from Linux 6.0). */
+static __always_inline bool task_in_container(struct task_struct *task, __u64 cgroup_id, int level)
+{
+    struct cgroup *cgrp = BPF_CORE_READ(task, cgroups, dfl_cgrp);
+    if (!cgrp || level < 1 || BPF_CORE_READ(cgrp, level) < level)
+        return false;
+    struct cgroup *ancestor = NULL;
+    bpf_probe_read_kernel(&ancestor, sizeof(ancestor),
+                          (void *)cgrp + bpf_core_field_offset(struct cgroup, ancestors) + level * sizeof(ancestor));
+    return ancestor && BPF_CORE_READ(ancestor, kn, id) == cgroup_id;
 }
 
 /* True when the current task is judged as the agent under policy: the
@@ -241,6 +269,12 @@ static __always_inline bool judged_as_agent(struct cerb_policy *policy, __u64 cg
 static __always_inline struct cerb_policy *find_armed_policy(__u64 *cgroup_id)
 {
     struct cerb_policy *policy = find_policy(cgroup_id);
+    return policy && judged_as_agent(policy, *cgroup_id) ? policy : NULL;
+}
+
+static __always_inline struct cerb_policy *find_armed_policy_at(__u64 *cgroup_id, int *level)
+{
+    struct cerb_policy *policy = find_policy_at(cgroup_id, level);
     return policy && judged_as_agent(policy, *cgroup_id) ? policy : NULL;
 }
 

@@ -85,10 +85,17 @@ trap cleanup EXIT
 # payload never ran. A policy that keeps the runtime's binary from running in the container at all
 # (allowed_bins, or a files policy that does not list it) stops the trap earlier: the runtime's exec
 # fails with EACCES and the agent holds nothing; the same trap without a policy is then the control.
+# In run-trap the runtime is a neighbour container's: a policy that keeps processes outside the
+# container out of reach refuses the agent its binary.
 judge_trap() {
     report=$1 sum_before=$2 runtime_said=$3 # and $size, the host binary's
     if [ -n "$policy" ] && grep -qi "permission denied" "$runtime_said" && ! grep -q "^held exe:" "$report"; then
         ok "the policy kept the runtime's binary from running in the container"
+    elif [ -n "$policy" ] && [ "$scenario" = run-trap ] && wait_for "$report" "held exe:" 15 &&
+        grep -Eq '^held exe: errno=(EACCES|EPERM)$' "$report"; then
+        # The neighbour's init is in another container's cgroup: a policy keeps it out of the agent's
+        # reach (/proc/PID/exe is a ptrace check), so the agent holds nothing.
+        ok "the policy kept the neighbour's process out of the agent's reach"
     else
         wait_for "$report" "write exe:" 15 || wait_for "$report" "errno=" 1
         check "agent held the runtime's binary (control)" "$(cat "$report" "$runtime_said" 2>&1)" \

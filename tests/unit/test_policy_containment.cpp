@@ -86,6 +86,23 @@ TEST_CASE("containment: binds of the host's cgroup hierarchies are refused, nami
     CHECK_NOTHROW(keep_in_cgroup(no_admin, forbidden, hybrid_host()));
 }
 
+TEST_CASE("containment: a writable cgroupfs in a shared pid namespace is refused where cgroup2 lacks nsdelegate")
+{
+    Policy policy = parse_policy(R"({"allowed_hosts": []})");
+    cgroups::Mounts plain = cgroups::Mounts::parse("31 24 0:27 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n");
+    REQUIRE_FALSE(plain.ns_delegate);
+    spec::Spec writable = with_mounts({{"/sys/fs/cgroup", "cgroup", "cgroup", {"nosuid"}}});
+    CHECK_THROWS_WITH_AS(keep_in_cgroup(policy, writable, plain),
+                         doctest::Contains("mounts[0] (/sys/fs/cgroup): the container shares a pid namespace"), Error);
+    spec::Spec delegated = writable;
+    CHECK_NOTHROW(keep_in_cgroup(policy, delegated, hybrid_host())); // nsdelegate: the kernel refuses the pull
+    spec::Spec own_pids = writable;
+    own_pids.linux->namespaces = {{"pid", ""}};
+    CHECK_NOTHROW(keep_in_cgroup(policy, own_pids, plain)); // no process outside has a number it can name
+    spec::Spec read_only = with_mounts({{"/sys/fs/cgroup", "cgroup", "cgroup", {"ro"}}});
+    CHECK_NOTHROW(keep_in_cgroup(policy, read_only, plain));
+}
+
 TEST_CASE("containment: the spec's writable cgroup mounts, shared pid and host network namespaces")
 {
     spec::Spec spec = with_mounts({{"/proc", "proc", "proc", {}}, {"/sys/fs/cgroup", "cgroup", "cgroup", {"ro"}}});

@@ -48,7 +48,10 @@ std::string number_text(const cerb_event& e)
     case CERB_OP_SETSOCKOPT: return "level=" + std::to_string(e.number >> 16) + " optname=" + std::to_string(e.number & 0xffff);
     case CERB_OP_BPF: return "cmd=" + n;
     case CERB_OP_PERF_EVENT: return "type=" + n;
-    case CERB_OP_PTRACE: return "pid=" + n;
+    case CERB_OP_PTRACE:
+    case CERB_OP_SIGNAL:
+    case CERB_OP_TASK: return "pid=" + n;
+    case CERB_OP_KEYRING: return "key=" + n;
     default: return "id=" + n;
     }
 }
@@ -95,6 +98,10 @@ std::string op_name(uint16_t op)
     case CERB_OP_IOCTL: return "ioctl";
     case CERB_OP_IO_URING: return "io_uring_setup";
     case CERB_OP_MEMFD: return "memfd_create";
+    case CERB_OP_SIGNAL: return "signal";
+    case CERB_OP_TASK: return "task";
+    case CERB_OP_KEYRING: return "keyring";
+    case CERB_OP_USERFAULTFD: return "userfaultfd";
     }
     return "op-" + std::to_string(op);
 }
@@ -127,6 +134,7 @@ std::string rule_text(const cerb_event& e)
     case CERB_RULE_XATTR: return "xattrs are refused under path rules";
     case CERB_RULE_IO_URING: return "io_uring is refused under host or path rules";
     case CERB_RULE_MEMFD: return "memfds are refused under allowed_bins";
+    case CERB_RULE_OUTSIDE_CONTAINER: return "not in the container: another process, the host's keyrings";
     }
     return "rule-" + std::to_string(e.rule);
 }

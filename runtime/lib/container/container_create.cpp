@@ -125,7 +125,9 @@ pid_t create(const RuntimeOptions& rt, const CreateOptions& opts)
     plan.spec = &spec;
     plan.rootfs = rootfs;
     plan.no_pivot = opts.no_pivot;
-    plan.no_new_keyring = opts.no_new_keyring;
+    // Under a policy the container's processes are told from others by the session keyring made here
+    // (the BPF backends' task_prlimit): it is made whatever --no-new-keyring says.
+    plan.no_new_keyring = opts.no_new_keyring && !policy.active();
     plan.preserve_fds = opts.listen_fds + opts.preserve_fds;
     with_context(config, [&] {
         if (spec.linux->seccomp)

@@ -228,8 +228,8 @@ public:
         for (RuleKind kind : all_rule_kinds) {
             if (kind == RuleKind::other_processes && (covered & bpf::kind_bit(kind))) {
                 rows.push_back({kind, Level::partial, true, true,
-                                "only the runtime's set-up task is kept out of ptrace's reach; other processes, "
-                                "signals, keyrings and userfaultfd are not judged yet"});
+                                "SIGIO and SIGURG sent through a file's owner (F_SETOWN) to a process outside "
+                                "the container are not judged yet"});
                 continue;
             }
             if (covered & bpf::kind_bit(kind)) {

@@ -164,12 +164,8 @@ const std::string& cgroup2_location()
 // A container sharing a pid namespace sees processes outside it: its domain
 // keeps ptrace's reach and signals inside (landlock::confine_to_domain), and
 // its seccomp filter the calls that act on another process by number. Throws,
-// naming the field, where that cannot hold: signals before Landlock ABI 6, and
-// a cgroupfs the agent may write to where a cgroup namespace is no delegation
-// boundary (cgroup2 without nsdelegate): there the kernel lets a task inside
-// pull a process of the shared namespace into its cgroup (under the
-// container's policy and limits), and no Landlock or seccomp rule sees it.
-void keep_off_other_processes(const spec::Spec& spec)
+// naming the field, where that cannot hold: signals before Landlock ABI 6.
+void keep_off_other_processes()
 {
     int abi = landlock::abi_version();
     if (abi < landlock::signal_scope_abi)
@@ -177,20 +173,6 @@ void keep_off_other_processes(const spec::Spec& spec)
                         "signals off the processes outside it only from Landlock ABI " +
                         std::to_string(landlock::signal_scope_abi) + " (this kernel has " + std::to_string(abi) +
                         "); give it a pid namespace of its own",
-                    EOPNOTSUPP);
-    std::optional<size_t> writable = writable_cgroup_mount(spec);
-    if (!writable)
-        return;
-    bool delegates = false;
-    try {
-        delegates = cgroups::Mounts::detect().ns_delegate;
-    } catch (const Error&) {
-    }
-    if (!delegates)
-        throw Error("mounts[" + std::to_string(*writable) + "] (" + spec.mounts[*writable].destination +
-                        "): the container shares a pid namespace and may write to its cgroups, and this host's "
-                        "cgroup2 is not mounted with nsdelegate: a process outside the container could be moved "
-                        "into its cgroup, which the landlock backend cannot refuse; mount it read-only",
                     EOPNOTSUPP);
 }
 
@@ -290,7 +272,7 @@ public:
     void adapt_spec(const Policy& policy, spec::Spec& spec, const std::string&) const override
     {
         if (shares_pid_namespace(spec))
-            keep_off_other_processes(spec);
+            keep_off_other_processes();
         if (policy.mode == Mode::audit)
             return; // nothing is refused: no mount, no sysctl
         if (policy.allowed_bins && spec.linux && memfd_by_sysctl(spec))

@@ -41,9 +41,20 @@ const std::vector<Hook> hooks = {
     // Arms the policy at the container's first exec: nothing is enforced without it.
     {"cerb_bprm_committed_creds", "bprm_committed_creds", "security_bprm_committed_creds", "p", "p", false,
      every_kind},
-    // Keeps a runtime's set-up task (cerberus exec) from being traced by the container.
+    // Keeps a runtime's set-up task (cerberus exec) from being traced by the container,
+    // and the agent from reaching any process outside its container.
     {"cerb_ptrace_access_check", "ptrace_access_check", "security_ptrace_access_check", "pi", "pi", true,
      escalation | other_processes},
+    {"cerb_task_kill", "task_kill", "security_task_kill", "ppip", "ppip", true, other_processes},
+    {"cerb_task_setnice", "task_setnice", "security_task_setnice", "pi", "pi", true, other_processes},
+    {"cerb_task_setioprio", "task_setioprio", "security_task_setioprio", "pi", "pi", true, other_processes},
+    {"cerb_task_setscheduler", "task_setscheduler", "security_task_setscheduler", "p", "p", true, other_processes},
+    {"cerb_task_movememory", "task_movememory", "security_task_movememory", "p", "p", true, other_processes},
+    {"cerb_task_prlimit", "task_prlimit", "security_task_prlimit", "ppi", "ppi", true, other_processes},
+    {"cerb_key_permission", "key_permission", "security_key_permission", "ppi", "ppi", true, other_processes},
+    {"cerb_key_alloc", "key_alloc", "security_key_alloc", "ppi", "ppi", true, other_processes},
+    {"cerb_inode_init_security_anon", "inode_init_security_anon", "security_inode_init_security_anon", "ppp", "ppp",
+     true, other_processes},
     {"cerb_mmap_file", "mmap_file", "security_mmap_file", "piii", "pii", true, bins},
     {"cerb_file_mprotect", "file_mprotect", "security_file_mprotect", "pii", "pii", true, bins},
     {"cerb_socket_connect", "socket_connect", "security_socket_connect", "ppi", "ppi", true, hosts | paths},

@@ -74,6 +74,16 @@ void keep_in_cgroup(const Policy& policy, spec::Spec& spec, const cgroups::Mount
                         "needs a cgroup namespace of its own (the policy stays on its cgroup; another's namespace " +
                         "shows it cgroups it could move itself to)",
                     EINVAL);
+    // Where a cgroup namespace is no delegation boundary (cgroup2 without nsdelegate) the kernel lets a
+    // task inside it pull a process it can name (a shared pid namespace) into its cgroup, under the
+    // container's policy and limits, and out of no backend's sight.
+    std::optional<size_t> writable = writable_cgroup_mount(spec);
+    if (writable && shares_pid_namespace(spec) && !host.ns_delegate)
+        throw Error("mounts[" + std::to_string(*writable) + "] (" + spec.mounts[*writable].destination +
+                        "): the container shares a pid namespace and may write to its cgroups, and this host's "
+                        "cgroup2 is not mounted with nsdelegate: a process outside the container could be pulled "
+                        "into its cgroup; mount it read-only",
+                    EINVAL);
     for (size_t i = 0; i < spec.mounts.size(); ++i) {
         const spec::Mount& mount = spec.mounts[i];
         if (!is_bind(mount) || !shows_host_cgroups(mount, host))

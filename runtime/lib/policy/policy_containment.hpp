@@ -19,10 +19,12 @@
 namespace cerberus::policy {
 
 // Gives the spec a cgroup namespace of its own when it has none. Throws
-// EINVAL, naming the field, for a cgroup namespace joined by path, and for a
+// EINVAL, naming the field, for a cgroup namespace joined by path, for a
 // bind mount showing a host cgroup hierarchy (source on one, or above one
-// with rbind), unless read-only with CAP_SYS_ADMIN out of the agent's reach
-// (a remount could make it writable). host: the runtime's cgroup mounts.
+// with rbind) unless read-only with CAP_SYS_ADMIN out of the agent's reach
+// (a remount could make it writable), and for a writable cgroup mount in a
+// shared pid namespace where cgroup2 lacks nsdelegate. host: the runtime's
+// cgroup mounts.
 void keep_in_cgroup(const Policy& policy, spec::Spec& spec, const cgroups::Mounts& host);
 
 // The index of the first spec mount of a cgroup file system the agent may

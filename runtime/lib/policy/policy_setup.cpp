@@ -71,6 +71,8 @@ Prepared prepare(const RuntimeOptions& rt, policy::Policy policy, spec::Spec& sp
     policy::keep_in_cgroup(*prepared.policy, spec, cgroups::Mounts::detect());
     if (policy::shares_host_network(spec))
         prepared.compiled.policy.flags |= CERB_HOST_NETWORK; // its loopback device reaches the host's services
+    if (policy::shares_pid_namespace(spec))
+        prepared.compiled.policy.flags |= CERB_SHARED_PIDS; // processes outside have numbers it can name
     prepared.backend->adapt_spec(*prepared.policy, spec, rootfs);
     return prepared;
 }

@@ -78,12 +78,9 @@ same_rule "i386 setsockopt IPV6_RTHDR" "$hosts" "setsockopt 41 57 24"
 # What every policy refuses.
 same_rule "i386 bpf" '{}' bpf
 same_rule "i386 unshare of a user namespace" '{}' unshare
-cannot_hold "bpf-lsm fmod-ret" "i386 keyctl of the user keyring" "keyrings are not judged by its hooks yet" ||
-    same_rule "i386 keyctl of the user keyring" '{}' keyctl
-cannot_hold "bpf-lsm fmod-ret" "i386 add_key" "keyrings are not judged by its hooks yet" ||
-    same_rule "i386 add_key" '{}' add_key
-cannot_hold "bpf-lsm fmod-ret" "i386 userfaultfd" "userfaultfd is not judged by its hooks yet" ||
-    same_rule "i386 userfaultfd" '{}' userfaultfd
+same_rule "i386 keyctl of the user keyring" '{}' keyctl
+same_rule "i386 add_key" '{}' add_key
+same_rule "i386 userfaultfd" '{}' userfaultfd
 
 # The direct i386 socket call judges its arguments as x86-64's does: a UDP socket is made.
 vm_expect_output "i386 UDP socket under allowed_hosts" ok abi_run "$hosts" "$p abi 32 socket inet 2 0"

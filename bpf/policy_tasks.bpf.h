@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Processes outside the container out of the agent's reach (ptrace's
+ * checks, signals, priority, scheduling, memory placement, limits), the
+ * host's keyrings and userfaultfd. Programs, included where they stand in the
+ * order of bpf_hooks.cpp. */
+
+#pragma once
+
+/* A task no policed agent may reach through ptrace's checks (tracing it,
+ * /proc/<pid>/mem, process_vm_writev, pidfd_getfd, /proc/<pid>/root...): the
+ * runtime's set-up task (cerb_setup_tasks), whose rights must not become the
+ * agent's, from any task of a policed container; and, from the agent, any
+ * task outside its container, whatever namespaces and capabilities the
+ * config gives it. Probes the kernel makes quietly (ps reading /proc/<pid>/stat)
+ * are refused unreported. */
+CERB_HOOK(ptrace_access_check, security_ptrace_access_check)
+int CERB_PROG(cerb_ptrace_access_check, struct task_struct *child, unsigned int mode, int ret)
+{
+    __u64 cgroup_id;
+    int level;
+    if (ret)
+        return ret;
+    struct cerb_policy *policy = find_policy_at(&cgroup_id, &level);
+    if (!policy)
+        return 0;
+    __u32 target = BPF_CORE_READ(child, tgid);
+    if (bpf_task_storage_get(&cerb_setup_tasks, child, 0, 0))
+        return refuse(policy, cgroup_id, CERB_OP_PTRACE, CERB_RULE_ESCALATION, EPERM, CERB_TARGET_NUMBER, target);
+    if (!judged_as_agent(policy, cgroup_id) || task_in_container(child, cgroup_id, level))
+        return 0;
+    if (mode & PTRACE_MODE_NOAUDIT)
+        return verdict(policy, EPERM);
+    return refuse(policy, cgroup_id, CERB_OP_PTRACE, CERB_RULE_OUTSIDE_CONTAINER, EPERM, CERB_TARGET_NUMBER, target);
+}
+
+/* An act of the agent on another task (a signal, its priority, scheduling or
+ * memory placement): only on tasks of its own container. */
+static __always_inline int judge_task_act(struct task_struct *target, __u16 op, int ret)
+{
+    __u64 cgroup_id;
+    int level;
+    if (ret)
+        return ret;
+    struct cerb_policy *policy = find_armed_policy_at(&cgroup_id, &level);
+    if (!policy || task_in_container(target, cgroup_id, level))
+        return 0;
+    return refuse(policy, cgroup_id, op, CERB_RULE_OUTSIDE_CONTAINER, EPERM, CERB_TARGET_NUMBER,
+                  BPF_CORE_READ(target, tgid));
+}
+
+/* Every signal a task sends (kill, tgkill, pidfd_send_signal, kill(-1)); cred
+ * is set when the kernel sends one on another's behalf (USB async I/O). */
+CERB_HOOK(task_kill, security_task_kill)
+int CERB_PROG(cerb_task_kill, struct task_struct *p, struct kernel_siginfo *info, int sig, const struct cred *cred,
+             int ret)
+{
+    if (cred)
+        return ret;
+    return judge_task_act(p, CERB_OP_SIGNAL, ret);
+}
+
+CERB_HOOK(task_setnice, security_task_setnice)
+int CERB_PROG(cerb_task_setnice, struct task_struct *p, int nice, int ret)
+{
+    return judge_task_act(p, CERB_OP_TASK, ret);
+}
+
+CERB_HOOK(task_setioprio, security_task_setioprio)
+int CERB_PROG(cerb_task_setioprio, struct task_struct *p, int ioprio, int ret)
+{
+    return judge_task_act(p, CERB_OP_TASK, ret);
+}
+
+/* sched_setscheduler, sched_setparam, sched_setattr, sched_setaffinity. */
+CERB_HOOK(task_setscheduler, security_task_setscheduler)
+int CERB_PROG(cerb_task_setscheduler, struct task_struct *p, int ret)
+{
+    return judge_task_act(p, CERB_OP_TASK, ret);
+}
+
+/* migrate_pages, move_pages. */
+CERB_HOOK(task_movememory, security_task_movememory)
+int CERB_PROG(cerb_task_movememory, struct task_struct *p, int ret)
+{
+    return judge_task_act(p, CERB_OP_TASK, ret);
+}
+
+/* Argument n (0..3) of the system call the current task is in, in the
+ * 64-bit or the i386 ABI's registers; *nr: its number. */
+static __always_inline __u32 syscall_argument(int n, long *nr)
+{
+    struct task_struct *task = bpf_get_current_task_btf();
+    struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+    bool i386 = BPF_CORE_READ(task, thread_info.status) & TS_COMPAT;
+    *nr = BPF_CORE_READ(regs, orig_ax) + (i386 ? I386_NR_OFFSET : 0);
+    switch (n) {
+    case 0: return i386 ? BPF_CORE_READ(regs, bx) : BPF_CORE_READ(regs, di);
+    case 1: return i386 ? BPF_CORE_READ(regs, cx) : BPF_CORE_READ(regs, si);
+    case 2: return BPF_CORE_READ(regs, dx);
+    default: return i386 ? BPF_CORE_READ(regs, si) : BPF_CORE_READ(regs, r10);
+    }
+}
+
+/* prlimit of another process: the hook is given credentials, not the task.
+ * Every process of the container shares the session keyring the runtime made
+ * for it (the agent can neither make nor join another: key_alloc,
+ * key_permission), so in a shared pid namespace (where processes outside have
+ * numbers the agent can name) a target with another session keyring is not
+ * the container's. Processes started by `cerberus exec` have a keyring of
+ * their own: between them and the init's, prlimit is refused too. */
+CERB_HOOK(task_prlimit, security_task_prlimit)
+int CERB_PROG(cerb_task_prlimit, const struct cred *cred, const struct cred *tcred, unsigned int flags, int ret)
+{
+    __u64 cgroup_id;
+    long nr;
+    if (ret || cred == tcred)
+        return ret;
+    struct cerb_policy *policy = find_armed_policy(&cgroup_id);
+    if (!policy || !(policy->flags & CERB_SHARED_PIDS))
+        return 0;
+    struct key *own = BPF_CORE_READ(cred, session_keyring);
+    if (own && own == BPF_CORE_READ(tcred, session_keyring))
+        return 0;
+    return refuse(policy, cgroup_id, CERB_OP_TASK, CERB_RULE_OUTSIDE_CONTAINER, EPERM, CERB_TARGET_NUMBER,
+                  syscall_argument(0, &nr));
+}
+
+/* Keyrings are not namespaced: without a user namespace the host root's user
+ * keyring is the agent's too. The agent may neither use nor make a key (its
+ * session keyring was made by the runtime before the policy armed). The
+ * target reported is the key id the system call named (keyctl's second
+ * argument, add_key's and request_key's keyring; -4: the user keyring): the
+ * key itself is out of the program's reach (key_permission's key_ref_t points
+ * to a type BTF declares only, which the verifier refuses to read), and a
+ * key being made has no serial yet. */
+static __always_inline int refuse_keyring(int ret)
+{
+    __u64 cgroup_id;
+    long nr;
+    if (ret)
+        return ret;
+    struct cerb_policy *policy = find_armed_policy(&cgroup_id);
+    if (!policy)
+        return 0;
+    __u32 key = syscall_argument(1, &nr);
+    if (nr != NR_KEYCTL && nr != I386_NR_OFFSET + NR_I386_KEYCTL)
+        key = syscall_argument(3, &nr);
+    return refuse(policy, cgroup_id, CERB_OP_KEYRING, CERB_RULE_OUTSIDE_CONTAINER, EPERM, CERB_TARGET_NUMBER, key);
+}
+
+CERB_HOOK(key_permission, security_key_permission)
+int CERB_PROG(cerb_key_permission, key_ref_t key_ref, const struct cred *cred, enum key_need_perm need_perm, int ret)
+{
+    return refuse_keyring(ret);
+}
+
+CERB_HOOK(key_alloc, security_key_alloc)
+int CERB_PROG(cerb_key_alloc, struct key *key, const struct cred *cred, unsigned long flags, int ret)
+{
+    return refuse_keyring(ret);
+}
+
+static __always_inline bool is_userfaultfd(const unsigned char *name)
+{
+    static const char wanted[] = "[userfaultfd]";
+    char kind[sizeof(wanted)] = {};
+    if (bpf_probe_read_kernel_str(kind, sizeof(kind), name) != sizeof(kind))
+        return false;
+    for (int i = 0; i < sizeof(wanted); i++) {
+        if (kind[i] != wanted[i])
+            return false;
+    }
+    return true;
+}
+
+/* userfaultfd (the system call, or /dev/userfaultfd's request) holds the
+ * kernel on a page fault for as long as the agent likes: a race primitive.
+ * Its descriptor is an anonymous inode made with this hook. */
+CERB_HOOK(inode_init_security_anon, security_inode_init_security_anon)
+int CERB_PROG(cerb_inode_init_security_anon, struct inode *inode, const struct qstr *name,
+             const struct inode *context_inode, int ret)
+{
+    __u64 cgroup_id;
+    if (ret || !is_userfaultfd(BPF_CORE_READ(name, name)))
+        return ret;
+    struct cerb_policy *policy = find_armed_policy(&cgroup_id);
+    if (!policy)
+        return 0;
+    return refuse(policy, cgroup_id, CERB_OP_USERFAULTFD, CERB_RULE_ESCALATION, EPERM, CERB_TARGET_NONE, 0);
+}
