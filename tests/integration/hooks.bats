@@ -42,6 +42,16 @@ HOOK
     [ "$(cat "$BUNDLE/rootfs/start-host")" = cerberus ]
 }
 
+@test "createContainer hooks run from the container's root, the runtime's hooks from the bundle" {
+    # runc's order: a createContainer hook may name the container's files relative to its root.
+    edit_config '.root.readonly = false | .hooks = {"createRuntime": [{"path": "/bin/sh", "args": ["sh", "-c", "pwd > '"$BATS_TEST_TMPDIR"'/runtime-cwd"]}], "createContainer": [{"path": "/bin/sh", "args": ["sh", "-c", "touch ./made-by-hook"]}]}'
+    run_container true
+    [ "$status" -eq 0 ]
+    [ -f "$BUNDLE/rootfs/made-by-hook" ]
+    [ ! -e "$BUNDLE/made-by-hook" ]
+    [ "$(cat "$BATS_TEST_TMPDIR/runtime-cwd")" = "$(cd "$BUNDLE" && pwd -P)" ]
+}
+
 @test "a hook that exceeds its timeout is killed and fails create" {
     edit_config '.hooks = {"createRuntime": [{"path": "/bin/sleep", "args": ["sleep", "30"], "timeout": 1}]}'
     set_args true

@@ -94,8 +94,11 @@ void set_up_container(const InitPlan& plan, SyncChannel& channel)
     // The parent answers with the state JSON that the container's hooks get on stdin.
     channel.send(SyncMessage::run_hooks);
     std::string hook_state = channel.expect(SyncMessage::hooks_done).text;
-    if (spec.hooks)
+    if (spec.hooks) {
+        // From the container's root, as runc runs them: a hook may name the container's files relatively.
+        check(::fchdir(rootfs.root()), "chdir to the rootfs for the createContainer hooks");
         hooks::run_all(spec.hooks->create_container, "createContainer", hook_state);
+    }
 
     mounts::enter_rootfs(rootfs, plan.no_pivot, plan.new_mount_namespace);
     // The cwd may not exist yet: create it while root and before the rootfs
