@@ -242,8 +242,6 @@ static int still_named(pid_t pid, const char* comm)
 }
 
 /* Tries every entry again and again while the process still runs under that
- * name (the runtime's code), and reports for each whether it ever opened. */
-/* Tries every entry again and again while the process still runs under that
  * name (the runtime's code), and reports for each whether it ever opened.
  * Returns how many rounds counted: none when the process moved on first. */
 static long try_all(const char* label, pid_t pid, const char* comm, double deadline)

@@ -122,9 +122,10 @@ judge_setup() {
     report=$1
     check "agent saw the runtime's process still setting up (control)" "$(cat "$report" 2>&1)" grep -q "^saw $2: pid=" "$report"
     for entry in mem exe fd environ; do
-        # An fd can also be gone between the listing and the open (ENOENT): still nothing opened.
-        refusals='EACCES|EPERM'
-        [ "$entry" = fd ] && refusals='EACCES|EPERM|ENOENT'
+        # An fd can also be gone between the listing and the open (ENOENT), and the memory with a process
+        # that is exiting (ESRCH, while its name still reads the same): still nothing opened.
+        refusals='EACCES|EPERM|ESRCH'
+        [ "$entry" = fd ] && refusals='EACCES|EPERM|ESRCH|ENOENT'
         check "runtime $entry not opened" "$(grep "^runtime $entry:" "$report")" \
             grep -Eq "^runtime $entry: errno=($refusals)" "$report"
         check "own process $entry opens (control)" "$(grep "^control $entry:" "$report")" \
