@@ -109,6 +109,20 @@ teardown() { teardown_bundle; }
     [[ "$output" == *"pts/ptmx"* ]]
 }
 
+@test "rro makes a bind mount read-only with every mount below it; ro alone only the top one" {
+    mkdir -p "$BATS_TEST_TMPDIR/data/sub"
+    mount -t tmpfs -o size=1m tmpfs "$BATS_TEST_TMPDIR/data/sub"
+    edit_config --arg d "$BATS_TEST_TMPDIR/data" '.mounts += [{destination: "/ro", type: "bind", source: $d, options: ["rbind", "ro"]}, {destination: "/rro", type: "bind", source: $d, options: ["rbind", "rro", "rnosuid"]}]'
+    run_container sh -c 'for d in /ro /rro; do for f in top sub/x; do touch $d/$f 2>/dev/null && echo "$d $f writable" || echo "$d $f read-only"; done; done; grep " /rro/sub " /proc/mounts'
+    umount "$BATS_TEST_TMPDIR/data/sub"
+    [ "$status" -eq 0 ]
+    [ "${lines[0]}" = "/ro top read-only" ]
+    [ "${lines[1]}" = "/ro sub/x writable" ] # the control: ro reaches only the top mount
+    [ "${lines[2]}" = "/rro top read-only" ]
+    [ "${lines[3]}" = "/rro sub/x read-only" ]
+    [[ "${lines[4]}" == *" ro,nosuid"* ]]
+}
+
 @test "a symlink in the rootfs cannot point a mount outside it" {
     ln -s / "$BUNDLE/rootfs/escape"
     edit_config '.mounts += [{"destination": "/escape/cerberus-escape-test", "type": "tmpfs", "source": "tmpfs"}]'

@@ -119,12 +119,16 @@ void set_flags(int mount, unsigned long flags, const std::string& what)
         throw_errno("set the flags of " + what);
 }
 
-void make_read_only(int mount, const std::string& what)
+void set_recursive(int mount, unsigned long set, unsigned long clear, const std::string& what)
 {
+    constexpr unsigned long atime_modes = MS_NOATIME | MS_STRICTATIME | MS_RELATIME;
     mount_attr attr{};
-    attr.attr_set = MOUNT_ATTR_RDONLY;
+    attr.attr_set = attrs_of(set);
+    attr.attr_clr = attrs_of(clear & ~atime_modes);
+    if ((set | clear) & atime_modes)
+        attr.attr_clr |= MOUNT_ATTR__ATIME;
     if (::mount_setattr(mount, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) != 0)
-        throw_errno("make " + what + " read-only");
+        throw_errno("set the recursive flags of " + what);
 }
 
 void set_propagation(int mount, unsigned long propagation, const std::string& what)

@@ -24,8 +24,10 @@ UniqueFd clone(int dirfd, const std::string& path, bool recursive, const std::st
 // kernel refuses to drop the flags it locked: those are kept.
 void set_flags(int mount, unsigned long flags, const std::string& what);
 
-// Read-only, and every mount below it too.
-void make_read_only(int mount, const std::string& what);
+// Per-mount flags set and cleared on the mount and every mount below it (the
+// recursive options: "rro" and its kind). A change of atime mode replaces the
+// mode as a whole, as the kernel wants it.
+void set_recursive(int mount, unsigned long set, unsigned long clear, const std::string& what);
 
 // MS_SHARED, MS_PRIVATE, MS_SLAVE or MS_UNBINDABLE, on the mounts below too with MS_REC.
 void set_propagation(int mount, unsigned long propagation, const std::string& what);

@@ -42,6 +42,10 @@ constexpr OptionFlag option_flags[] = {
     {"nostrictatime", true, MS_STRICTATIME}, {"silent", false, MS_SILENT}, {"loud", true, MS_SILENT},
 };
 
+// The flags a mount carries itself (mount_setattr's), which the recursive options may name.
+constexpr unsigned long per_mount_flags =
+    MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_NODIRATIME | MS_NOATIME | MS_STRICTATIME | MS_RELATIME;
+
 constexpr std::pair<const char*, unsigned long> propagation_flags[] = {
     {"private", MS_PRIVATE},         {"rprivate", MS_PRIVATE | MS_REC},       {"shared", MS_SHARED},
     {"rshared", MS_SHARED | MS_REC}, {"slave", MS_SLAVE},                     {"rslave", MS_SLAVE | MS_REC},
@@ -97,7 +101,7 @@ UniqueFd bind_read_only(const char* source, int target, unsigned long flags, con
 {
     UniqueFd tree = mount_api::clone(AT_FDCWD, source, true, what);
     mount_api::set_flags(tree.get(), flags | MS_RDONLY, what);
-    mount_api::make_read_only(tree.get(), what);
+    mount_api::set_recursive(tree.get(), MS_RDONLY, 0, what);
     mount_api::attach(tree.get(), target, what);
     return tree;
 }
@@ -213,6 +217,8 @@ void mount_entry(const RootfsContext& ctx, MountedRoot& root, const spec::Mount&
         } else {
             mount = mount_onto(ctx, m, opts, target.get());
         }
+        if (opts.recursive_set || opts.recursive_clear)
+            mount_api::set_recursive(mount.get(), opts.recursive_set, opts.recursive_clear, m.destination);
         if (opts.propagation)
             mount_api::set_propagation(mount.get(), opts.propagation, m.destination);
         root.add(m.destination, std::move(mount), !bind);
@@ -308,6 +314,14 @@ MountFlags parse_options(const std::vector<std::string>& options)
             out.flags |= MS_BIND | (opt == "rbind" ? MS_REC : 0);
             known = true;
         }
+        // "r" and a per-mount flag's name: the flag on every mount below too (runc's "rro" and its kind).
+        for (const auto& f : option_flags)
+            if (!known && opt.size() > 1 && opt[0] == 'r' && opt.compare(1, std::string::npos, f.name) == 0 &&
+                (f.flag & per_mount_flags)) {
+                (f.clear ? out.recursive_clear : out.recursive_set) |= f.flag;
+                (f.clear ? out.recursive_set : out.recursive_clear) &= ~f.flag;
+                known = true;
+            }
         if (!known)
             out.data += (out.data.empty() ? "" : ",") + opt;
     }

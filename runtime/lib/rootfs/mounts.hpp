@@ -18,6 +18,7 @@ struct MountFlags {
     unsigned long flags = 0;       // MS_* set on the mount
     unsigned long propagation = 0; // MS_SHARED, MS_PRIVATE, ... (with MS_REC)
     bool bind = false;
+    unsigned long recursive_set = 0, recursive_clear = 0; // MS_* of "rro", "rnosuid", "ratime"...: every mount below
     bool tmpcopyup = false; // tmpfs only: start with a copy of the directory it hides
     std::string data; // options the filesystem interprets
 };
