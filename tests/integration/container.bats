@@ -123,6 +123,20 @@ teardown() { teardown_bundle; }
     [[ "${lines[4]}" == *" ro,nosuid"* ]]
 }
 
+@test "a read-only mount holding later mounts and /dev's nodes turns read-only once they are in" {
+    # runc's order: the mount points below go in first (a read-only /dev holds pts, shm, mqueue and the nodes).
+    edit_config '.mounts |= map(if .destination == "/dev" then .options += ["ro"] else . end) | .mounts += [{destination: "/data", type: "tmpfs", source: "tmpfs", options: ["ro", "nosuid"]}, {destination: "/data/inner", type: "tmpfs", source: "tmpfs", options: ["size=1m"]}]'
+    run_container sh -c 'grep -E " /dev | /data | /data/inner " /proc/mounts | cut -d" " -f2,4 | cut -d, -f1-2; touch /dev/x /data/x 2>&1; touch /data/inner/x && echo inner writable; echo ok > /dev/null && ls /dev/pts/ptmx'
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"/dev ro,nosuid"* ]]
+    [[ "$output" == *"/data ro,nosuid"* ]]
+    [[ "$output" == *"/data/inner rw"* ]] # the control: the mount below keeps its own flags
+    [[ "$output" == *"/dev/x"*"Read-only file system"* ]]
+    [[ "$output" == *"/data/x"*"Read-only file system"* ]]
+    [[ "$output" == *"inner writable"* ]]
+    [[ "$output" == *"/dev/pts/ptmx"* ]]
+}
+
 @test "a symlink in the rootfs cannot point a mount outside it" {
     ln -s / "$BUNDLE/rootfs/escape"
     edit_config '.mounts += [{"destination": "/escape/cerberus-escape-test", "type": "tmpfs", "source": "tmpfs"}]'

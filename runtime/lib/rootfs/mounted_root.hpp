@@ -44,6 +44,12 @@ public:
     // A procfs of the container's: its /proc mount, or else proc_at(root()).
     UniqueFd proc() const;
 
+    // A mount asked read-only that later mount points (or /dev's nodes) go
+    // in stays writable until finish_read_only gives it flags (MS_*, with
+    // MS_RDONLY), as runc does for /dev.
+    void read_only_later(int mount, unsigned long flags);
+    void finish_read_only();
+
 private:
     struct Mount {
         std::string destination; // clean
@@ -53,8 +59,14 @@ private:
     // The starting fd and the rest of the path below it.
     std::pair<int, std::string> start_of(const std::string& path) const;
 
+    struct Deferred {
+        UniqueFd mount;
+        unsigned long flags;
+    };
+
     UniqueFd root_;
     std::vector<Mount> mounts_;
+    std::vector<Deferred> read_only_later_;
     UniqueFd null_;
 };
 

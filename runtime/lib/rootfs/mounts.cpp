@@ -174,10 +174,27 @@ UniqueFd mount_onto(const RootfsContext& ctx, const spec::Mount& m, const MountF
     return tree;
 }
 
-void mount_entry(const RootfsContext& ctx, MountedRoot& root, const spec::Mount& m, const std::string& field)
+// True when a later mount's point, or a device node (in /dev), has to be made in mounts[i].
+bool holds_later_mounts(const std::vector<spec::Mount>& mounts, size_t i)
+{
+    std::string dest = paths::clean(mounts[i].destination);
+    if (dest == "/dev")
+        return true;
+    for (size_t j = i + 1; j < mounts.size(); ++j)
+        if (paths::clean(mounts[j].destination).rfind(dest == "/" ? dest : dest + "/", 0) == 0)
+            return true;
+    return false;
+}
+
+void mount_entry(const RootfsContext& ctx, MountedRoot& root, const spec::Mount& m, const std::string& field,
+                 bool holds_later)
 {
     MountFlags opts = parse_options(m.options);
     bool bind = opts.bind || m.type == "bind";
+    bool cgroup = m.type == "cgroup" || m.type == "cgroup2";
+    bool read_only_later = holds_later && (opts.flags & MS_RDONLY) && !(opts.flags & MS_REMOUNT) && !cgroup;
+    if (read_only_later)
+        opts.flags &= ~MS_RDONLY;
     UniqueFd target = with_context(field + ".destination " + m.destination, [&] {
         paths::Leaf leaf = paths::Leaf::directory;
         if (bind) {
@@ -217,6 +234,8 @@ void mount_entry(const RootfsContext& ctx, MountedRoot& root, const spec::Mount&
         } else {
             mount = mount_onto(ctx, m, opts, target.get());
         }
+        if (read_only_later)
+            root.read_only_later(mount.get(), (opts.flags & ~(MS_REC | MS_BIND)) | MS_RDONLY);
         if (opts.recursive_set || opts.recursive_clear)
             mount_api::set_recursive(mount.get(), opts.recursive_set, opts.recursive_clear, m.destination);
         if (opts.propagation)
@@ -346,7 +365,8 @@ MountedRoot prepare_rootfs(const RootfsContext& ctx)
     if (root.root() < 0)
         throw_errno("open the rootfs " + ctx.rootfs);
     for (size_t i = 0; i < ctx.spec.mounts.size(); ++i)
-        mount_entry(ctx, root, ctx.spec.mounts[i], "mounts[" + std::to_string(i) + "]");
+        mount_entry(ctx, root, ctx.spec.mounts[i], "mounts[" + std::to_string(i) + "]",
+                    holds_later_mounts(ctx.spec.mounts, i));
     devices::create_all(root, linux.devices, ctx.in_user_namespace);
     make_dev_symlinks(root);
     return root;
@@ -407,6 +427,7 @@ void finish_rootfs(const spec::Spec& spec, MountedRoot& root, const std::vector<
             unmasked.push_back(m);
     }
     apply_path_mounts(unmasked);
+    root.finish_read_only();
     if (spec.root.readonly)
         mount_api::set_flags(root.root(), MS_RDONLY, "/");
     for (const auto& [name, flag] : propagation_flags)
