@@ -71,6 +71,18 @@ expect_refused() {
     expect_refused "/no/such/dir"
 }
 
+@test "a unified key of a controller a v1 hierarchy holds is refused up front, as runc's invalid configuration" {
+    awk '$3 == "cgroup" && $4 ~ /(^|,)memory(,|$)/ { found = 1 } END { exit !found }' /proc/mounts ||
+        skip "the memory controller is not in a cgroup v1 hierarchy on this host"
+    # The control: a core cgroup2 file (no controller) goes to the v2 hierarchy beside the v1 ones.
+    edit_config '.linux.resources.unified = {"cgroup.max.depth": "5"}'
+    cerb create -b "$BUNDLE" "$ID" </dev/null >/dev/null 2>&1
+    [ "$(cat "/sys/fs/cgroup/unified/cerberus-test/$ID/cgroup.max.depth")" = 5 ]
+    cerb delete --force "$ID"
+    edit_config '.linux.resources.unified = {"memory.min": "131072"}'
+    expect_refused 'linux.resources.unified["memory.min"]: invalid configuration'
+}
+
 @test "a bad cgroup value names the file and leaves no cgroup" {
     edit_config '.linux.resources.cpu = {"cpus": "not-a-cpu"}'
     expect_refused "cpuset"

@@ -221,6 +221,13 @@ Cgroup::Plan Cgroup::make_plan(const spec::Resources& resources, std::span<const
     std::vector<spec::DeviceRule> device_rules = resources.devices;
     device_rules.insert(device_rules.end(), default_devices.begin(), default_devices.end());
 
+    // Unified keys are cgroup2 files: on a hybrid host a controller held by a v1 hierarchy has none there.
+    for (const auto& [key, value] : resources.unified)
+        if (std::string controller = controller_of_key(key);
+            !controller.empty() && !v1_dir(controller == "io" ? "blkio" : controller).empty())
+            throw Error("linux.resources.unified[\"" + key + "\"]: invalid configuration: a cgroup v2 file, and this host has the " +
+                            controller + " controller in a cgroup v1 hierarchy",
+                        EINVAL);
     Plan plan;
     for (Kind kind : all_kinds) {
         std::string dir = v1_dir(v1_controller(kind));
