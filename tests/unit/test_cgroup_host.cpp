@@ -225,7 +225,7 @@ TEST_CASE("host: a failed write names the file and removes what create made")
     if (!is_root())
         return;
     spec::Resources resources;
-    resources.unified = {{"pids.no_such_file", "1"}};
+    resources.unified = {{"cgroup.no_such_file", "1"}};
     Mounts mounts = host_mounts({"pids"});
     const std::string name = test_cgroup_name("fail");
     try {
@@ -233,7 +233,7 @@ TEST_CASE("host: a failed write names the file and removes what create made")
         FAIL("create did not fail");
     } catch (const Error& e) {
         CHECK(std::string(e.what()) == "creating cgroup " + name + ": writing \"1\" to " + mounts.unified + name +
-                                           "/pids.no_such_file: no such file or directory");
+                                           "/cgroup.no_such_file: no such file or directory");
     }
     CHECK(!std::filesystem::exists(mounts.unified + name));
     if (auto pids_root = mounts.v1_mount("pids"))
