@@ -125,12 +125,17 @@ remove_new_suite_cgroups() {
 	done
 }
 
+# runc 1.1.5 and crun 1.8.1 chown a process's stdio to its user, the host's /dev/null too (runc's later
+# fix skips it): the programs that run as another user leave it owned by them. Put back as found.
+devnull_owner=$(stat -c %u:%g /dev/null)
+
 # shellcheck disable=SC2317 # called from the EXIT trap
 cleanup() {
 	[[ -n $current_pid ]] && kill -TERM "$current_pid" 2>/dev/null && wait "$current_pid" 2>/dev/null
 	delete_leftover_containers
 	remove_new_suite_cgroups
 	remove_test_dir "$work"
+	chown "$devnull_owner" /dev/null
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
