@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "base/error.hpp"
 #include "policy/policy.hpp"
+#include "rootfs/paths.hpp"
 #include "temp_dir.hpp"
 
 #include <doctest/doctest.h>
@@ -140,10 +141,10 @@ TEST_CASE("policy: paths are matched by whole components")
 {
     CHECK(normalize_policy_path("//workspace//x/", "f") == "/workspace/x");
     CHECK(normalize_policy_path("/", "f") == "/");
-    CHECK(path_within("/tmp/a", "/tmp"));
-    CHECK(path_within("/tmp", "/tmp"));
-    CHECK_FALSE(path_within("/tmpfoo", "/tmp"));
-    CHECK(path_within("/anything", "/"));
+    CHECK(paths::within("/tmp/a", "/tmp"));
+    CHECK(paths::within("/tmp", "/tmp"));
+    CHECK_FALSE(paths::within("/tmpfoo", "/tmp"));
+    CHECK(paths::within("/anything", "/"));
 }
 
 TEST_CASE("policy: --lock-policy keeps the lists an annotation leaves out")

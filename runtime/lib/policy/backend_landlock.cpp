@@ -10,6 +10,7 @@
 #include "policy/landlock.hpp"
 #include "policy/policy_containment.hpp"
 #include "policy/socket_programs.hpp"
+#include "rootfs/paths.hpp"
 
 #include <sched.h>
 
@@ -44,7 +45,7 @@ std::vector<std::string> sorted(std::vector<std::string> paths)
 bool under_any(const std::string& path, const std::optional<std::vector<std::string>>& prefixes)
 {
     return prefixes && std::any_of(prefixes->begin(), prefixes->end(),
-                                   [&](const std::string& prefix) { return path_within(path, prefix); });
+                                   [&](const std::string& prefix) { return paths::within(path, prefix); });
 }
 
 // The longest entry of the list at or above path; "" for none.
@@ -52,7 +53,7 @@ std::string closest(const std::string& path, const std::optional<std::vector<std
 {
     std::string best;
     for (const auto& entry : entries.value_or(std::vector<std::string>{}))
-        if (path_within(path, entry) && entry.size() > best.size())
+        if (paths::within(path, entry) && entry.size() > best.size())
             best = entry;
     return best;
 }

@@ -121,13 +121,6 @@ std::string normalize_policy_path(const std::string& path, const std::string& fi
     return normal.empty() ? "/" : normal;
 }
 
-bool path_within(const std::string& path, const std::string& prefix)
-{
-    if (prefix == "/")
-        return true;
-    return path.compare(0, prefix.size(), prefix) == 0 && (path.size() == prefix.size() || path[prefix.size()] == '/');
-}
-
 std::optional<int> capability_number(const std::string& name)
 {
     std::string upper = name;

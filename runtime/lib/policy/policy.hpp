@@ -91,9 +91,6 @@ bool has_host_names(const Policy& policy);
 // trailing "/" are dropped. Returns the normal form ("/" stays "/").
 std::string normalize_policy_path(const std::string& path, const std::string& field);
 
-// True when prefix is path or one of its ancestors, by whole components.
-bool path_within(const std::string& path, const std::string& prefix);
-
 // Capability number for "CAP_SYS_ADMIN" in any case (process/capabilities' table).
 std::optional<int> capability_number(const std::string& name);
 

@@ -4,6 +4,7 @@
 #include "policy/policy_access.hpp"
 
 #include "base/error.hpp"
+#include "rootfs/paths.hpp"
 
 #include <sys/socket.h>
 
@@ -173,7 +174,7 @@ std::vector<PathPoint> path_points(const std::vector<const Policy*>& policies)
         points.push_back(std::move(point));
     };
     for (const auto& path : paths) {
-        while (!ancestors.empty() && !path_within(path, *ancestors.back().first))
+        while (!ancestors.empty() && !paths::within(path, *ancestors.back().first))
             ancestors.pop_back();
         std::vector<Inherited> states = ancestors.empty() ? root_state : ancestors.back().second;
         for (size_t i = 0; i < policies.size(); ++i) {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "policy/policy_check.hpp"
 
+#include "rootfs/paths.hpp"
+
 #include <arpa/inet.h>
 #include <sys/socket.h>
 
@@ -33,7 +35,7 @@ std::string longest_within(const std::string& path, const std::optional<std::vec
 {
     std::string longest;
     for (const auto& entry : entries.value_or(std::vector<std::string>{}))
-        if (path_within(path, entry) && (longest.empty() || entry.size() > longest.size()))
+        if (paths::within(path, entry) && (longest.empty() || entry.size() > longest.size()))
             longest = entry;
     return longest;
 }
@@ -43,7 +45,7 @@ std::string longest_within(const std::string& path, const std::optional<std::vec
 std::optional<std::string> path_rule(const Policy& policy, const std::string& path, bool write)
 {
     for (const auto& denied : policy.denied_paths)
-        if (path_within(path, denied))
+        if (paths::within(path, denied))
             return "denied_paths " + denied;
     if (!policy.restricts_paths())
         return std::nullopt;

@@ -2,6 +2,7 @@
 #include "policy/policy_containment.hpp"
 
 #include "base/error.hpp"
+#include "rootfs/paths.hpp"
 
 #include <linux/capability.h>
 #include <sys/stat.h>
@@ -36,7 +37,7 @@ bool shows_host_cgroups(const spec::Mount& mount, const cgroups::Mounts& host)
     std::string source = resolved(mount.source);
     bool recursive = has_option(mount, "rbind");
     return std::any_of(host.points.begin(), host.points.end(), [&](const std::string& point) {
-        return path_within(source, point) || (recursive && path_within(point, source));
+        return paths::within(source, point) || (recursive && paths::within(point, source));
     });
 }
 

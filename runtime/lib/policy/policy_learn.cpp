@@ -3,6 +3,7 @@
 
 #include "cerberus_policy.h"
 #include "policy/policy_document.hpp"
+#include "rootfs/paths.hpp"
 
 #include <algorithm>
 #include <map>
@@ -75,7 +76,7 @@ std::string parent_of(const std::string& path)
 
 bool covered(const std::string& path, const std::vector<std::string>& entries)
 {
-    return std::any_of(entries.begin(), entries.end(), [&](const auto& entry) { return path_within(path, entry); });
+    return std::any_of(entries.begin(), entries.end(), [&](const auto& entry) { return paths::within(path, entry); });
 }
 
 // The files, with a directory in place of fold_at or more files directly in it.
@@ -100,7 +101,7 @@ std::vector<std::string> fold(const std::set<std::string>& files, const std::vec
     std::vector<std::string> kept;
     for (const auto& entry : entries) {
         bool under_other = std::any_of(entries.begin(), entries.end(), [&](const auto& other) {
-            return other != entry && path_within(entry, other);
+            return other != entry && paths::within(entry, other);
         });
         if (!under_other)
             kept.push_back(entry);

@@ -19,12 +19,6 @@ namespace {
 constexpr ino_t proc_root_inode = 1;
 constexpr int max_proc_lookups = 1000; // a few milliseconds
 
-bool below(const std::string& path, const std::string& prefix)
-{
-    return path == prefix || prefix == "/" ||
-           (path.compare(0, prefix.size(), prefix) == 0 && path.size() > prefix.size() && path[prefix.size()] == '/');
-}
-
 bool on_procfs(int fd)
 {
     struct statfs st;
@@ -37,7 +31,7 @@ void MountedRoot::add(const std::string& destination, UniqueFd mount, bool own_f
 {
     std::string clean = paths::clean(destination);
     mounts_.erase(std::remove_if(mounts_.begin(), mounts_.end(),
-                                 [&](const Mount& m) { return below(m.destination, clean); }),
+                                 [&](const Mount& m) { return paths::within(m.destination, clean); }),
                   mounts_.end());
     mounts_.push_back({clean, std::move(mount), own_filesystem});
 }
@@ -47,7 +41,7 @@ std::pair<int, std::string> MountedRoot::start_of(const std::string& path) const
     std::string clean = paths::clean(path);
     const Mount* deepest = nullptr;
     for (const auto& m : mounts_)
-        if (m.own_filesystem && below(clean, m.destination) &&
+        if (m.own_filesystem && paths::within(clean, m.destination) &&
             (!deepest || m.destination.size() > deepest->destination.size()))
             deepest = &m;
     if (!deepest)

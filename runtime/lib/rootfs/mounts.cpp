@@ -181,7 +181,7 @@ bool holds_later_mounts(const std::vector<spec::Mount>& mounts, size_t i)
     if (dest == "/dev")
         return true;
     for (size_t j = i + 1; j < mounts.size(); ++j)
-        if (paths::clean(mounts[j].destination).rfind(dest == "/" ? dest : dest + "/", 0) == 0)
+        if (std::string later = paths::clean(mounts[j].destination); later != dest && paths::within(later, dest))
             return true;
     return false;
 }

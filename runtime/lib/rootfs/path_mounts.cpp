@@ -4,6 +4,7 @@
 #include "base/error.hpp"
 #include "base/fd.hpp"
 #include "base/files.hpp"
+#include "rootfs/paths.hpp"
 
 #include <fcntl.h>
 #include <fts.h>
@@ -131,13 +132,6 @@ std::vector<MountInfo> read_mounts()
     return mounts;
 }
 
-bool under(const std::string& path, const std::string& prefix)
-{
-    if (prefix == "/")
-        return true;
-    return path.compare(0, prefix.size(), prefix) == 0 && (path.size() == prefix.size() || path[prefix.size()] == '/');
-}
-
 std::string join(const std::string& base, const std::string& rest)
 {
     if (rest.empty())
@@ -153,13 +147,13 @@ void refuse_other_mounts(const std::string& path, dev_t dev, const std::vector<M
 {
     const MountInfo* seen_in = nullptr;
     for (const auto& m : mounts)
-        if (under(path, m.mountpoint) && (!seen_in || m.mountpoint.size() >= seen_in->mountpoint.size()))
+        if (paths::within(path, m.mountpoint) && (!seen_in || m.mountpoint.size() >= seen_in->mountpoint.size()))
             seen_in = &m;
     if (!seen_in || seen_in->dev != dev)
         return;
     std::string inside = join(seen_in->root, path.substr(seen_in->mountpoint == "/" ? 0 : seen_in->mountpoint.size()));
     for (const auto& m : mounts) {
-        if (&m == seen_in || m.dev != dev || !under(inside, m.root))
+        if (&m == seen_in || m.dev != dev || !paths::within(inside, m.root))
             continue;
         std::string alias = join(m.mountpoint, inside.substr(m.root == "/" ? 0 : m.root.size()));
         if (alias == path)

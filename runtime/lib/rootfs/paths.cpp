@@ -72,6 +72,13 @@ std::string clean(const std::string& path)
     return out.empty() ? "/" : out;
 }
 
+bool within(const std::string& path, const std::string& prefix)
+{
+    if (prefix == "/")
+        return true;
+    return path.compare(0, prefix.size(), prefix) == 0 && (path.size() == prefix.size() || path[prefix.size()] == '/');
+}
+
 UniqueFd make(int root, const std::string& path, Leaf leaf, uint64_t resolve)
 {
     std::vector<std::string> parts = components(path);

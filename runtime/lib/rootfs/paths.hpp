@@ -29,6 +29,10 @@ UniqueFd open(int root, const std::string& path, int flags, uint64_t resolve = i
 // "a//b/./c/" -> "/a/b/c": the form mount destinations are compared in.
 std::string clean(const std::string& path);
 
+// True when prefix is path or one of its ancestors, by whole components
+// (both in clean form).
+bool within(const std::string& path, const std::string& prefix);
+
 enum class Leaf { directory, file };
 
 // mkdir -p inside root, through fds: components that exist are resolved with
