@@ -100,8 +100,8 @@
  * A task marked there is the runtime's own in a container: the init at
  * create, or `cerberus exec`'s process entering it. Until it execs the
  * container's program it is judged as if the policy were not armed yet (only
- * its exec is checked), and no task of a policed container may trace it. The kernel drops the mark when the task execs or
- * exits. */
+ * its exec is checked), and no task of a policed container may trace it.
+ * The kernel drops the mark when the task execs or exits. */
 struct cerb_setup_task {
     __u64 cgroup_id; /* the container it enters: the mark counts only there */
 };

@@ -225,8 +225,8 @@ Cgroup::Plan Cgroup::make_plan(const spec::Resources& resources, std::span<const
     for (const auto& [key, value] : resources.unified)
         if (std::string controller = controller_of_key(key);
             !controller.empty() && !v1_dir(controller == "io" ? "blkio" : controller).empty())
-            throw Error("linux.resources.unified[\"" + key + "\"]: invalid configuration: a cgroup v2 file, and this host has the " +
-                            controller + " controller in a cgroup v1 hierarchy",
+            throw Error("linux.resources.unified[\"" + key + "\"]: invalid configuration: a cgroup v2 file, and this " +
+                            "host has the " + controller + " controller in a cgroup v1 hierarchy",
                         EINVAL);
     Plan plan;
     for (Kind kind : all_kinds) {

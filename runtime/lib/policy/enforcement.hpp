@@ -113,10 +113,9 @@ public:
 
     // pid, the runtime's process in the container (exec's child, or the init
     // at create), is not judged as the agent until it execs the container's
-    // program. Its setns, chroot and
-    // change of identity need capabilities the policy may forbid the agent
-    // (CAP_SYS_ADMIN, CAP_SETUID...); the program it execs is checked as the
-    // init's is.
+    // program. Its setns, chroot, mounts and change of identity need
+    // capabilities the policy may forbid the agent (CAP_SYS_ADMIN,
+    // CAP_SETUID...); the program it execs is checked as the agent's are.
     virtual void exempt_until_exec(pid_t pid, const ContainerCgroup& cgroup) const = 0;
 };
 

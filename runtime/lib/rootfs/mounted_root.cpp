@@ -62,15 +62,16 @@ UniqueFd MountedRoot::make(const std::string& path, paths::Leaf leaf, uint64_t r
     return paths::make(start, rest, leaf, resolve);
 }
 
-void MountedRoot::read_only_later(int mount, unsigned long flags)
+void MountedRoot::read_only_later(int mount, unsigned long flags, const std::string& destination)
 {
-    read_only_later_.push_back({UniqueFd(check(::fcntl(mount, F_DUPFD_CLOEXEC, 0), "dup a mount fd")), flags});
+    read_only_later_.push_back(
+        {UniqueFd(check(::fcntl(mount, F_DUPFD_CLOEXEC, 0), "dup a mount fd")), flags, destination});
 }
 
 void MountedRoot::finish_read_only()
 {
     for (const auto& deferred : read_only_later_)
-        mount_api::set_flags(deferred.mount.get(), deferred.flags, paths::of_fd(deferred.mount.get()));
+        mount_api::set_flags(deferred.mount.get(), deferred.flags, deferred.destination);
     read_only_later_.clear();
 }
 

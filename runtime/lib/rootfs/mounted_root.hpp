@@ -47,7 +47,7 @@ public:
     // A mount asked read-only that later mount points (or /dev's nodes) go
     // in stays writable until finish_read_only gives it flags (MS_*, with
     // MS_RDONLY), as runc does for /dev.
-    void read_only_later(int mount, unsigned long flags);
+    void read_only_later(int mount, unsigned long flags, const std::string& destination);
     void finish_read_only();
 
 private:
@@ -62,6 +62,7 @@ private:
     struct Deferred {
         UniqueFd mount;
         unsigned long flags;
+        std::string destination; // for messages
     };
 
     UniqueFd root_;

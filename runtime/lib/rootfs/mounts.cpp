@@ -235,7 +235,7 @@ void mount_entry(const RootfsContext& ctx, MountedRoot& root, const spec::Mount&
             mount = mount_onto(ctx, m, opts, target.get());
         }
         if (read_only_later)
-            root.read_only_later(mount.get(), (opts.flags & ~(MS_REC | MS_BIND)) | MS_RDONLY);
+            root.read_only_later(mount.get(), (opts.flags & ~(MS_REC | MS_BIND)) | MS_RDONLY, m.destination);
         if (opts.recursive_set || opts.recursive_clear)
             mount_api::set_recursive(mount.get(), opts.recursive_set, opts.recursive_clear, m.destination);
         if (opts.propagation)
