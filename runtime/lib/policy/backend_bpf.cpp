@@ -297,12 +297,7 @@ public:
 
     void exempt_until_exec(pid_t pid, const ContainerCgroup& cgroup) const override
     {
-        auto maps = bpf::PolicyMaps::open_pinned(cgroup.pin_dir);
-        if (!maps)
-            throw Error("the policy of cgroup " + std::to_string(cgroup.id) + " is not loaded: " + cgroup.pin_dir +
-                            " holds no maps",
-                        ENOENT);
-        maps->mark_setup_task(pid, cgroup.id);
+        bpf::mark_setup_task(cgroup.pin_dir, pid, cgroup.id);
     }
 
 private:

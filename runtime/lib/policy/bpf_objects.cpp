@@ -246,7 +246,6 @@ std::optional<PolicyMaps> PolicyMaps::open_pinned(const std::string& pin_dir)
     maps.net6_ = kernel::open_map(kernel::net6_map, pin_dir);
     maps.paths_ = kernel::open_map(kernel::paths_map, pin_dir);
     maps.config_ = kernel::open_map(kernel::config_map, pin_dir);
-    maps.setup_tasks_ = kernel::open_map(kernel::setup_tasks_map, pin_dir);
     maps.names_ = kernel::open_map(kernel::names_map, pin_dir);
     return maps;
 }
@@ -265,15 +264,20 @@ bool PolicyMaps::installed(uint64_t cgroup_id) const
     return bpf_map_lookup_elem(policies_.get(), &cgroup_id, &policy) == 0;
 }
 
-void PolicyMaps::mark_setup_task(pid_t pid, uint64_t cgroup_id)
+void mark_setup_task(const std::string& pin_dir, pid_t pid, uint64_t cgroup_id)
 {
+    auto setup_tasks = kernel::open_map_if_pinned(kernel::setup_tasks_map, pin_dir);
+    if (!setup_tasks)
+        throw Error("the policy of cgroup " + std::to_string(cgroup_id) + " is not loaded: " + pin_dir +
+                        " holds no maps",
+                    ENOENT);
     // The task storage map is keyed by a pidfd: the mark is on the task itself, never on a reused pid.
     UniqueFd pidfd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
     if (!pidfd)
         throw_errno("pidfd_open " + std::to_string(pid));
     int key = pidfd.get();
     cerb_setup_task value{.cgroup_id = cgroup_id};
-    check(bpf_map_update_elem(setup_tasks_.get(), &key, &value, BPF_NOEXIST),
+    check(bpf_map_update_elem(setup_tasks->get(), &key, &value, BPF_NOEXIST),
           "marking process " + std::to_string(pid) + " in " + std::string(kernel::setup_tasks_map.name));
 }
 

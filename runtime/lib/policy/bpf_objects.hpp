@@ -82,16 +82,17 @@ public:
     // True when the cgroup has a policy entry.
     bool installed(uint64_t cgroup_id) const;
 
-    // Marks pid, the runtime's child entering the container of cgroup_id, as
-    // a set-up task (CERB_MAP_SETUP_TASKS): not judged as the agent until it
-    // execs the container's program.
-    void mark_setup_task(pid_t pid, uint64_t cgroup_id);
-
 private:
     PolicyMaps() = default;
 
-    UniqueFd policies_, net4_, net6_, paths_, config_, setup_tasks_, names_;
+    UniqueFd policies_, net4_, net6_, paths_, config_, names_;
 };
+
+// Marks pid, the runtime's process in the container of cgroup_id, as a set-up
+// task (CERB_MAP_SETUP_TASKS of pin_dir): not judged as the agent until it
+// execs the container's program. Opens that map alone: a create pays for one
+// pinned object, not the whole set.
+void mark_setup_task(const std::string& pin_dir, pid_t pid, uint64_t cgroup_id);
 
 // A container's entries, with their keys recorded in keys_file first (so no
 // entry is ever without its record), its policy entry marked with the backend
