@@ -6,6 +6,7 @@
 
 #include "base/error.hpp"
 #include "policy/policy.hpp"
+#include "rootfs/paths.hpp"
 
 #include <sys/socket.h>
 
@@ -27,7 +28,7 @@ inline Access path_access(const Policy& p, const std::string& path)
 {
     bool bins = p.allowed_bins.has_value();
     for (const auto& denied : p.denied_paths) {
-        if (path_within(path, denied))
+        if (cerberus::paths::within(path, denied))
             return {};
     }
     if (!p.restricts_paths())
@@ -36,7 +37,7 @@ inline Access path_access(const Policy& p, const std::string& path)
     bool found = false;
     auto consider = [&](const std::optional<std::vector<std::string>>& list) {
         for (const auto& entry : list.value_or(std::vector<std::string>{})) {
-            if (path_within(path, entry) && (!found || entry.size() > best.size())) {
+            if (cerberus::paths::within(path, entry) && (!found || entry.size() > best.size())) {
                 best = entry;
                 found = true;
             }
