@@ -148,18 +148,18 @@ TEST_CASE("v1: memory, ordered against the current limit")
     std::string rest = join({"memory.soft_limit_in_bytes=100", "memory.kmem.tcp.limit_in_bytes=64",
                              "memory.swappiness=30", "memory.oom_control=1"});
     // Growing past the current limit: memory+swap first.
-    CHECK(lines(v1_writes(r, Kind::memory, {}, 100)) ==
+    CHECK(lines(v1_writes(r, Kind::memory, {}, {.memory_limit = 100})) ==
           join({"memory.memsw.limit_in_bytes=400 (if present)", "memory.limit_in_bytes=200"}) + rest);
-    CHECK(lines(v1_writes(r, Kind::memory, {}, 1000)) ==
+    CHECK(lines(v1_writes(r, Kind::memory, {}, {.memory_limit = 1000})) ==
           join({"memory.limit_in_bytes=200", "memory.memsw.limit_in_bytes=400 (if present)"}) + rest);
 
     r.memory = spec::MemoryResources{};
     r.memory->limit = -1;
-    CHECK(lines(v1_writes(r, Kind::memory, {}, 1000)) ==
+    CHECK(lines(v1_writes(r, Kind::memory, {}, {.memory_limit = 1000})) ==
           join({"memory.memsw.limit_in_bytes=-1 (if present)", "memory.limit_in_bytes=-1"}));
 
     r.memory->swappiness = 101;
-    CHECK(error_of([&] { v1_writes(r, Kind::memory, {}, 0); }).find("swappiness 101") != std::string::npos);
+    CHECK(error_of([&] { v1_writes(r, Kind::memory, {}, {}); }).find("swappiness 101") != std::string::npos);
 }
 
 TEST_CASE("v1: cpu, cpuset, pids, blkio, hugetlb")
@@ -173,11 +173,11 @@ TEST_CASE("v1: cpu, cpuset, pids, blkio, hugetlb")
     r.cpu->realtime_period = 1000;
     r.cpu->cpus = "1";
     r.pids_limit = 10;
-    CHECK(lines(v1_writes(r, Kind::cpu, {}, 0)) ==
+    CHECK(lines(v1_writes(r, Kind::cpu, {}, {})) ==
           join({"cpu.shares=512", "cpu.cfs_period_us=50000", "cpu.cfs_quota_us=25000", "cpu.rt_period_us=1000",
                 "cpu.rt_runtime_us=950"}));
-    CHECK(lines(v1_writes(r, Kind::cpuset, {}, 0)) == join({"cpuset.cpus=1"}));
-    CHECK(lines(v1_writes(r, Kind::pids, {}, 0)) == join({"pids.max=10"}));
+    CHECK(lines(v1_writes(r, Kind::cpuset, {}, {})) == join({"cpuset.cpus=1"}));
+    CHECK(lines(v1_writes(r, Kind::pids, {}, {})) == join({"pids.max=10"}));
 
     r.block_io = spec::BlockIoResources{};
     r.block_io->weight = 300;
@@ -185,16 +185,35 @@ TEST_CASE("v1: cpu, cpuset, pids, blkio, hugetlb")
     r.block_io->weight_device = {{8, 0, 100, 50, 0}};
     r.block_io->throttle_read_bps = {{8, 0, {}, {}, 4096}};
     r.block_io->throttle_write_iops = {{8, 0, {}, {}, 0}};
-    CHECK(lines(v1_writes(r, Kind::io, {}, 0)) ==
+    CHECK(lines(v1_writes(r, Kind::io, {}, {})) ==
           join({"blkio.weight=300", "blkio.leaf_weight=200", "blkio.weight_device=8:0 100",
                 "blkio.leaf_weight_device=8:0 50", "blkio.throttle.read_bps_device=8:0 4096",
                 "blkio.throttle.write_iops_device=8:0 0"}));
 
     r.hugepage_limits = {{"2MB", 8388608}};
-    CHECK(lines(v1_writes(r, Kind::hugetlb, {}, 0)) == join({"hugetlb.2MB.limit_in_bytes=8388608"}));
+    CHECK(lines(v1_writes(r, Kind::hugetlb, {}, {})) == join({"hugetlb.2MB.limit_in_bytes=8388608"}));
     r.unified = {{"memory.high", "1"}};
-    CHECK(v1_writes(r, Kind::unified, {}, 0).empty());
+    CHECK(v1_writes(r, Kind::unified, {}, {}).empty());
     CHECK(std::string(v1_controller(Kind::io)) == "blkio");
+}
+
+TEST_CASE("v1: the cfs period and quota go in the order whose midway ratio is lower")
+{
+    spec::Resources r;
+    r.cpu = spec::CpuResources{};
+    r.cpu->period = 10000;
+    r.cpu->quota = 3000;
+    auto order = [&](CurrentLimits current) { return lines(v1_writes(r, Kind::cpu, {}, current)); };
+    const auto period_first = join({"cpu.cfs_period_us=10000", "cpu.cfs_quota_us=3000"});
+    const auto quota_first = join({"cpu.cfs_quota_us=3000", "cpu.cfs_period_us=10000"});
+    // 500000/10000 midway if the period went first; 3000/1000000 if the quota did.
+    CHECK(order({.cpu_quota = 500000, .cpu_period = 1000000}) == quota_first);
+    CHECK(order({}) == period_first); // no quota yet: any period is within the parent's
+    // Raising both: the old quota over the new, longer period is the lower ratio.
+    CHECK(order({.cpu_quota = 1000, .cpu_period = 5000}) == period_first);
+    r.cpu->quota = -1; // lifting the quota: lift it first
+    CHECK(order({.cpu_quota = 500000, .cpu_period = 1000000}) ==
+          join({"cpu.cfs_quota_us=-1", "cpu.cfs_period_us=10000"}));
 }
 
 TEST_CASE("v1: devices, in order")
@@ -205,13 +224,13 @@ TEST_CASE("v1: devices, in order")
         {true, "b", 8, {}, "r"},
         {false, "a", 5, 1, "w"}, // typed "a" with numbers: one rule per type
     };
-    CHECK(lines(v1_writes({}, Kind::devices, rules, 0)) ==
+    CHECK(lines(v1_writes({}, Kind::devices, rules, {})) ==
           join({"devices.deny=a", "devices.allow=c 1:3 rw", "devices.allow=b 8:* r", "devices.deny=c 5:1 w",
                 "devices.deny=b 5:1 w"}));
     rules = {{true, "x", {}, {}, "rwm"}};
-    CHECK(error_of([&] { v1_writes({}, Kind::devices, rules, 0); }).find("type \"x\"") != std::string::npos);
+    CHECK(error_of([&] { v1_writes({}, Kind::devices, rules, {}); }).find("type \"x\"") != std::string::npos);
     rules = {{true, "c", 1, 3, "rwx"}};
-    CHECK(error_of([&] { v1_writes({}, Kind::devices, rules, 0); }).find("access \"rwx\"") != std::string::npos);
+    CHECK(error_of([&] { v1_writes({}, Kind::devices, rules, {}); }).find("access \"rwx\"") != std::string::npos);
 }
 
 TEST_CASE("cgroupsPath forms")

@@ -124,7 +124,7 @@ Cgroup Cgroup::adopt(const std::string& path, const spec::Resources& resources,
                         " is beside cgroup v1 hierarchies)",
                     ENOTSUP);
     Cgroup cgroup(mounts, resolve_cgroups_path(path, ""));
-    Plan plan = cgroup.make_plan(resources, default_devices, UINT64_MAX);
+    Plan plan = cgroup.make_plan(resources, default_devices, CurrentLimits{});
     // systemd enables the controllers of its own settings; the files may need others (hugetlb).
     std::vector<std::string> enable;
     for (const auto& [dir, write] : plan.writes)
@@ -143,8 +143,7 @@ Cgroup Cgroup::create(const CreateRequest& request, const Mounts& mounts)
     Cgroup cgroup(mounts, resolve_cgroups_path(request.cgroups_path, request.container_id));
     static const spec::Resources no_resources;
     const spec::Resources& resources = request.resources ? *request.resources : no_resources;
-    // A new cgroup has no memory limit yet.
-    Plan plan = cgroup.make_plan(resources, request.default_devices, UINT64_MAX);
+    Plan plan = cgroup.make_plan(resources, request.default_devices, CurrentLimits{}); // a new cgroup's
 
     std::vector<std::string> enable;
     if (mounts.layout == Layout::unified)
@@ -216,7 +215,7 @@ void Cgroup::make_dirs(const std::string& root, const std::vector<std::string>& 
 }
 
 Cgroup::Plan Cgroup::make_plan(const spec::Resources& resources, std::span<const spec::DeviceRule> default_devices,
-                               uint64_t current_memory_limit) const
+                               const CurrentLimits& current) const
 {
     std::vector<spec::DeviceRule> device_rules = resources.devices;
     device_rules.insert(device_rules.end(), default_devices.begin(), default_devices.end());
@@ -237,7 +236,7 @@ Cgroup::Plan Cgroup::make_plan(const spec::Resources& resources, std::span<const
             continue;
         }
         auto writes = dir.empty() ? v2_writes(resources, kind)
-                                  : v1_writes(resources, kind, device_rules, current_memory_limit);
+                                  : v1_writes(resources, kind, device_rules, current);
         for (auto& write : writes)
             plan.writes.emplace_back(dir.empty() ? unified_dir_ : dir, std::move(write));
     }
@@ -262,14 +261,19 @@ void Cgroup::execute(const Plan& plan) const
 
 void Cgroup::apply(const spec::Resources& resources, std::span<const spec::DeviceRule> default_devices) const
 {
-    uint64_t current_memory_limit = UINT64_MAX;
-    if (std::string memory = v1_dir("memory"); !memory.empty() && resources.memory) {
-        const std::string path = memory + "/memory.limit_in_bytes";
+    CurrentLimits current;
+    auto read = [](const std::string& dir, const char* file, uint64_t& into) {
+        const std::string path = dir + "/" + file;
         if (auto text = read_control_if_exists(path))
-            current_memory_limit = parse_control_u64(*text, path);
+            into = parse_control_u64(*text, path);
+    };
+    if (std::string memory = v1_dir("memory"); !memory.empty() && resources.memory)
+        read(memory, "memory.limit_in_bytes", current.memory_limit);
+    if (std::string cpu = v1_dir("cpu"); !cpu.empty() && resources.cpu) {
+        read(cpu, "cpu.cfs_quota_us", current.cpu_quota);
+        read(cpu, "cpu.cfs_period_us", current.cpu_period);
     }
-    with_context("updating cgroup " + path_,
-                 [&] { execute(make_plan(resources, default_devices, current_memory_limit)); });
+    with_context("updating cgroup " + path_, [&] { execute(make_plan(resources, default_devices, current)); });
 }
 
 void Cgroup::add_process(pid_t pid, Placed placed, V1 v1) const

@@ -26,6 +26,8 @@ struct CreateRequest {
     std::vector<spec::DeviceRule> default_devices;
 };
 
+struct CurrentLimits;
+
 class Cgroup {
 public:
     // Checks and translates the resources, makes the directories (enabling
@@ -123,7 +125,7 @@ private:
     // controller is not mounted on v1.
     std::string v1_dir(const std::string& controller) const;
     Plan make_plan(const spec::Resources& resources, std::span<const spec::DeviceRule> default_devices,
-                   uint64_t current_memory_limit) const;
+                   const CurrentLimits& current) const;
     void execute(const Plan& plan) const;
     void make_dirs(const std::string& root, const std::vector<std::string>& enable, bool cpuset);
     void remove_created() noexcept;

@@ -67,7 +67,7 @@ int remove_cgroup_dir(const std::string& dir, bool with_files)
 
 uint64_t parse_control_u64(const std::string& text, const std::string& path)
 {
-    if (text == "max")
+    if (text == "max" || text == "-1")
         return UINT64_MAX;
     uint64_t value = 0;
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);

@@ -23,7 +23,7 @@ bool control_exists(const std::string& path);
 // since cgroupfs removes its control files with the directory.
 int remove_cgroup_dir(const std::string& dir, bool with_files);
 
-// "max" reads as UINT64_MAX.
+// "max" (v2) and "-1" (v1's cpu.cfs_quota_us) read as UINT64_MAX: no limit.
 uint64_t parse_control_u64(const std::string& text, const std::string& path);
 
 } // namespace cerberus::cgroups

@@ -141,14 +141,34 @@ void memory_v1(const spec::MemoryResources& memory, uint64_t current_limit, Writ
         out.push_back({"memory.oom_control", "1"});
 }
 
-void cpu_v1(const spec::CpuResources& cpu, Writes& out)
+// Under a parent with a quota, quota/period must stay within the parent's
+// after each write: of the two orders, the one whose midway ratio is lower
+// (a lower period with the old quota, or the new quota with the old period).
+bool period_before_quota(uint64_t period, int64_t quota, const CurrentLimits& current)
+{
+    if (current.cpu_quota == UINT64_MAX || quota < 0)
+        return current.cpu_quota == UINT64_MAX;
+    using wide = unsigned __int128;
+    return wide(current.cpu_quota) * current.cpu_period <= wide(quota) * period;
+}
+
+void cpu_v1(const spec::CpuResources& cpu, const CurrentLimits& current, Writes& out)
 {
     if (cpu.shares.value_or(0) != 0)
         out.push_back({"cpu.shares", std::to_string(*cpu.shares)});
-    if (cpu.period.value_or(0) != 0)
-        out.push_back({"cpu.cfs_period_us", std::to_string(*cpu.period)});
-    if (cpu.quota.value_or(0) != 0)
-        out.push_back({"cpu.cfs_quota_us", std::to_string(*cpu.quota)});
+    uint64_t period = cpu.period.value_or(0);
+    int64_t quota = cpu.quota.value_or(0);
+    ControlWrite period_write{"cpu.cfs_period_us", std::to_string(period)};
+    ControlWrite quota_write{"cpu.cfs_quota_us", std::to_string(quota)};
+    if (period != 0 && quota != 0 && !period_before_quota(period, quota, current)) {
+        out.push_back(quota_write);
+        out.push_back(period_write);
+    } else {
+        if (period != 0)
+            out.push_back(period_write);
+        if (quota != 0)
+            out.push_back(quota_write);
+    }
     if (cpu.burst)
         out.push_back({"cpu.cfs_burst_us", std::to_string(*cpu.burst)});
     if (cpu.realtime_period.value_or(0) != 0)
@@ -302,17 +322,17 @@ std::vector<ControlWrite> v2_writes(const spec::Resources& resources, Kind kind)
 }
 
 std::vector<ControlWrite> v1_writes(const spec::Resources& resources, Kind kind,
-                                    std::span<const spec::DeviceRule> device_rules, uint64_t current_memory_limit)
+                                    std::span<const spec::DeviceRule> device_rules, const CurrentLimits& current)
 {
     Writes out;
     switch (kind) {
     case Kind::memory:
         if (resources.memory)
-            memory_v1(*resources.memory, current_memory_limit, out);
+            memory_v1(*resources.memory, current.memory_limit, out);
         break;
     case Kind::cpu:
         if (resources.cpu)
-            cpu_v1(*resources.cpu, out);
+            cpu_v1(*resources.cpu, current, out);
         break;
     case Kind::io:
         if (resources.block_io)

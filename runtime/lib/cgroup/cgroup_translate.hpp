@@ -34,11 +34,18 @@ struct ControlWrite {
 // Devices are not files on v2 (see device_filter.hpp): empty for Kind::devices.
 std::vector<ControlWrite> v2_writes(const spec::Resources& resources, Kind kind);
 
+// What a v1 cgroup holds before the writes (a new one: the defaults). The
+// kernel judges each write against the other files' values at that moment,
+// so these order pairs of writes that must both go through.
+struct CurrentLimits {
+    uint64_t memory_limit = UINT64_MAX; // memory.limit_in_bytes
+    uint64_t cpu_quota = UINT64_MAX;    // cpu.cfs_quota_us, UINT64_MAX for none
+    uint64_t cpu_period = 100000;       // cpu.cfs_period_us
+};
+
 // device_rules: the spec's rules followed by the runtime's defaults.
-// current_memory_limit: memory.limit_in_bytes now, which orders the memory
-// and memory+swap writes so that the kernel accepts both.
 std::vector<ControlWrite> v1_writes(const spec::Resources& resources, Kind kind,
-                                    std::span<const spec::DeviceRule> device_rules, uint64_t current_memory_limit);
+                                    std::span<const spec::DeviceRule> device_rules, const CurrentLimits& current);
 
 // The cgroup2 controller that owns a unified key ("memory.high" -> "memory"),
 // "" for core files ("cgroup.freeze").
