@@ -90,7 +90,7 @@ expect_refused() {
 
 @test "a failing createRuntime hook fails create and leaves nothing" {
     edit_config '.hooks.createRuntime = [{"path": "/bin/false"}]'
-    expect_refused "createRuntime hook 0 (/bin/false): exited with status 1"
+    expect_refused "error running hook #0 (createRuntime, /bin/false): exited with status 1"
 }
 
 @test "an invalid container id is refused" {

@@ -42,6 +42,21 @@ HOOK
     [ "$(cat "$BUNDLE/rootfs/start-host")" = cerberus ]
 }
 
+@test "startContainer hooks run under the spec's seccomp filter" {
+    # runc's order: a hook in the container is held to the filter the process gets.
+    local hooks='.hooks = {"startContainer": [{"path": "/bin/sh", "args": ["sh", "-c", "mkdir /tmp/by-hook"]}]}'
+    edit_config ".root.readonly = false | $hooks"
+    run_container true
+    [ "$status" -eq 0 ] # control: no filter, the hook's mkdir goes through
+    [ -d "$BUNDLE/rootfs/tmp/by-hook" ]
+    rmdir "$BUNDLE/rootfs/tmp/by-hook"
+    edit_config '.linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_KILL"}]}'
+    run_container true
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"error running hook #0 (startContainer, /bin/sh): killed by signal 31 (bad system call)"* ]]
+    [ ! -e "$BUNDLE/rootfs/tmp/by-hook" ]
+}
+
 @test "createContainer hooks run from the container's root, the runtime's hooks from the bundle" {
     # runc's order: a createContainer hook may name the container's files relative to its root.
     edit_config '.root.readonly = false | .hooks = {"createRuntime": [{"path": "/bin/sh", "args": ["sh", "-c", "pwd > '"$BATS_TEST_TMPDIR"'/runtime-cwd"]}], "createContainer": [{"path": "/bin/sh", "args": ["sh", "-c", "touch ./made-by-hook"]}]}'

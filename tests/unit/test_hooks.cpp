@@ -59,15 +59,15 @@ TEST_CASE("hooks: failures name the kind, the index and the path, and stop the r
         return Error("");
     };
     Error status = error_of(sh("exit 3"));
-    CHECK(std::string(status.what()) == "createRuntime hook 1 (/bin/sh): exited with status 3");
+    CHECK(std::string(status.what()) == "error running hook #1 (createRuntime, /bin/sh): exited with status 3");
     CHECK(status.errnum() == ECHILD);
     Error missing = error_of({"/nonexistent/hook", {}, {}, std::nullopt});
-    CHECK(std::string(missing.what()) == "createRuntime hook 1 (/nonexistent/hook): cannot execute /nonexistent/hook");
+    CHECK(std::string(missing.what()) == "error running hook #1 (createRuntime, /nonexistent/hook): cannot execute /nonexistent/hook");
     CHECK(missing.errnum() == ENOENT);
     Error signal = error_of(sh("kill -TERM $$"));
-    CHECK(std::string(signal.what()) == "createRuntime hook 1 (/bin/sh): killed by signal 15");
+    CHECK(std::string(signal.what()) == "error running hook #1 (createRuntime, /bin/sh): killed by signal 15 (terminated)");
     Error timeout = error_of(sh("sleep 10", {}, 1));
-    CHECK(std::string(timeout.what()) == "createRuntime hook 1 (/bin/sh): timed out after 1s");
+    CHECK(std::string(timeout.what()) == "error running hook #1 (createRuntime, /bin/sh): timed out after 1s");
     CHECK(timeout.errnum() == ETIMEDOUT);
     CHECK_FALSE(std::ifstream(after)); // none of the hooks after a failure ran
 }

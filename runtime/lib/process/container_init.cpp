@@ -133,14 +133,15 @@ void set_up_container(const InitPlan& plan, SyncChannel& channel)
     if (plan.fifo_fd >= 0)
         wait_for_start(plan.fifo_fd, proc_for_fifo.get());
     proc_for_fifo = {};
-    // Before the hooks that run in the container: they are held to it too.
+    // Before the hooks that run in the container: they are held to all of it
+    // (runc too runs them under the spec's seccomp filter).
     launch::restrict_self(plan.landlock_ruleset_fd, plan.landlock_flags);
-    if (spec.hooks)
-        hooks::run_all(spec.hooks->start_container, "startContainer", hook_state);
     if (late_seccomp)
         seccomp::install(*plan.seccomp);
     if (plan.added_seccomp)
         launch::install_added_filter(*plan.added_seccomp, plan.supervisor_fd);
+    if (spec.hooks)
+        hooks::run_all(spec.hooks->start_container, "startContainer", hook_state);
 
     launch::exec_program(program, process.args, env);
 }

@@ -13,7 +13,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
+#include <cstring>
 
 namespace cerberus::hooks {
 namespace {
@@ -50,6 +53,14 @@ int wait_with_timeout(pid_t pid, int timeout_s, const std::string& name)
     return status;
 }
 
+// "bad system call" for SIGSYS: strsignal's words, lower case, as a clause.
+std::string signal_description(int signal)
+{
+    std::string text = ::strsignal(signal);
+    std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+    return text;
+}
+
 void run_one(const spec::Hook& hook, const std::string& name, const std::string& state_json)
 {
     int pipe_fds[2];
@@ -78,7 +89,14 @@ void run_one(const spec::Hook& hook, const std::string& name, const std::string&
     if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
         throw Error(name + ": exited with status " + std::to_string(WEXITSTATUS(status)), ECHILD);
     if (WIFSIGNALED(status))
-        throw Error(name + ": killed by signal " + std::to_string(WTERMSIG(status)), ECHILD);
+        throw Error(name + ": killed by signal " + std::to_string(WTERMSIG(status)) + " (" +
+                        signal_description(WTERMSIG(status)) + ")",
+                    ECHILD);
+}
+
+std::string hook_name(const std::string& kind, size_t index, const spec::Hook& hook)
+{
+    return "error running hook #" + std::to_string(index) + " (" + kind + ", " + hook.path + ")"; // runc's words
 }
 
 } // namespace
@@ -86,7 +104,7 @@ void run_one(const spec::Hook& hook, const std::string& name, const std::string&
 void run_all(const std::vector<spec::Hook>& hooks, const std::string& kind, const std::string& state_json)
 {
     for (size_t i = 0; i < hooks.size(); ++i)
-        run_one(hooks[i], kind + " hook " + std::to_string(i) + " (" + hooks[i].path + ")", state_json);
+        run_one(hooks[i], hook_name(kind, i, hooks[i]), state_json);
 }
 
 void run_all_warning_on_failure(const std::vector<spec::Hook>& hooks, const std::string& kind,
@@ -94,7 +112,7 @@ void run_all_warning_on_failure(const std::vector<spec::Hook>& hooks, const std:
 {
     for (size_t i = 0; i < hooks.size(); ++i) {
         try {
-            run_one(hooks[i], kind + " hook " + std::to_string(i) + " (" + hooks[i].path + ")", state_json);
+            run_one(hooks[i], hook_name(kind, i, hooks[i]), state_json);
         } catch (const Error& e) {
             spdlog::warn("{}", e.what());
         }
