@@ -3,6 +3,7 @@
 #include "audit/audit.hpp"
 #include "base/error.hpp"
 #include "base/files.hpp"
+#include "cgroup/cgroup_mounts.hpp"
 #include "commands.hpp"
 #include "container/container.hpp"
 #include "dns/dns_gate.hpp"
@@ -41,6 +42,15 @@ ordered_json state_json(const container::Snapshot& s)
     if (auto names = s.state.has_policy ? dns::admitted(s.state.cgroup_id) : std::nullopt)
         j["cerberus"]["dns"] = *names; // what the DNS gate admitted, per name, until when
     return j;
+}
+
+bool cgroup2_only_host()
+{
+    try {
+        return cgroups::detect_layout() == cgroups::Layout::unified;
+    } catch (const Error&) {
+        return false; // no cgroup2 mounted at all
+    }
 }
 
 } // namespace
@@ -89,7 +99,8 @@ int cmd_spec(const RuntimeOptions&, const Args& args)
     std::string path = opts.get("bundle", ".") + "/config.json";
     if (files::exists(path))
         throw Error("File " + path + " exists. Remove it first", EEXIST);
-    files::write_file_atomic(path, spec::default_config(opts.flag("rootless")).dump(4) + "\n", 0644);
+    spec::DefaultOptions defaults{.rootless = opts.flag("rootless"), .cgroup_namespace = cgroup2_only_host()};
+    files::write_file_atomic(path, spec::default_config(defaults).dump(4) + "\n", 0644);
     return 0;
 }
 

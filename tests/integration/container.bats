@@ -188,8 +188,22 @@ teardown() { teardown_bundle; }
 }
 
 @test "the cgroup namespace is rooted at the container's cgroup" {
+    edit_config '.linux.namespaces |= map(select(.type != "cgroup")) + [{"type": "cgroup"}]'
     run_container cat /proc/self/cgroup
     [ "$status" -eq 0 ]
     [[ "$output" == *"0::/"* ]]
     [[ "$output" != *"cerberus-test"* ]]
+    # Control: without one, the process sees its cgroup's path from the host's root, as under runc.
+    edit_config '.linux.namespaces |= map(select(.type != "cgroup"))'
+    run_container cat /proc/self/cgroup
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"0::/cerberus-test/$ID"* ]]
+}
+
+@test "cerberus spec gives a cgroup namespace on a cgroup2-only host only, as crun's spec does" {
+    local expected=false
+    [ "$(cgroup_layout)" = hybrid ] || expected=true
+    mkdir "$BATS_TEST_TMPDIR/fresh"
+    (cd "$BATS_TEST_TMPDIR/fresh" && "$CERBERUS" spec)
+    [ "$(jq '.linux.namespaces | any(.type == "cgroup")' "$BATS_TEST_TMPDIR/fresh/config.json")" = "$expected" ]
 }

@@ -59,3 +59,8 @@ start_container() {
 container_status() {
     cerb state "$ID" | jq -r .status
 }
+
+# unified: cgroup2 alone at /sys/fs/cgroup; hybrid: v1 hierarchies beside it.
+cgroup_layout() {
+    if grep -q ' /sys/fs/cgroup cgroup2 ' /proc/mounts; then echo unified; else echo hybrid; fi
+}

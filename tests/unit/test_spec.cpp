@@ -39,7 +39,7 @@ std::string parse_error(const json& config)
 
 // A config that validates against a rootfs directory: cerberus spec's.
 struct Bundle : TempDir {
-    json config = spec::default_config(false);
+    json config = spec::default_config({});
     std::string rootfs() const { return path + "/rootfs"; }
     Bundle() { REQUIRE(::mkdir(rootfs().c_str(), 0755) == 0); }
 
@@ -197,7 +197,7 @@ TEST_CASE("spec_parse: load_bundle names the file in every error")
     std::ofstream(dir.path + "/config.json") << R"({"process": {"cwd": 1}})";
     CHECK_THROWS_WITH_AS(spec::load_bundle(dir.path), (dir.path + "/config.json: process.cwd: expected a string").c_str(),
                          Error);
-    std::ofstream(dir.path + "/config.json") << spec::default_config(false).dump();
+    std::ofstream(dir.path + "/config.json") << spec::default_config({}).dump();
     CHECK(spec::load_bundle(dir.path).process->args == std::vector<std::string>{"sh"});
 }
 

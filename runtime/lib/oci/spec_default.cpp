@@ -7,7 +7,7 @@ using nlohmann::json;
 
 namespace cerberus::spec {
 
-json default_config(bool rootless)
+json default_config(const DefaultOptions& options)
 {
     json caps = {"CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE"};
     json config = {
@@ -45,14 +45,16 @@ json default_config(bool rootless)
            {"options", {"nosuid", "noexec", "nodev", "relatime", "ro"}}}}},
         {"linux",
          {{"resources", {{"devices", {{{"allow", false}, {"access", "rwm"}}}}}},
-          {"namespaces", {{{"type", "pid"}}, {{"type", "network"}}, {{"type", "ipc"}}, {{"type", "uts"}}, {{"type", "mount"}}, {{"type", "cgroup"}}}},
+          {"namespaces", {{{"type", "pid"}}, {{"type", "network"}}, {{"type", "ipc"}}, {{"type", "uts"}}, {{"type", "mount"}}}},
           {"maskedPaths",
            {"/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list",
             "/proc/timer_stats", "/proc/sched_debug", "/sys/firmware", "/proc/scsi"}},
           {"readonlyPaths", {"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"}}}},
     };
-    if (rootless) {
-        auto& linux = config["linux"];
+    auto& linux = config["linux"];
+    if (options.cgroup_namespace)
+        linux["namespaces"].push_back({{"type", "cgroup"}});
+    if (options.rootless) {
         linux["namespaces"].push_back({{"type", "user"}});
         linux["uidMappings"] = {{{"containerID", 0}, {"hostID", ::getuid()}, {"size", 1}}};
         linux["gidMappings"] = {{{"containerID", 0}, {"hostID", ::getgid()}, {"size", 1}}};

@@ -6,7 +6,13 @@
 
 namespace cerberus::spec {
 
-// rootless: a user namespace mapping the calling user to root.
-nlohmann::json default_config(bool rootless);
+struct DefaultOptions {
+    bool rootless = false; // a user namespace mapping the calling user to root
+    // A cgroup namespace of its own, as crun's spec gives on a cgroup2-only
+    // host; runc's never does, and on a v1 host its suite expects none.
+    bool cgroup_namespace = false;
+};
+
+nlohmann::json default_config(const DefaultOptions& options);
 
 } // namespace cerberus::spec
