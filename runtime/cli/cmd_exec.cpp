@@ -19,6 +19,7 @@ const std::vector<OptionSpec> exec_options = {
     {"cwd", 0, true},              {"user", 'u', true},          {"additional-gids", 'g', true},
     {"cap", 'c', true},            {"no-new-privs", 0, false},   {"preserve-fds", 0, true},
     {"apparmor", 0, true},         {"process-label", 0, true},   {"ignore-paused", 0, false},
+    {"cgroup", 0, true},
 };
 
 uint32_t parse_id(const std::string& text, const char* what)
@@ -94,6 +95,7 @@ int cmd_exec(const RuntimeOptions& rt, const Args& args)
     exec.pid_file = opts.get("pid-file");
     exec.preserve_fds = opts.get_int("preserve-fds", 0);
     exec.ignore_paused = opts.flag("ignore-paused");
+    exec.sub_cgroups = cgroups::parse_sub_cgroups(opts.get_all("cgroup"));
     // In the foreground without --console-socket, the terminal comes back to us, as for run.
     ConsoleChannel console;
     if (exec.process.terminal && exec.console_socket.empty() && !opts.flag("detach")) {

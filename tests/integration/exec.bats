@@ -39,6 +39,51 @@ teardown() { teardown_bundle; }
     [ "$(jq 'sort' <<<"$output")" = "$(jq -n --argjson a "$INIT_PID" --argjson b "$pid" '[$a, $b] | sort')" ]
 }
 
+@test "exec --cgroup puts the process in a sub-cgroup of the container's, refused outside it" {
+    start_container
+    local memory=""
+    [ "$(cgroup_layout)" = unified ] || memory=/sys/fs/cgroup/memory/cerberus-test/$ID
+    # A path alone names the sub-cgroup in every hierarchy the container is in.
+    for dir in /sys/fs/cgroup/cerberus-test/$ID /sys/fs/cgroup/*/cerberus-test/$ID; do
+        [ -d "$dir" ] || continue
+        mkdir "$dir/sub"
+        if [ -f "$dir/cpuset.cpus" ]; then # a new v1 cpuset starts empty, and takes no task
+            cat "$dir/cpuset.cpus" > "$dir/sub/cpuset.cpus"
+            cat "$dir/cpuset.mems" > "$dir/sub/cpuset.mems"
+        fi
+    done
+    cerb exec -d --cgroup sub --pid-file "$BATS_TEST_TMPDIR/all.pid" "$ID" sleep 600
+    all=$(cat "$BATS_TEST_TMPDIR/all.pid")
+    grep -qx "0::/cerberus-test/$ID/sub" /proc/$all/cgroup
+    if [ -n "$memory" ]; then
+        grep -q ":memory:/cerberus-test/$ID/sub$" /proc/$all/cgroup
+        # One controller's hierarchy only: the rest stay in the container's own cgroup.
+        cerb exec -d --cgroup memory:sub --pid-file "$BATS_TEST_TMPDIR/memory.pid" "$ID" sleep 600
+        one=$(cat "$BATS_TEST_TMPDIR/memory.pid")
+        grep -q ":memory:/cerberus-test/$ID/sub$" /proc/$one/cgroup
+        grep -qx "0::/cerberus-test/$ID" /proc/$one/cgroup
+    fi
+    # Control: without --cgroup, the container's own.
+    cerb exec -d --pid-file "$BATS_TEST_TMPDIR/own.pid" "$ID" sleep 600
+    grep -qx "0::/cerberus-test/$ID" /proc/$(cat "$BATS_TEST_TMPDIR/own.pid")/cgroup
+    local before
+    before=$(cerb ps --format json "$ID" | jq length)
+    run cerb exec --cgroup .. "$ID" true
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"--cgroup: .. is not a sub cgroup path"* ]]
+    run cerb exec --cgroup sub/../../x "$ID" true
+    [[ "$output" == *"is not a sub cgroup path"* ]]
+    run cerb exec --cgroup missing "$ID" true
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"/cerberus-test/$ID/missing/cgroup.procs: no such file or directory"* ]]
+    run cerb exec --cgroup whaaat:/ "$ID" true
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"unknown controller whaaat"* ]]
+    run cerb exec --cgroup memory:a --cgroup b "$ID" true
+    [[ "$output" == *"invalid --cgroup argument: b (missing <controller>: prefix)"* ]]
+    [ "$(cerb ps --format json "$ID" | jq length)" -eq "$before" ] # nothing started
+}
+
 @test "exit status and death by signal come back" {
     start_container
     run cerb exec "$ID" sh -c 'exit 7'

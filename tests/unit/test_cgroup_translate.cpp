@@ -248,6 +248,22 @@ TEST_CASE("cgroupsPath forms")
     CHECK(error_of([] { resolve_cgroups_path("/", "x"); }).find("root cgroup") != std::string::npos);
 }
 
+TEST_CASE("exec --cgroup values: one path for every hierarchy, or per controller, never above")
+{
+    CHECK(parse_sub_cgroups({}).empty());
+    CHECK(parse_sub_cgroups({"a/b"}) == SubCgroups{{"", "a/b"}});
+    CHECK(parse_sub_cgroups({"memory:m", "cpu,cpuacct:c"}) == SubCgroups{{"memory", "m"}, {"cpu", "c"}, {"cpuacct", "c"}});
+    CHECK(error_of([] { parse_sub_cgroups({"a:b:c"}); }) == "invalid --cgroup argument: a:b:c");
+    CHECK(error_of([] { parse_sub_cgroups({"memory:m", "alone"}); }).find("missing <controller>: prefix") !=
+          std::string::npos);
+
+    CHECK(clean_sub_cgroup("/") == "");
+    CHECK(clean_sub_cgroup(".") == "");
+    CHECK(clean_sub_cgroup("a//./b/") == "/a/b");
+    CHECK(error_of([] { clean_sub_cgroup(".."); }) == "--cgroup: .. is not a sub cgroup path");
+    CHECK(error_of([] { clean_sub_cgroup("a/../../b"); }).find("not a sub cgroup path") != std::string::npos);
+}
+
 TEST_CASE("mountinfo: hybrid and unified hosts")
 {
     const char* hybrid = "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"

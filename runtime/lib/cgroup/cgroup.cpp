@@ -285,6 +285,38 @@ void Cgroup::add_process(pid_t pid, Placed placed, V1 v1) const
         write_control(unified_dir_ + "/cgroup.procs", std::to_string(pid), mounts_.create_missing_files);
 }
 
+Cgroup Cgroup::for_process_in(const SubCgroups& sub) const
+{
+    Cgroup view(mounts_, path_);
+    if (auto all = sub.find(""); all != sub.end()) {
+        const std::string below = clean_sub_cgroup(all->second);
+        view.unified_dir_ += below;
+        for (auto& dir : view.v1_dirs_)
+            dir += below;
+    } else {
+        const std::vector<V1Hierarchy> hierarchies = v1_hierarchies(); // in v1_dirs_'s order
+        for (const auto& [controller, path] : sub) {
+            auto root = mounts_.v1_mount(controller);
+            auto in = std::find_if(hierarchies.begin(), hierarchies.end(),
+                                   [&](const V1Hierarchy& h) { return root && h.mount_point == *root; });
+            if (in == hierarchies.end())
+                throw Error("--cgroup: unknown controller " + controller +
+                                " (not a cgroup v1 hierarchy the container is in; a path alone names every hierarchy)",
+                            EINVAL);
+            view.v1_dirs_[in - hierarchies.begin()] = in->dir + clean_sub_cgroup(path);
+        }
+    }
+    if (sub.empty())
+        return view;
+    // Before any process is made: a missing one would leave it half placed.
+    std::vector<std::string> dirs = view.v1_dirs_;
+    dirs.push_back(view.unified_dir_);
+    for (const auto& dir : dirs)
+        if (!control_exists(dir + "/cgroup.procs"))
+            throw Error("--cgroup: adding pid to " + dir + "/cgroup.procs: " + errno_text(ENOENT), ENOENT);
+    return view;
+}
+
 std::vector<UniqueFd> Cgroup::open_v1_tasks() const
 {
     std::vector<UniqueFd> tasks;

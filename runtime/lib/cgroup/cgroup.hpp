@@ -6,6 +6,7 @@
 
 #include "base/fd.hpp"
 #include "cgroup/cgroup_mounts.hpp"
+#include "cgroup/cgroup_path.hpp"
 #include "cgroup/cgroup_stats.hpp"
 #include "oci/spec.hpp"
 
@@ -72,6 +73,13 @@ public:
     std::vector<UniqueFd> open_v1_tasks() const;
     // In that child: writes "0" to each of those files, then closes it.
     static void move_self_into_v1(const std::vector<int>& tasks_fds);
+
+    // Where exec --cgroup puts one process: sub-cgroups of this one, in every
+    // hierarchy (key "") or in the v1 hierarchies of the named controllers
+    // (parse_sub_cgroups). Only open_v1_tasks, open_unified_dir and
+    // add_process go by the sub-cgroups; an empty map gives this cgroup's own
+    // directories. Throws for an unknown controller and a missing sub-cgroup.
+    Cgroup for_process_in(const SubCgroups& sub) const;
 
     // The cgroup2 directory, for clone3's CLONE_INTO_CGROUP.
     UniqueFd open_unified_dir() const;

@@ -30,4 +30,37 @@ std::string resolve_cgroups_path(const std::string& cgroups_path, const std::str
     return clean;
 }
 
+SubCgroups parse_sub_cgroups(const std::vector<std::string>& values)
+{
+    SubCgroups out;
+    for (const auto& value : values) {
+        size_t colon = value.find(':');
+        if (colon != std::string::npos && value.find(':', colon + 1) != std::string::npos)
+            throw Error("invalid --cgroup argument: " + value, EINVAL);
+        if (colon == std::string::npos) {
+            if (values.size() != 1)
+                throw Error("invalid --cgroup argument: " + value + " (missing <controller>: prefix)", EINVAL);
+            out[""] = value;
+            continue;
+        }
+        std::istringstream controllers(value.substr(0, colon));
+        for (std::string controller; std::getline(controllers, controller, ',');)
+            out[controller] = value.substr(colon + 1);
+    }
+    return out;
+}
+
+std::string clean_sub_cgroup(const std::string& path)
+{
+    std::string clean;
+    std::istringstream components(path);
+    for (std::string component; std::getline(components, component, '/');) {
+        if (component == "..")
+            throw Error("--cgroup: " + path + " is not a sub cgroup path", EINVAL);
+        if (!component.empty() && component != ".")
+            clean += "/" + component;
+    }
+    return clean;
+}
+
 } // namespace cerberus::cgroups

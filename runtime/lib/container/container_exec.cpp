@@ -170,6 +170,8 @@ pid_t exec(const RuntimeOptions& rt, const ExecOptions& opts)
     if (!(opts.ignore_paused && c.status == state::Status::paused))
         c.require(state::Operation::exec);
     const state::ContainerState& st = c.state;
+    // Before anything is set up: a wrong --cgroup leaves nothing behind.
+    cgroups::Cgroup cgroup = cgroups::Cgroup::open(st.cgroup_path).for_process_in(opts.sub_cgroups);
     // The policy binds this process as it binds the init, whatever the config or the flags say.
     st.forced.apply_to(process);
     // And the backend's part inside the container (a Landlock domain, a
@@ -214,7 +216,6 @@ pid_t exec(const RuntimeOptions& rt, const ExecOptions& opts)
     // the status check, they would be another process's.
     if (!state::process_matches(st))
         throw state::refusal(state::Operation::exec, state::Status::stopped, opts.id);
-    cgroups::Cgroup cgroup = cgroups::Cgroup::open(st.cgroup_path);
     std::vector<UniqueFd> v1_tasks = cgroup.open_v1_tasks();
     for (const auto& fd : v1_tasks)
         plan.cgroup_v1_tasks.push_back(fd.get());

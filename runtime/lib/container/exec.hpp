@@ -5,6 +5,7 @@
 #pragma once
 
 #include "base/runtime_options.hpp"
+#include "cgroup/cgroup_path.hpp"
 #include "oci/spec.hpp"
 
 #include <sys/types.h>
@@ -22,6 +23,7 @@ struct ExecOptions {
     std::string pid_file;
     int preserve_fds = 0;
     bool ignore_paused = false;
+    cgroups::SubCgroups sub_cgroups; // exec --cgroup: empty for the container's own cgroup
 };
 
 // A process.json as `exec --process FILE` takes it; errors name the file
