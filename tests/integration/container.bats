@@ -207,3 +207,22 @@ teardown() { teardown_bundle; }
     (cd "$BATS_TEST_TMPDIR/fresh" && "$CERBERUS" spec)
     [ "$(jq '.linux.namespaces | any(.type == "cgroup")' "$BATS_TEST_TMPDIR/fresh/config.json")" = "$expected" ]
 }
+
+@test "--no-pivot leaves no full proc of the host's in reach of a fresh proc mount" {
+    # The kernel lets a process mount proc where a full one is in its mount namespace.
+    ln -sf busybox "$BUNDLE/rootfs/bin/unshare"
+    edit_config '.process.capabilities.bounding += ["CAP_SETFCAP"] | .process.capabilities.permitted += ["CAP_SETFCAP"]'
+    set_args unshare -mrpf sh -c 'mount -t proc none /proc && echo mounted'
+    local linux
+    linux=$(jq -c .linux "$BUNDLE/config.json")
+    # Control: the container's own /proc with nothing over it, a fresh one may be mounted.
+    edit_config '.linux.maskedPaths = [] | .linux.readonlyPaths = []'
+    run cerb run -b "$BUNDLE" "$ID"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *mounted* ]]
+    # Masked, it is not a full one; with no pivot_root the host's /proc would be.
+    edit_config --argjson linux "$linux" '.linux = $linux'
+    run cerb run --no-pivot -b "$BUNDLE" "$ID"
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"mount: permission denied"* ]]
+}

@@ -6,6 +6,7 @@
 #include "base/files.hpp"
 #include "rootfs/devices.hpp"
 #include "rootfs/mount_api.hpp"
+#include "rootfs/mountinfo.hpp"
 #include "rootfs/paths.hpp"
 #include "rootfs/tmpcopyup.hpp"
 
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 #include <vector>
 
@@ -307,6 +309,30 @@ void mask_paths(const std::vector<std::string>& masked_paths, MountedRoot& root)
     }
 }
 
+// Without pivot_root the host's /proc and /sys stay mounted below the moved
+// root, and the kernel lets a process mount a fresh proc or sysfs (unmasked)
+// wherever a full one is in its mount namespace: each full one outside the
+// rootfs is detached, or covered where it cannot be (locked in a user
+// namespace), as runc does.
+void detach_host_proc_and_sysfs(const std::string& rootfs)
+{
+    for (const auto& m : read_mountinfo()) {
+        if (m.root != "/" || (m.fstype != "proc" && m.fstype != "sysfs") || paths::within(m.mountpoint, rootfs))
+            continue;
+        const char* point = m.mountpoint.c_str();
+        if (::mount(nullptr, point, nullptr, MS_SLAVE | MS_REC, nullptr) != 0) {
+            if (errno == ENOENT) // below one detached already
+                continue;
+            throw_errno("making " + m.mountpoint + " a slave mount");
+        }
+        if (::umount2(point, MNT_DETACH) == 0)
+            continue;
+        if (errno != EINVAL && errno != EPERM)
+            throw_errno("detaching " + m.mountpoint);
+        check(::mount("tmpfs", point, "tmpfs", 0, nullptr), "covering " + m.mountpoint);
+    }
+}
+
 } // namespace
 
 MountFlags parse_options(const std::vector<std::string>& options)
@@ -381,6 +407,10 @@ void enter_rootfs(const MountedRoot& root, bool no_pivot, bool new_mount_namespa
         if (::chroot(".") != 0)
             throw_errno("chroot to the rootfs");
     } else if (no_pivot) {
+        char rootfs[PATH_MAX];
+        if (!::getcwd(rootfs, sizeof rootfs))
+            throw_errno("getcwd in the rootfs");
+        detach_host_proc_and_sysfs(rootfs);
         if (::mount(".", "/", nullptr, MS_MOVE, nullptr) != 0)
             throw_errno("move the rootfs to /");
         if (::chroot(".") != 0)

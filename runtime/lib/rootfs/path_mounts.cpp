@@ -4,6 +4,7 @@
 #include "base/error.hpp"
 #include "base/fd.hpp"
 #include "base/files.hpp"
+#include "rootfs/mountinfo.hpp"
 #include "rootfs/paths.hpp"
 
 #include <fcntl.h>
@@ -11,14 +12,12 @@
 #include <linux/mount.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <climits>
 #include <cstdlib>
 #include <memory>
 #include <optional>
-#include <sstream>
 
 namespace cerberus::mounts {
 namespace {
@@ -94,43 +93,6 @@ public:
 private:
     UniqueFd mount_;
 };
-
-struct MountInfo {
-    dev_t dev;
-    std::string root;       // the mount's root inside its file system
-    std::string mountpoint; // where the container sees it
-};
-
-std::string unescape(const std::string& field)
-{
-    std::string out;
-    for (size_t i = 0; i < field.size(); ++i) {
-        if (field[i] == '\\' && i + 3 < field.size()) {
-            out += static_cast<char>(std::stoi(field.substr(i + 1, 3), nullptr, 8));
-            i += 3;
-        } else {
-            out += field[i];
-        }
-    }
-    return out;
-}
-
-std::vector<MountInfo> read_mounts()
-{
-    std::vector<MountInfo> mounts;
-    std::istringstream lines(files::read_file("/proc/self/mountinfo"));
-    std::string line;
-    while (std::getline(lines, line)) {
-        std::istringstream fields(line);
-        std::string id, parent, devno, root, mountpoint;
-        fields >> id >> parent >> devno >> root >> mountpoint;
-        unsigned major = 0, minor = 0;
-        if (std::sscanf(devno.c_str(), "%u:%u", &major, &minor) != 2)
-            continue;
-        mounts.push_back({makedev(major, minor), unescape(root), unescape(mountpoint)});
-    }
-    return mounts;
-}
 
 std::string join(const std::string& base, const std::string& rest)
 {
@@ -232,7 +194,7 @@ void apply_path_mounts(const std::vector<PathMount>& mounts)
         check(::lstat(target.path.c_str(), &st), "stat " + target.path);
         refuse_hard_links(target.path, st);
         if (table.empty())
-            table = read_mounts();
+            table = read_mountinfo();
         refuse_other_mounts(target.path, st.st_dev, table);
         if (m.kind == PathMount::Kind::sole_name)
             continue;
