@@ -6,8 +6,10 @@
  * the upper half of its int arguments (the kernel reads only the lower half).
  * A seccomp rule written for one ABI, or comparing whole 64-bit words, does
  * not see the others. "abi 64|32|hi CALL ARGS": prints "ok" or
- * "errno=N (NAME)". Pointers given to int $0x80 must fit in 32 bits: every
- * argument lives in this static (non-PIE) program's data. */
+ * "errno=N (NAME)". A CALL given as a number is made with no arguments (a
+ * number beyond every table: tests/integration/security.bats). Pointers
+ * given to int $0x80 must fit in 32 bits: every argument lives in this
+ * static (non-PIE) program's data. */
 #define _GNU_SOURCE
 #include "probe_net.h"
 
@@ -118,6 +120,12 @@ static long socketcall(int which, const long* args32, int n)
 static int abi_call(enum abi abi, int argc, char** argv)
 {
     const char* name = argv[0];
+    char* end = NULL;
+    long nr = strtol(name, &end, 0);
+    if (end != name && *end == '\0') {
+        const struct call numbered = {name, nr, nr};
+        return report(invoke(abi, &numbered, 0, 0, 0, 0, 0, 0));
+    }
     const struct call* call = find_call(name);
     if (!call || (call->nr64 < 0 && abi != ABI_32)) {
         fprintf(stderr, "abi: unknown call %s\n", name);

@@ -28,7 +28,8 @@ int probe_net(int argc, char** argv);
  * one %d: the query's number, 1 to N); -1 for another command. */
 int probe_dns(int argc, char** argv);
 
-/* "abi 64|32|hi CALL ARGS": a system call through another ABI (probe_abi.c); -1 for another command. */
+/* "abi 64|32|hi CALL ARGS": a system call, named or numbered, through another ABI (probe_abi.c); -1 for
+ * another command. */
 int probe_abi(int argc, char** argv);
 
 /* "rename OLD NEW [noreplace|exchange|whiteout]" (probe_place.c); -1 for another command. */

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Filters are compiled here and installed in forked children, which report
-// back through their exit status.
+// Filters are compiled here and installed in forked children (seccomp_child.hpp).
 #include "base/error.hpp"
 #include "base/fd.hpp"
 #include "seccomp/seccomp.hpp"
+#include "seccomp_child.hpp"
 
 #include <doctest/doctest.h>
 #include <fcntl.h>
@@ -11,7 +11,6 @@
 #include <nlohmann/json.hpp>
 #include <seccomp.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -21,17 +20,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <functional>
 
 using namespace cerberus;
+using namespace cerberus::test;
 
 namespace {
-
-spec::SeccompSyscall rule(std::vector<std::string> names, std::string action, std::optional<uint32_t> errno_ret = {},
-                          std::vector<spec::SeccompArg> args = {})
-{
-    return spec::SeccompSyscall{std::move(names), std::move(action), errno_ret, std::move(args)};
-}
 
 spec::Seccomp allow_by_default(std::vector<spec::SeccompSyscall> syscalls)
 {
@@ -40,42 +33,6 @@ spec::Seccomp allow_by_default(std::vector<spec::SeccompSyscall> syscalls)
     config.architectures = {"SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"};
     config.syscalls = std::move(syscalls);
     return config;
-}
-
-// Installs the filter in a forked child with no_new_privs and runs body
-// there; returns the child's wait status (exit code 0 = body succeeded).
-int run_filtered(const seccomp::CompiledSeccomp& filter, const std::function<int()>& body)
-{
-    pid_t pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-        int code = 90;
-        try {
-            rlimit no_core{0, 0};
-            setrlimit(RLIMIT_CORE, &no_core);
-            if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 && seccomp::install(filter) == -1)
-                code = body();
-        } catch (...) {
-            code = 91;
-        }
-        _exit(code);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    return status;
-}
-
-int exit_code(int status)
-{
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-// 0 when the syscall failed with the expected errno, 1 when it succeeded, 2 on another errno.
-int fails_with(long rc, int expected)
-{
-    if (rc >= 0)
-        return 1;
-    return errno == expected ? 0 : 2;
 }
 
 int socket_fails_with(int domain, int type, int expected)

@@ -3,6 +3,7 @@
 
 #include "base/error.hpp"
 #include "base/fd.hpp"
+#include "seccomp/seccomp_enosys.hpp"
 
 #include <linux/seccomp.h>
 #include <seccomp.h>
@@ -219,10 +220,6 @@ std::vector<sock_filter> export_program(scmp_filter_ctx ctx)
     const size_t bytes = program.size() * sizeof(sock_filter);
     if (static_cast<size_t>(check(pread(memfd.get(), program.data(), bytes, 0), "reading seccomp program")) != bytes)
         throw Error("reading seccomp program: short read", EIO);
-    if (program.size() > BPF_MAXINSNS)
-        invalid(std::string(kField), "the filter has " + std::to_string(program.size()) +
-                                         " instructions, more than the kernel's limit of " +
-                                         std::to_string(BPF_MAXINSNS));
     return program;
 }
 
@@ -244,6 +241,7 @@ CompiledSeccomp compile(const spec::Seccomp& config)
     if (!ctx)
         invalid(default_field, "libseccomp refused action \"" + config.default_action + "\"");
 
+    std::vector<uint32_t> architectures{seccomp_arch_native()};
     for (size_t i = 0; i < config.architectures.size(); ++i) {
         const std::string field = std::string(kField) + ".architectures[" + std::to_string(i) + "]";
         auto arch = lookup<uint32_t>(kArchitectures, config.architectures[i]);
@@ -254,6 +252,8 @@ CompiledSeccomp compile(const spec::Seccomp& config)
             invalid(field, config.architectures[i] + " has another byte order than this machine");
         if (rc < 0 && rc != -EEXIST) // the native architecture is always present
             throw_errno(field + ": adding architecture " + config.architectures[i], -rc);
+        if (rc == 0)
+            architectures.push_back(*arch);
     }
 
     CompiledSeccomp compiled;
@@ -274,7 +274,13 @@ CompiledSeccomp compile(const spec::Seccomp& config)
                 "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV needs a rule with SCMP_ACT_NOTIFY");
     }
 
-    compiled.program = export_program(ctx.get());
+    compiled.program = enosys_stub(config, default_action, architectures);
+    auto program = export_program(ctx.get());
+    compiled.program.insert(compiled.program.end(), program.begin(), program.end());
+    if (compiled.program.size() > BPF_MAXINSNS)
+        invalid(std::string(kField), "the filter has " + std::to_string(compiled.program.size()) +
+                                         " instructions, more than the kernel's limit of " +
+                                         std::to_string(BPF_MAXINSNS));
     return compiled;
 }
 

@@ -26,7 +26,9 @@ struct CompiledSeccomp {
 
 // Parent. Throws Error naming the offending field, e.g.
 // `linux.seccomp.syscalls[3].action: unknown action "SCMP_ACT_FOO"`.
-// Syscall names unknown to libseccomp are skipped, as runc does.
+// Syscall names unknown to libseccomp are skipped, as runc does. Unless the
+// default action lets calls through, calls newer than the profile's get
+// ENOSYS (seccomp_enosys.hpp), as under runc.
 CompiledSeccomp compile(const spec::Seccomp& config);
 
 // Parent. compile(), with the exported program kept in cache_dir (created

@@ -20,7 +20,9 @@ namespace cerberus::seccomp {
 
 namespace {
 
-constexpr uint32_t kFormat = 1;
+// Raised when compile() makes another program of the same profile (2: the
+// ENOSYS stub before libseccomp's program).
+constexpr uint32_t kFormat = 2;
 
 void put(std::string& key, std::string_view field)
 {
