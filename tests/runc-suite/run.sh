@@ -199,10 +199,20 @@ run_file() {
 	mkdir -p "$dir"
 	# RUNC is a wrapper of the same name under timeout; --foreground keeps the
 	# runtime in the terminal's process group (the tty tests read from it).
+	# The suite starts its recvtty in the background and calls the runtime at
+	# once: the wrapper waits (up to 10 s) for the console socket to exist, or
+	# a runtime that starts faster than recvtty loses the race on a busy host.
 	local wrapper=$work/bin/$label/$label
 	if [[ ! -x $wrapper ]]; then
 		mkdir -p "${wrapper%/*}"
-		printf '#!/bin/bash\nexec timeout --foreground -k 5 %q %q "$@"\n' "$call_timeout" "$runtime" >"$wrapper"
+		{
+			printf '#!/bin/bash\n'
+			printf 'for ((i = 1; i < $#; i++)); do\n'
+			printf '\t[[ ${!i} == --console-socket ]] || continue\n'
+			printf '\tnext=$((i + 1)); for _ in {1..100}; do [[ -S ${!next} ]] && break; sleep 0.1; done\n'
+			printf 'done\n'
+			printf 'exec timeout --foreground -k 5 %q %q "$@"\n' "$call_timeout" "$runtime"
+		} >"$wrapper"
 		chmod 755 "$wrapper"
 	fi
 	current_runtime=$runtime current_dir=$dir
