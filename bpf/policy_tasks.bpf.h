@@ -49,12 +49,13 @@ static __always_inline int judge_task_act(struct task_struct *target, __u16 op, 
 }
 
 /* Every signal a task sends (kill, tgkill, pidfd_send_signal, kill(-1)); cred
- * is set when the kernel sends one on another's behalf (USB async I/O). */
+ * is set when the kernel sends one on another's behalf (USB async I/O), and
+ * tested through hook_arg_null (6.12's verifier takes it for never NULL). */
 CERB_HOOK(task_kill, security_task_kill)
 int CERB_PROG(cerb_task_kill, struct task_struct *p, struct kernel_siginfo *info, int sig, const struct cred *cred,
              int ret)
 {
-    if (cred)
+    if (!hook_arg_null(ctx, 3))
         return ret;
     return judge_task_act(p, CERB_OP_SIGNAL, ret);
 }
