@@ -6,7 +6,7 @@
 # the plain x86-64 call gets under the same policy: a denial. Under the landlock backend these rules are
 # seccomp's; under the BPF LSM and fmod_ret hooks that see no ABI. Control for each: the i386 call without
 # the policy is not refused.
-# vm-timeout: 300
+# vm-timeout: 600
 # rule-kinds: escalation raw_sockets path_changes other_processes
 # vm-boots: bpf-lsm no-bpf-lsm landlock
 . "${VM_LIB:-/vm/lib.sh}"
