@@ -32,8 +32,10 @@ expect_refused() {
 }
 
 @test "an unknown namespace names the field and the value" {
+    local index
+    index=$(jq '.linux.namespaces | length' "$BUNDLE/config.json")
     edit_config '.linux.namespaces += [{"type": "nosuchns"}]'
-    expect_refused 'linux.namespaces[6].type: unknown namespace "nosuchns"'
+    expect_refused "linux.namespaces[$index].type: unknown namespace \"nosuchns\""
 }
 
 @test "a missing rootfs names root.path" {
