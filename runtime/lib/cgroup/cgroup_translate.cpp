@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace cerberus::cgroups {
 
@@ -110,6 +111,18 @@ void unified(const std::map<std::string, std::string>& keys, Writes& out)
     }
 }
 
+// One of two writes the kernel judges against each other, and whether the spec sets it.
+using WritePair = std::pair<ControlWrite, bool>;
+
+// The set ones of the pair, first before second: the callers choose the order
+// in which every midway state is one the kernel accepts.
+void push_in_order(Writes& out, const WritePair& first, const WritePair& second)
+{
+    for (const auto* write : {&first, &second})
+        if (write->second)
+            out.push_back(write->first);
+}
+
 // memory.memsw.limit_in_bytes must stay >= memory.limit_in_bytes after each write.
 void memory_v1(const spec::MemoryResources& memory, uint64_t current_limit, Writes& out)
 {
@@ -117,17 +130,12 @@ void memory_v1(const spec::MemoryResources& memory, uint64_t current_limit, Writ
     int64_t swap = memory.swap.value_or(0);
     if (limit == -1 && swap == 0)
         swap = -1;
-    ControlWrite limit_write{"memory.limit_in_bytes", std::to_string(limit)};
-    ControlWrite swap_write{"memory.memsw.limit_in_bytes", std::to_string(swap), true};
-    if (limit != 0 && swap != 0 && (swap == -1 || current_limit < static_cast<uint64_t>(swap))) {
-        out.push_back(swap_write);
-        out.push_back(limit_write);
-    } else {
-        if (limit != 0)
-            out.push_back(limit_write);
-        if (swap != 0)
-            out.push_back(swap_write);
-    }
+    WritePair limit_write{{"memory.limit_in_bytes", std::to_string(limit)}, limit != 0};
+    WritePair swap_write{{"memory.memsw.limit_in_bytes", std::to_string(swap), true}, swap != 0};
+    if (limit != 0 && swap != 0 && (swap == -1 || current_limit < static_cast<uint64_t>(swap)))
+        push_in_order(out, swap_write, limit_write);
+    else
+        push_in_order(out, limit_write, swap_write);
     if (memory.reservation.value_or(0) != 0)
         out.push_back({"memory.soft_limit_in_bytes", std::to_string(*memory.reservation)});
     if (memory.kernel_tcp.value_or(0) != 0)
@@ -158,17 +166,12 @@ void cpu_v1(const spec::CpuResources& cpu, const CurrentLimits& current, Writes&
         out.push_back({"cpu.shares", std::to_string(*cpu.shares)});
     uint64_t period = cpu.period.value_or(0);
     int64_t quota = cpu.quota.value_or(0);
-    ControlWrite period_write{"cpu.cfs_period_us", std::to_string(period)};
-    ControlWrite quota_write{"cpu.cfs_quota_us", std::to_string(quota)};
-    if (period != 0 && quota != 0 && !period_before_quota(period, quota, current)) {
-        out.push_back(quota_write);
-        out.push_back(period_write);
-    } else {
-        if (period != 0)
-            out.push_back(period_write);
-        if (quota != 0)
-            out.push_back(quota_write);
-    }
+    WritePair period_write{{"cpu.cfs_period_us", std::to_string(period)}, period != 0};
+    WritePair quota_write{{"cpu.cfs_quota_us", std::to_string(quota)}, quota != 0};
+    if (period != 0 && quota != 0 && !period_before_quota(period, quota, current))
+        push_in_order(out, quota_write, period_write);
+    else
+        push_in_order(out, period_write, quota_write);
     if (cpu.burst)
         out.push_back({"cpu.cfs_burst_us", std::to_string(*cpu.burst)});
     if (cpu.realtime_period.value_or(0) != 0)
