@@ -288,6 +288,8 @@ void Cgroup::add_process(pid_t pid, Placed placed, V1 v1) const
 Cgroup Cgroup::for_process_in(const SubCgroups& sub) const
 {
     Cgroup view(mounts_, path_);
+    if (sub.empty())
+        return view;
     if (auto all = sub.find(""); all != sub.end()) {
         const std::string below = clean_sub_cgroup(all->second);
         view.unified_dir_ += below;
@@ -306,8 +308,6 @@ Cgroup Cgroup::for_process_in(const SubCgroups& sub) const
             view.v1_dirs_[in - hierarchies.begin()] = in->dir + clean_sub_cgroup(path);
         }
     }
-    if (sub.empty())
-        return view;
     // Before any process is made: a missing one would leave it half placed.
     std::vector<std::string> dirs = view.v1_dirs_;
     dirs.push_back(view.unified_dir_);
