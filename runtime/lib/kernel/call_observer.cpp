@@ -7,15 +7,21 @@
 #include "cerberus_observe.skel.h"
 #include "kernel/pinned_maps.hpp"
 
+#include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <fcntl.h>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <optional>
 
 namespace cerberus::kernel {
 namespace {
@@ -124,53 +130,124 @@ bool names_of(int nr, CallNames& names)
     return false;
 }
 
+
+// The observer's programs, verified once: pinned as <pin dir>/observe_<name>,
+// the sys_exit program last, so that finding it means the others are there.
+struct ObserverPrograms {
+    UniqueFd call_exit, cap_kprobe, cap_tracepoint;
+};
+
+constexpr const char* call_exit_pin = "observe_cerb_call_exit";
+constexpr const char* cap_kprobe_pin = "observe_cerb_cap_kprobe";
+constexpr const char* cap_tracepoint_pin = "observe_cerb_cap_check";
+
+UniqueFd open_program_pin(const char* name)
+{
+    std::string path = std::string(CERB_PIN_DIR) + "/" + name;
+    UniqueFd fd(bpf_obj_get(path.c_str()));
+    if (!fd && errno != ENOENT)
+        throw_errno("opening " + path);
+    return fd;
+}
+
+std::optional<ObserverPrograms> pinned_programs()
+{
+    UniqueFd call_exit = open_program_pin(call_exit_pin);
+    if (!call_exit)
+        return std::nullopt;
+    return ObserverPrograms{std::move(call_exit), open_program_pin(cap_kprobe_pin),
+                            open_program_pin(cap_tracepoint_pin)};
+}
+
+struct SkeletonDeleter {
+    void operator()(cerberus_observe* skeleton) const { cerberus_observe__destroy(skeleton); }
+};
+
+// A program of the loaded object, kept past the object, and pinned unless
+// another process pinned its own first (then this one is used unpinned).
+UniqueFd keep_program(bpf_program* prog, const char* pin)
+{
+    if (bpf_program__fd(prog) < 0)
+        return UniqueFd();
+    UniqueFd fd(fcntl(bpf_program__fd(prog), F_DUPFD_CLOEXEC, 3));
+    if (!fd)
+        throw_errno("keeping the call observer's program");
+    std::string path = std::string(CERB_PIN_DIR) + "/" + pin;
+    if (bpf_obj_pin(fd.get(), path.c_str()) < 0 && errno != EEXIST)
+        throw_errno("pinning " + path);
+    return fd;
+}
+
+ObserverPrograms load_and_pin()
+{
+    bpf_object_open_opts opts{};
+    opts.sz = sizeof(opts);
+    opts.pin_root_path = CERB_PIN_DIR;
+    std::unique_ptr<cerberus_observe, SkeletonDeleter> skeleton(cerberus_observe__open_opts(&opts));
+    if (!skeleton)
+        throw_errno("opening the call observer's programs");
+    auto* progs = &skeleton->progs;
+    bpf_program__set_autoload(progs->cerb_cap_check, has_cap_tracepoint());
+    if (int err = cerberus_observe__load(skeleton.get()))
+        throw Error(std::string("the kernel refused to load the call observer: ") + errno_text(-err), -err);
+    ObserverPrograms programs;
+    programs.cap_kprobe = keep_program(progs->cerb_cap_kprobe, cap_kprobe_pin);
+    programs.cap_tracepoint = keep_program(progs->cerb_cap_check, cap_tracepoint_pin);
+    programs.call_exit = keep_program(progs->cerb_call_exit, call_exit_pin);
+    return programs;
+}
+
+// The kernel's kprobe event source, as perf_event_open names it.
+int kprobe_event_type()
+{
+    auto text = files::read_file_if_exists("/sys/bus/event_source/devices/kprobe/type");
+    return text ? std::atoi(text->c_str()) : -1;
+}
+
+// prog on a kprobe at function's entry, on every CPU; false when the kernel has no kprobes there.
+bool attach_kprobe(int prog, const char* function, std::vector<UniqueFd>& attachments)
+{
+    int type = kprobe_event_type();
+    if (type < 0)
+        return false;
+    perf_event_attr attr{};
+    attr.size = sizeof(attr);
+    attr.type = static_cast<uint32_t>(type);
+    attr.config1 = reinterpret_cast<uint64_t>(function);
+    UniqueFd event(static_cast<int>(syscall(SYS_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC)));
+    if (!event)
+        return false;
+    UniqueFd link(bpf_link_create(prog, event.get(), BPF_PERF_EVENT, nullptr));
+    if (!link)
+        return false;
+    attachments.push_back(std::move(event));
+    attachments.push_back(std::move(link));
+    return true;
+}
+
 } // namespace
-
-void CallObserver::SkeletonDeleter::operator()(cerberus_observe* skeleton) const
-{
-    cerberus_observe__destroy(skeleton);
-}
-
-void CallObserver::LinkDeleter::operator()(bpf_link* link) const
-{
-    bpf_link__destroy(link);
-}
-
-CallObserver::CallObserver() = default;
-CallObserver::CallObserver(CallObserver&&) noexcept = default;
-CallObserver& CallObserver::operator=(CallObserver&&) noexcept = default;
-CallObserver::~CallObserver()
-{
-    links_.clear(); // before the programs they hold
-}
 
 CallObserver CallObserver::attach()
 {
     check_pinned_layouts();
-    bpf_object_open_opts opts{};
-    opts.sz = sizeof(opts);
-    opts.pin_root_path = CERB_PIN_DIR;
+    ObserverPrograms programs = pinned_programs().value_or(ObserverPrograms{});
+    if (!programs.call_exit)
+        programs = load_and_pin();
     CallObserver observer;
-    observer.skeleton_.reset(cerberus_observe__open_opts(&opts));
-    if (!observer.skeleton_)
-        throw_errno("opening the call observer's programs");
-    auto* progs = &observer.skeleton_->progs;
-    bool tracepoint = has_cap_tracepoint();
-    bpf_program__set_autoload(progs->cerb_cap_check, tracepoint);
-    if (int err = cerberus_observe__load(observer.skeleton_.get()))
-        throw Error(std::string("the kernel refused to load the call observer: ") + errno_text(-err), -err);
-    auto add = [&](bpf_link* link) {
-        if (link)
-            observer.links_.emplace_back(link);
-        return link != nullptr;
-    };
-    if (!add(bpf_program__attach(progs->cerb_call_exit)))
+    UniqueFd exit_link(bpf_raw_tracepoint_open(nullptr, programs.call_exit.get()));
+    if (!exit_link)
         throw_errno("attaching the call observer to the sys_exit tracepoint");
+    observer.attachments_.push_back(std::move(exit_link));
     // A kprobe sees the check's options (a kernel's probe is not a use): taken where the kernel has kprobes.
-    if (add(bpf_program__attach_kprobe(progs->cerb_cap_kprobe, false, "cap_capable")))
+    if (programs.cap_kprobe && attach_kprobe(programs.cap_kprobe.get(), "cap_capable", observer.attachments_)) {
         observer.capabilities_ = CapabilityChecks::kprobe;
-    else if (tracepoint && add(bpf_program__attach(progs->cerb_cap_check)))
-        observer.capabilities_ = CapabilityChecks::tracepoint;
+    } else if (programs.cap_tracepoint) {
+        UniqueFd link(bpf_raw_tracepoint_open(nullptr, programs.cap_tracepoint.get()));
+        if (link) {
+            observer.attachments_.push_back(std::move(link));
+            observer.capabilities_ = CapabilityChecks::tracepoint;
+        }
+    }
     return observer;
 }
 

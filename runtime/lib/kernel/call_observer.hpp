@@ -4,18 +4,17 @@
 // as long as an object here holds them. The audit collector holds them while
 // landlock containers are registered: the sys_exit tracepoint runs on every
 // system call's return on the host, so nothing keeps it attached longer.
+// The programs themselves are verified once per boot and build and pinned
+// beside the maps: a collector that starts again only attaches them.
 #pragma once
 
 #include "base/fd.hpp"
 
 #include <linux/seccomp.h>
 
-#include <memory>
 #include <string>
 #include <vector>
 
-struct cerberus_observe;
-struct bpf_link;
 struct cerb_call_event;
 
 namespace cerberus::kernel {
@@ -37,26 +36,15 @@ ObserverSupport observer_support();
 
 class CallObserver {
 public:
-    // Loads the programs (reusing this build's pinned maps, which must exist)
-    // and attaches them. Throws saying what the kernel refused.
+    // Attaches the pinned programs, loading and pinning them first when this
+    // boot has none (they reuse this build's pinned maps, which must exist).
+    // Throws saying what the kernel refused.
     static CallObserver attach();
-
-    CallObserver(CallObserver&&) noexcept;
-    CallObserver& operator=(CallObserver&&) noexcept;
-    ~CallObserver();
 
     CapabilityChecks capabilities() const { return capabilities_; }
 
 private:
-    CallObserver();
-    struct SkeletonDeleter {
-        void operator()(cerberus_observe* skeleton) const;
-    };
-    struct LinkDeleter {
-        void operator()(bpf_link* link) const;
-    };
-    std::unique_ptr<cerberus_observe, SkeletonDeleter> skeleton_;
-    std::vector<std::unique_ptr<bpf_link, LinkDeleter>> links_;
+    std::vector<UniqueFd> attachments_; // closing them detaches the programs
     CapabilityChecks capabilities_ = CapabilityChecks::none;
 };
 
