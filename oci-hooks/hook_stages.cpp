@@ -1,13 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "hook_stages.hpp"
 
-#include "audit/audit.hpp"
 #include "base/error.hpp"
 #include "base/files.hpp"
 #include "cgroup/cgroup.hpp"
 #include "container/container_policy.hpp"
 #include "container/state.hpp"
-#include "policy/backend_bpf.hpp"
 #include "oci/spec_parse.hpp"
 #include "oci/spec_validate.hpp"
 #include "policy/policy_setup.hpp"
@@ -16,7 +14,6 @@
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
-#include <spdlog/spdlog.h>
 
 #include <filesystem>
 #include <sstream>
@@ -60,18 +57,14 @@ OwnCgroup container_cgroup(pid_t pid)
     return {cgroup.id(), cgroup.open_unified_dir()};
 }
 
-// Undoes a half-done police, newest step first.
+// Undoes a half-done police, newest step first: the policy's entries (whose
+// keys are in the record), then the record.
 struct Rollback {
     ~Rollback()
     {
         if (!armed)
             return;
-        try {
-            if (cgroup_id)
-                policy::bpf_lsm_backend().remove({cgroup_id, cgroup_dir}, dir + "/policy.keys");
-        } catch (const std::exception& e) {
-            spdlog::warn("cleaning up after a failed createRuntime hook: {}", e.what());
-        }
+        policy->roll_back();
         // The record goes even then: no poststop follows a failed create.
         std::error_code ignored;
         std::filesystem::remove_all(dir, ignored);
@@ -79,9 +72,13 @@ struct Rollback {
 
     bool armed = true;
     std::string dir;
-    uint64_t cgroup_id = 0;
-    int cgroup_dir = -1; // the container's cgroup, held open by police
+    container::ContainerPolicy* policy;
 };
+
+std::string keys_file(const std::string& record_dir)
+{
+    return record_dir + "/policy.keys";
+}
 
 } // namespace
 
@@ -120,18 +117,14 @@ void police(const RuntimeOptions& rt, const ContainerState& state)
     // Where the container is goes first: without a cgroup of its own nothing
     // can be keyed to it, whatever the kernel offers.
     OwnCgroup cgroup = container_cgroup(state.pid);
-    // Only the BPF LSM binds a container another runtime starts: the other
-    // backends need the container's own processes to apply their part.
-    RuntimeOptions under_bpf_lsm = rt;
-    under_bpf_lsm.enforcement = policy::enforcement_name(policy::Enforcement::bpf_lsm);
-    spec::Spec as_runtime_would = spec; // prepare applies the policy to it; the container's config stays as it is
-    auto prepared = with_context(config, [&] {
-        return policy_setup::prepare(under_bpf_lsm, std::move(*policy), as_runtime_would,
-                                     spec::resolve_rootfs(spec, state.bundle));
+    spec::Spec as_runtime_would = spec; // the policy is applied to it; the container's config stays as it is
+    auto owner = with_context(config, [&] {
+        return container::ContainerPolicy::decide_for_hook(rt, state.id, std::move(*policy), as_runtime_would,
+                                                           spec::resolve_rootfs(spec, state.bundle));
     });
 
     files::make_dirs(rt.root, 0700);
-    Rollback rollback{.dir = record_dir(rt, state.id)};
+    Rollback rollback{.dir = record_dir(rt, state.id), .policy = &owner};
     if (::mkdir(rollback.dir.c_str(), 0700) < 0) {
         int err = errno;
         rollback.armed = false; // not ours to remove
@@ -141,11 +134,8 @@ void police(const RuntimeOptions& rt, const ContainerState& state)
     }
     // Written before the entries exist, so that poststop always finds them.
     files::write_file_atomic(rollback.dir + "/cgroup.id", std::to_string(cgroup.id), 0600);
-    rollback.cgroup_id = cgroup.id;
-    rollback.cgroup_dir = cgroup.dir.get();
-    policy::assign_cgroup(prepared.compiled, cgroup.id);
-    prepared.backend->install(prepared.compiled, {cgroup.id, cgroup.dir.get()}, rollback.dir + "/policy.keys");
-    audit::register_container(rt, state.id, cgroup.id, container::trail_start(*prepared.backend, *prepared.policy));
+    owner.install(cgroup.id, std::move(cgroup.dir), {"", keys_file(rollback.dir)});
+    owner.keep();
     rollback.armed = false;
 }
 
@@ -161,8 +151,9 @@ void release(const RuntimeOptions& rt, const ContainerState& state)
                 throw Error("not a cgroup id: \"" + *recorded + "\"", EINVAL);
             }
         });
-        audit::finish_container(cgroup_id, CERB_PIN_DIR); // its last events, before the policy entry and lost count go
-        policy::bpf_lsm_backend().remove({cgroup_id, -1}, dir + "/policy.keys");
+        container::ContainerPolicy::adopt(policy::enforcement_name(policy::Enforcement::bpf_lsm), CERB_PIN_DIR,
+                                          cgroup_id, {"", keys_file(dir)})
+            .retire();
     }
     std::filesystem::remove_all(dir);
 }

@@ -46,8 +46,7 @@ void remove(const RuntimeOptions& rt, const std::string& id, bool force)
     cgroups::Cgroup cgroup = cgroups::Cgroup::open(st.cgroup_path);
     if (c->status != state::Status::stopped)
         kill_and_wait(st, cgroup);
-    if (st.has_policy)
-        PolicyGuard::adopt(st, c->dir).retire();
+    ContainerPolicy::adopt(st, c->dir).retire();
     // systemd removes the scope's cgroup as the unit stops; destroy removes what is left.
     if (!st.systemd_unit.empty())
         cgroups::systemd::Bus::connect().stop_unit(st.systemd_unit);

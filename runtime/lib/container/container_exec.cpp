@@ -1,16 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "container/exec.hpp"
 
-#include "audit/audit.hpp"
 #include "base/error.hpp"
 #include "base/files.hpp"
 #include "cgroup/cgroup.hpp"
 #include "container/container.hpp"
+#include "container/container_policy.hpp"
 #include "oci/spec_names.hpp"
 #include "oci/spec_parse.hpp"
-#include "container/container_policy.hpp"
-#include "policy/enforcement.hpp"
-#include "policy/policy_setup.hpp"
 #include "process/capabilities.hpp"
 #include "process/clone_into_cgroup.hpp"
 #include "process/console.hpp"
@@ -126,6 +123,44 @@ void set_up_process(const ExecPlan& plan, SyncChannel& channel)
     launch::exec_program(program, process.args, env);
 }
 
+// The container's seccomp profile binds every process in it; the process's capabilities.
+void compile_for_process(const RuntimeOptions& rt, const spec::Spec& spec, const std::string& config, ExecPlan& plan)
+{
+    if (spec.linux && spec.linux->seccomp)
+        plan.seccomp = with_context(config, [&] {
+            return seccomp::compile_cached(*spec.linux->seccomp, rt.root + "/seccomp-cache");
+        });
+    plan.capabilities = with_context("process.capabilities", [&] {
+        return capabilities::parse_capabilities(plan.process->capabilities.value_or(spec::Capabilities{}));
+    });
+}
+
+// The backend's part inside the container (a Landlock domain, a seccomp
+// filter), rebuilt from the policy the container was created with and bound
+// to its root, which is in place.
+void apply_policy(ContainerPolicy& policy, const spec::Spec& spec, const std::string& config, ExecPlan& plan)
+{
+    const policy::ProcessRestrictions& restrictions = policy.restrict_processes(spec, plan.seccomp, config);
+    policy.after_mounts(plan.root.get());
+    plan.landlock_ruleset_fd = restrictions.landlock_ruleset.get();
+    plan.landlock_flags = restrictions.landlock_flags;
+    plan.added_seccomp = restrictions.seccomp;
+    plan.supervisor_fd = policy.supervisor_fd();
+}
+
+// The terminal's connection, kept open until the child has its copy.
+UniqueFd connect_console(const ExecOptions& opts, ExecPlan& plan)
+{
+    UniqueFd console;
+    if (plan.process->terminal && opts.console_fd >= 0) {
+        plan.console_fd = opts.console_fd;
+    } else if (plan.process->terminal) {
+        console = console::connect_socket(opts.console_socket);
+        plan.console_fd = console.get();
+    }
+    return console;
+}
+
 void validate_process(const spec::Process& process)
 {
     if (process.args.empty())
@@ -174,25 +209,13 @@ pid_t exec(const RuntimeOptions& rt, const ExecOptions& opts)
     cgroups::Cgroup cgroup = cgroups::Cgroup::open(st.cgroup_path).for_process_in(opts.sub_cgroups);
     // The policy binds this process as it binds the init, whatever the config or the flags say.
     st.forced.apply_to(process);
-    // And the backend's part inside the container (a Landlock domain, a
-    // seccomp filter), rebuilt from the policy the container was created with.
-    const policy::Backend* backend = st.has_policy ? &recorded_backend(st) : nullptr;
-    std::optional<policy::Policy> policy;
-    if (backend && files::exists(c.dir.policy_path()))
-        policy = policy_setup::load_saved(c.dir.policy_path());
+    ContainerPolicy policy = ContainerPolicy::adopt(st, c.dir);
 
     ExecPlan plan;
     plan.process = &process;
     plan.preserve_fds = opts.preserve_fds;
-    // The container's seccomp profile binds every process in it.
     spec::Spec spec = spec::load_bundle(st.bundle);
-    if (spec.linux && spec.linux->seccomp)
-        plan.seccomp = with_context(st.bundle + "/config.json", [&] {
-            return seccomp::compile_cached(*spec.linux->seccomp, rt.root + "/seccomp-cache");
-        });
-    plan.capabilities = with_context("process.capabilities", [&] {
-        return capabilities::parse_capabilities(process.capabilities.value_or(spec::Capabilities{}));
-    });
+    compile_for_process(rt, spec, st.bundle + "/config.json", plan);
 
     std::vector<namespaces::Joinable> for_children;
     open_namespaces(st.pid, plan.namespaces, for_children);
@@ -200,18 +223,7 @@ pid_t exec(const RuntimeOptions& rt, const ExecOptions& opts)
     plan.root = UniqueFd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!plan.root)
         throw_errno("open " + root);
-    policy::ProcessRestrictions restrictions;
-    if (policy) {
-        restrictions = backend->restrictions(*policy, spec);
-        backend->fill_restrictions(*policy, restrictions, plan.root.get());
-        plan.landlock_ruleset_fd = restrictions.landlock_ruleset.get();
-        plan.landlock_flags = restrictions.landlock_flags;
-        plan.added_seccomp = std::move(restrictions.seccomp);
-    }
-    SupervisorPair supervisor = supervisor_pair(plan.added_seccomp, plan.seccomp, st.bundle + "/config.json");
-    plan.supervisor_fd = supervisor.process_end.get();
-    if (supervisor.collector_end)
-        audit::supervise(st.cgroup_id, supervisor.collector_end.get());
+    apply_policy(policy, spec, st.bundle + "/config.json", plan);
     // Checked again now that they are open: had the pid been reused since
     // the status check, they would be another process's.
     if (!state::process_matches(st))
@@ -220,13 +232,7 @@ pid_t exec(const RuntimeOptions& rt, const ExecOptions& opts)
     for (const auto& fd : v1_tasks)
         plan.cgroup_v1_tasks.push_back(fd.get());
 
-    UniqueFd console;
-    if (process.terminal && opts.console_fd >= 0) {
-        plan.console_fd = opts.console_fd;
-    } else if (process.terminal) {
-        console = console::connect_socket(opts.console_socket);
-        plan.console_fd = console.get();
-    }
+    UniqueFd console = connect_console(opts, plan);
 
     auto [parent_end, child_end] = SyncChannel::pair();
     ChildGuard child;
@@ -244,8 +250,7 @@ pid_t exec(const RuntimeOptions& rt, const ExecOptions& opts)
 
     v1_tasks.clear();
     cgroup.add_process(child.pid, cloned.placed, cgroups::Cgroup::V1::moved_itself);
-    if (backend) // before the child does anything in the container
-        backend->exempt_until_exec(child.pid, {st.cgroup_id, -1, recorded_pin_dir(st)});
+    policy.exempt_until_exec(child.pid); // before the child does anything in the container
     if (process.oom_score_adj)
         files::write_file("/proc/" + std::to_string(child.pid) + "/oom_score_adj",
                           std::to_string(*process.oom_score_adj));

@@ -15,7 +15,10 @@
 #include <utility>
 
 namespace cerberus::container {
+namespace {
 
+// The trail's first line for a policy under that backend: the backend, and
+// the rule kinds it cannot report or enforces only in part.
 audit::TrailStart trail_start(const policy::Backend& backend, const policy::Policy& policy)
 {
     audit::TrailStart start;
@@ -42,94 +45,144 @@ audit::TrailStart trail_start(const policy::Backend& backend, const policy::Poli
     return start;
 }
 
-PolicyGuard::PolicyGuard(const policy::Backend& backend, uint64_t cgroup_id, UniqueFd cgroup_dir,
-                         std::string keys_file, std::string pin_dir)
-    : backend_(&backend), cgroup_id_(cgroup_id), cgroup_dir_(std::move(cgroup_dir)), keys_file_(std::move(keys_file)),
-      pin_dir_(std::move(pin_dir))
+} // namespace
+
+ContainerPolicy ContainerPolicy::decided(const RuntimeOptions& rt, const std::string& id,
+                                         policy_setup::Prepared prepared)
 {
+    ContainerPolicy owner;
+    owner.rt_ = rt;
+    owner.id_ = id;
+    owner.backend_ = prepared.backend;
+    owner.prepared_ = std::move(prepared);
+    return owner;
 }
 
-PolicyGuard::PolicyGuard(PolicyGuard&& other) noexcept
-    : backend_(other.backend_), cgroup_id_(other.cgroup_id_), cgroup_dir_(std::move(other.cgroup_dir_)),
+ContainerPolicy ContainerPolicy::decide(const RuntimeOptions& rt, const std::string& id, spec::Spec& spec,
+                                        const std::string& rootfs)
+{
+    return decided(rt, id, policy_setup::prepare(rt, spec, rootfs));
+}
+
+ContainerPolicy ContainerPolicy::decide_for_hook(const RuntimeOptions& rt, const std::string& id,
+                                                 policy::Policy policy, spec::Spec& spec, const std::string& rootfs)
+{
+    RuntimeOptions under_bpf_lsm = rt;
+    under_bpf_lsm.enforcement = policy::enforcement_name(policy::Enforcement::bpf_lsm);
+    return decided(rt, id, policy_setup::prepare(under_bpf_lsm, std::move(policy), spec, rootfs));
+}
+
+ContainerPolicy ContainerPolicy::adopt(const std::string& enforcement, const std::string& pin_dir,
+                                       uint64_t cgroup_id, PolicyRecords records)
+{
+    // A state without one is a build's from before the backends: the BPF LSM was the only one.
+    auto kind = policy::parse_enforcement(enforcement.empty() ? "bpf-lsm" : enforcement);
+    if (!kind)
+        throw Error("state.json: unknown enforcement \"" + enforcement + "\"", EINVAL);
+    ContainerPolicy owner;
+    owner.adopted_ = true;
+    owner.backend_ = &policy::backend(*kind);
+    owner.cgroup_id_ = cgroup_id;
+    owner.keys_file_ = std::move(records.keys);
+    // A state without a pin dir is a build's from before the layout id, which pinned in CERB_PIN_ROOT.
+    owner.pin_dir_ = pin_dir.empty() ? CERB_PIN_ROOT : pin_dir;
+    owner.document_ = std::move(records.document);
+    return owner;
+}
+
+ContainerPolicy ContainerPolicy::adopt(const state::ContainerState& st, const state::ContainerDir& dir)
+{
+    if (!st.has_policy)
+        return ContainerPolicy();
+    return adopt(st.enforcement, st.pin_dir, st.cgroup_id, {dir.policy_path(), dir.policy_keys_path()});
+}
+
+ContainerPolicy::ContainerPolicy(ContainerPolicy&& other) noexcept
+    : rt_(std::move(other.rt_)), id_(std::move(other.id_)), prepared_(std::move(other.prepared_)),
+      backend_(other.backend_), cgroup_id_(other.cgroup_id_), cgroup_dir_(std::move(other.cgroup_dir_)),
       keys_file_(std::move(other.keys_file_)), pin_dir_(std::move(other.pin_dir_)),
-      armed_(std::exchange(other.armed_, false))
+      document_(std::move(other.document_)), adopted_(other.adopted_), armed_(std::exchange(other.armed_, false)),
+      restrictions_(std::move(other.restrictions_)), supervisor_(std::move(other.supervisor_))
 {
 }
 
-PolicyGuard PolicyGuard::install(const RuntimeOptions& rt, const std::string& id, policy_setup::Prepared& prepared,
-                                 const cgroups::Cgroup& cgroup, const state::ContainerDir& dir)
+ContainerPolicy::~ContainerPolicy()
 {
-    PolicyGuard guard(*prepared.backend, cgroup.id(), cgroup.open_unified_dir(), dir.policy_keys_path(), CERB_PIN_DIR);
-    guard.armed_ = false; // nothing of ours is in the kernel until install has begun
-    files::write_file_atomic(dir.policy_path(), policy::policy_document(*prepared.policy), 0600);
-    policy::assign_cgroup(prepared.compiled, guard.cgroup_id_);
-    guard.armed_ = true; // install is all or nothing, and removal a no-op for what is not there
-    prepared.backend->install(prepared.compiled, {guard.cgroup_id_, guard.cgroup_dir_.get()}, guard.keys_file_);
-    auto start = trail_start(*prepared.backend, *prepared.policy);
-    start.passed_over = prepared.passed_over;
-    audit::register_container(rt, id, guard.cgroup_id_, start);
-    dns::restart_if_needed(); // for the containers of a gate that died
-    return guard;
+    roll_back();
 }
 
-void PolicyGuard::open_dns_gate(const RuntimeOptions& rt, const std::string& id, const policy::Policy& policy,
-                                int root_fd) const
+std::string ContainerPolicy::enforcement() const
 {
-    if (!policy::has_host_names(policy))
-        return;
-    dns::register_container(id, cgroup_id_, audit::trail_path(rt.audit_dir, id), policy,
-                            dns::container_nameservers(root_fd));
+    return active() ? policy::enforcement_name(backend_->kind()) : "";
 }
 
-void PolicyGuard::hand_to_collector(int root_fd, int supervisor_end) const
+const policy::ProcessRestrictions&
+ContainerPolicy::restrict_processes(const spec::Spec& spec, const std::optional<seccomp::CompiledSeccomp>& spec_filter,
+                                    const std::string& config)
 {
-    if (backend_->kind() != policy::Enforcement::landlock)
-        return; // the BPF programs build every path they report themselves
-    audit::hand_root_to_collector(cgroup_id_, root_fd);
-    if (supervisor_end >= 0)
-        audit::supervise(cgroup_id_, supervisor_end);
-}
-
-SupervisorPair supervisor_pair(const std::optional<seccomp::CompiledSeccomp>& added,
-                               const std::optional<seccomp::CompiledSeccomp>& spec_filter, const std::string& config)
-{
-    SupervisorPair pair;
+    // exec: rebuilt from the document the container was created with.
+    if (adopted_ && !document_.empty() && files::exists(document_))
+        prepared_.policy = policy_setup::load_saved(document_);
+    if (!prepared_.policy)
+        return restrictions_;
+    restrictions_ = with_context(config, [&] { return backend_->restrictions(*prepared_.policy, spec); });
+    const auto& added = restrictions_.seccomp;
     if (!added || !added->has_listener())
-        return pair;
+        return restrictions_;
     if (spec_filter && spec_filter->has_listener())
         throw Error(config + ": linux.seccomp has a listener, and a process may have only one: an audit-mode policy "
                              "under the landlock backend needs it for its own",
                     EBUSY);
     int ends[2];
     check(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ends), "socketpair");
-    pair.collector_end.reset(ends[0]);
-    pair.process_end.reset(ends[1]);
-    return pair;
+    supervisor_.collector_end.reset(ends[0]);
+    supervisor_.process_end.reset(ends[1]);
+    return restrictions_;
 }
 
-const policy::Backend& recorded_backend(const state::ContainerState& st)
+void ContainerPolicy::install(uint64_t cgroup_id, UniqueFd cgroup_dir, PolicyRecords records)
 {
-    // A state without one is a build's from before the backends: the BPF LSM was the only one.
-    auto kind = policy::parse_enforcement(st.enforcement.empty() ? "bpf-lsm" : st.enforcement);
-    if (!kind)
-        throw Error("state.json: unknown enforcement \"" + st.enforcement + "\"", EINVAL);
-    return policy::backend(*kind);
+    if (!active())
+        return;
+    cgroup_id_ = cgroup_id;
+    cgroup_dir_ = std::move(cgroup_dir);
+    keys_file_ = std::move(records.keys);
+    if (!records.document.empty())
+        files::write_file_atomic(records.document, policy::policy_document(*prepared_.policy), 0600);
+    policy::assign_cgroup(prepared_.compiled, cgroup_id_);
+    armed_ = true; // install is all or nothing, and removal a no-op for what is not there
+    backend_->install(prepared_.compiled, {cgroup_id_, cgroup_dir_.get()}, keys_file_);
+    auto start = trail_start(*backend_, *prepared_.policy);
+    start.passed_over = prepared_.passed_over;
+    audit::register_container(rt_, id_, cgroup_id_, start);
 }
 
-std::string recorded_pin_dir(const state::ContainerState& st)
+void ContainerPolicy::exempt_until_exec(pid_t pid) const
 {
-    // A state without a pin dir is a build's from before the layout id, which pinned in CERB_PIN_ROOT.
-    return st.pin_dir.empty() ? CERB_PIN_ROOT : st.pin_dir;
+    if (active())
+        backend_->exempt_until_exec(pid, {cgroup_id_, -1, pin_dir_});
 }
 
-PolicyGuard PolicyGuard::adopt(const state::ContainerState& st, const state::ContainerDir& dir)
+void ContainerPolicy::after_mounts(int root_fd)
 {
-    return PolicyGuard(recorded_backend(st), st.cgroup_id, UniqueFd(), dir.policy_keys_path(), recorded_pin_dir(st));
+    const auto& policy = prepared_.policy;
+    if (policy)
+        backend_->fill_restrictions(*policy, restrictions_, root_fd);
+    if (active() && !adopted_) {
+        dns::restart_if_needed(); // for the containers of a gate that died
+        if (policy::has_host_names(*policy)) // its loopback is up and its resolv.conf in place
+            dns::register_container(id_, cgroup_id_, audit::trail_path(rt_.audit_dir, id_), *policy,
+                                    dns::container_nameservers(root_fd));
+        if (backend_->kind() == policy::Enforcement::landlock) // the BPF programs build the paths they report
+            audit::hand_root_to_collector(cgroup_id_, root_fd);
+    }
+    if (supervisor_.collector_end)
+        audit::supervise(cgroup_id_, supervisor_.collector_end.get());
 }
 
-PolicyGuard::~PolicyGuard()
+void ContainerPolicy::roll_back() noexcept
 {
-    if (!armed_)
+    if (!std::exchange(armed_, false))
         return;
     try {
         remove_entries();
@@ -138,15 +191,17 @@ PolicyGuard::~PolicyGuard()
     }
 }
 
-void PolicyGuard::remove_entries() const
+void ContainerPolicy::remove_entries() const
 {
     if (pin_dir_ == CERB_PIN_DIR) // another build's gate serves the containers of its layout
         dns::forget_container(cgroup_id_);
     backend_->remove({cgroup_id_, cgroup_dir_.get(), pin_dir_}, keys_file_);
 }
 
-void PolicyGuard::retire()
+void ContainerPolicy::retire()
 {
+    if (!active())
+        return;
     armed_ = false;
     audit::finish_container(cgroup_id_, pin_dir_); // its last events, before the policy entry and lost count go
     remove_entries();

@@ -7,6 +7,7 @@
 #include "cerberus_policy_fmod_ret.skel.h"
 #include "policy/bpf_hooks.hpp"
 #include "policy/bpf_objects.hpp"
+#include "policy/container_part.hpp"
 #include "policy/socket_programs.hpp"
 
 #include <dirent.h>
@@ -255,25 +256,18 @@ public:
     void install(const CompiledPolicy& compiled, const ContainerCgroup& cgroup,
                  const std::string& keys_file) const override
     {
-        bpf::install_entries(compiled, keys_file, traits_.backend_flag);
-        if (!(compiled.policy.flags & CERB_HAS_HOSTS))
-            return;
-        try {
+        std::optional<socket_programs::Set> programs;
+        if (compiled.policy.flags & CERB_HAS_HOSTS) {
             socket_programs::ensure_loaded();
-            socket_programs::attach(cgroup.dir_fd, cgroup.id,
-                                    (compiled.policy.flags & CERB_HAS_NAMES) ? socket_programs::Set::every
-                                                                              : socket_programs::Set::egress);
-        } catch (const Error&) {
-            bpf::remove_entries(cgroup.id, keys_file);
-            throw;
+            programs = (compiled.policy.flags & CERB_HAS_NAMES) ? socket_programs::Set::every
+                                                                : socket_programs::Set::egress;
         }
+        install_container_part(compiled, cgroup, keys_file, traits_.backend_flag, programs);
     }
 
     void remove(const ContainerCgroup& cgroup, const std::string& keys_file) const override
     {
-        if (cgroup.dir_fd >= 0)
-            socket_programs::detach(cgroup.dir_fd, cgroup.pin_dir);
-        bpf::remove_entries(cgroup.id, keys_file, cgroup.pin_dir);
+        remove_container_part(cgroup, keys_file);
     }
 
     uint64_t path_seed() const override

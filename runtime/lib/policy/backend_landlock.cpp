@@ -6,7 +6,7 @@
 #include "cgroup/cgroup_mounts.hpp"
 #include "kernel/audit_netlink.hpp"
 #include "kernel/call_observer.hpp"
-#include "policy/bpf_objects.hpp"
+#include "policy/container_part.hpp"
 #include "policy/landlock.hpp"
 #include "policy/policy_containment.hpp"
 #include "policy/socket_programs.hpp"
@@ -290,20 +290,13 @@ public:
     {
         // Landlock's own records, where the kernel audit log carries them, say what Landlock refused.
         uint32_t logged = landlock_unlogged_why(landlock::abi_version()).empty() ? CERB_LANDLOCK_LOGGED : 0;
-        bpf::install_entries(compiled, keys_file, CERB_BACKEND_LANDLOCK | logged);
-        try {
-            socket_programs::attach(cgroup.dir_fd, cgroup.id, socket_programs::Set::every);
-        } catch (const Error&) {
-            bpf::remove_entries(cgroup.id, keys_file);
-            throw;
-        }
+        install_container_part(compiled, cgroup, keys_file, CERB_BACKEND_LANDLOCK | logged,
+                               socket_programs::Set::every);
     }
 
     void remove(const ContainerCgroup& cgroup, const std::string& keys_file) const override
     {
-        if (cgroup.dir_fd >= 0)
-            socket_programs::detach(cgroup.dir_fd, cgroup.pin_dir);
-        bpf::remove_entries(cgroup.id, keys_file, cgroup.pin_dir);
+        remove_container_part(cgroup, keys_file);
     }
 
     uint64_t path_seed() const override { return 0; } // no path maps: Landlock binds rules to objects
