@@ -53,6 +53,7 @@
 #define CERB_MAX_PORT_RANGES 8
 #define CERB_MAX_NAME_ADDRESSES 65536 /* addresses the DNS gate has admitted, every container together */
 #define CERB_MAX_DNS_PEERS 65536 /* sockets with a DNS query in flight */
+#define CERB_MAX_OWNED_FILES 262144 /* open files whose owner (F_SETOWN) a policed agent set, every container together */
 
 /* struct cerb_policy.flags */
 #define CERB_ENFORCE (1u << 0) /* else audit: allow and report */

@@ -85,19 +85,25 @@ static __always_inline int errno_or_zero(int verdict)
     return bounded;
 }
 
-/* Whether pointer argument n (from 0) of the hook is NULL, for a hook the
- * kernel may call with one. The verifier takes a BPF LSM program's pointer
+/* Pointer argument n (from 0) of the hook as a number, and whether it is
+ * NULL, for a hook the kernel may call with one. The verifier takes a BPF LSM program's pointer
  * arguments for trusted, and Linux 6.12's takes a trusted pointer for never
  * NULL: a test of the argument itself is judged always one way and what it
  * guards dropped as dead code (6.12 so let every signal through task_kill,
  * whose cred is NULL but for USB async I/O). Read from the context with a
- * probe read, the value is a number the verifier makes no guess about; the
- * fmod_ret programs' arguments are untrusted, and read the same. */
-static __always_inline bool hook_arg_null(unsigned long long *ctx, int n)
+ * probe read, the value is a number the verifier makes no guess about (and
+ * may be kept as a map key, as a pointer may not be); the fmod_ret
+ * programs' arguments are untrusted, and read the same. */
+static __always_inline __u64 hook_arg_value(unsigned long long *ctx, int n)
 {
     __u64 value = 0;
     bpf_probe_read_kernel(&value, sizeof(value), &ctx[n]);
-    return !value;
+    return value;
+}
+
+static __always_inline bool hook_arg_null(unsigned long long *ctx, int n)
+{
+    return !hook_arg_value(ctx, n);
 }
 
 #define CERB_PROG(name, args...)                                                                                  \

@@ -86,6 +86,95 @@ int CERB_PROG(cerb_task_movememory, struct task_struct *p, int ret)
     return judge_task_act(p, CERB_OP_TASK, ret);
 }
 
+/* SIGIO and SIGURG through a file's owner (fcntl F_SETOWN, F_SETOWN_EX, a
+ * process group, FIOSETOWN, a tty's or a lease's owner, the signal F_SETSIG
+ * chose) are sent by whatever task or interrupt makes the I/O happen, never
+ * through task_kill: the container that set the owner is remembered with the
+ * file, and delivery to any task outside it refused. Keyed by the file's
+ * address, from file_set_fowner (the setter's context) to file_free_security. */
+struct file_owner_setter {
+    __u64 cgroup_id; /* the setter's policy cgroup */
+    __u32 level;     /* its level */
+    __u32 setter;    /* the setter's pid, reported with a refusal */
+};
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, CERB_MAX_OWNED_FILES);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
+    __type(key, __u64);
+    __type(value, struct file_owner_setter);
+} cerb_file_owners SEC(".maps");
+
+/* From Linux 6.12 the owner is allocated apart and points back to its file;
+ * up to 6.11 it is the file's member f_owner. */
+struct fown_struct___with_file {
+    struct file *file;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u64 file_of_owner(__u64 fown)
+{
+    if (bpf_core_field_exists(struct fown_struct___with_file, file))
+        return (__u64)BPF_CORE_READ((struct fown_struct___with_file *)fown, file);
+    return fown - bpf_core_field_offset(struct file, f_owner);
+}
+
+/* Every owner set (whatever the target: it is judged at delivery, when a
+ * process group's members are known); a setter that is not a policed agent
+ * clears what an agent set on the file before. */
+CERB_VOID_HOOK(file_set_fowner, security_file_set_fowner)
+int CERB_PROG(cerb_file_set_fowner, struct file *file)
+{
+    __u64 cgroup_id;
+    int level;
+    __u64 key = hook_arg_value(ctx, 0);
+    struct cerb_policy *policy = find_armed_policy_at(&cgroup_id, &level);
+    if (!policy) {
+        bpf_map_delete_elem(&cerb_file_owners, &key);
+        return 0;
+    }
+    struct file_owner_setter setter = {
+        .cgroup_id = cgroup_id, .level = level, .setter = bpf_get_current_pid_tgid() >> 32};
+    /* A full map leaves the owner unremembered (docs/policy.md: what is left). */
+    bpf_map_update_elem(&cerb_file_owners, &key, &setter, BPF_ANY);
+    return 0;
+}
+
+CERB_HOOK(file_send_sigiotask, security_file_send_sigiotask)
+int CERB_PROG(cerb_file_send_sigiotask, struct task_struct *tsk, struct fown_struct *fown, int sig, int ret)
+{
+    if (ret)
+        return ret;
+    __u64 key = file_of_owner(hook_arg_value(ctx, 1));
+    struct file_owner_setter *found = bpf_map_lookup_elem(&cerb_file_owners, &key);
+    if (!found)
+        return 0;
+    struct file_owner_setter setter = *found;
+    if (task_in_container(tsk, setter.cgroup_id, setter.level))
+        return 0;
+    struct cerb_policy *policy = bpf_map_lookup_elem(&cerb_policies, &setter.cgroup_id);
+    if (!policy) /* the container is gone and its file lives on (passed to another process) */
+        return -EPERM;
+    /* Often sent from an interrupt: the event names the setter, not the current task. */
+    struct cerb_event *e = event_reserve(policy, setter.cgroup_id, CERB_OP_SIGNAL, CERB_RULE_OUTSIDE_CONTAINER, EPERM);
+    if (e) {
+        e->pid = setter.setter;
+        e->tid = setter.setter;
+        e->target_kind = CERB_TARGET_NUMBER;
+        e->number = BPF_CORE_READ(tsk, tgid);
+        bpf_ringbuf_submit(e, 0);
+    }
+    return verdict(policy, EPERM);
+}
+
+CERB_VOID_HOOK(file_free_security, security_file_free)
+int CERB_PROG(cerb_file_free_security, struct file *file)
+{
+    __u64 key = hook_arg_value(ctx, 0);
+    bpf_map_delete_elem(&cerb_file_owners, &key);
+    return 0;
+}
+
 /* Argument n (0..3) of the system call the current task is in, in the
  * 64-bit or the i386 ABI's registers; *nr: its number. */
 static __always_inline __u32 syscall_argument(int n, long *nr)

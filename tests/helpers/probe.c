@@ -504,6 +504,8 @@ static int run(int argc, char** argv)
     if (rc < 0)
         rc = probe_reach(argc, argv);
     if (rc < 0)
+        rc = probe_owner(argc, argv);
+    if (rc < 0)
         rc = probe_device(argc, argv);
     if (rc >= 0)
         return rc;

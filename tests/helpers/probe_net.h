@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /* cerberus-probe's rerouting and protocol commands (probe_net.c), its DNS client
  * (probe_dns.c), its calls through other system call ABIs (probe_abi.c), its
- * renames (probe_place.c), its reach into other processes (probe_reach.c) and
+ * renames (probe_place.c), its reach into other processes (probe_reach.c and,
+ * through a file's owner, probe_owner.c) and
  * its datagrams out a device it names (probe_device.c). */
 #pragma once
 
@@ -40,3 +41,6 @@ int probe_reach(int argc, char** argv);
 
 /* "send-via HOW HOST PORT", "udp-listen HOST PORT SECONDS" (probe_device.c); -1 for another command. */
 int probe_device(int argc, char** argv);
+
+/* "owner-signal HOW PID", "owner-signal-child HOW" (probe_owner.c); -1 for another command. */
+int probe_owner(int argc, char** argv);

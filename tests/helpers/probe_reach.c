@@ -2,7 +2,8 @@
 /* cerberus-probe's reach into other processes (tests/vm/cases/policy_reach.sh).
  * "victim SECONDS" prints "pid=N addr=0x... fd=N", then watches a buffer of
  * its own for SECONDS and prints "overwritten" as soon as it no longer reads
- * "intact" (or "intact" at the end). The others act on such a victim, or on
+ * "intact", "signalled" as soon as SIGIO or SIGURG came (or "intact" at the
+ * end); it leads a process group of its own. The others act on such a victim, or on
  * the kernel's shared objects, and print "ok" or "errno=N (NAME)":
  * poke PID ADDR (process_vm_writev), ptrace-poke PID ADDR (PTRACE_ATTACH and
  * PTRACE_POKEDATA), proc-mem PID ADDR (a write to /proc/PID/mem),
@@ -28,15 +29,27 @@
 #include <unistd.h>
 
 static char watched[16] = "intact";
+static volatile sig_atomic_t signalled;
+static void note_signal(int sig) { signalled = sig; }
 
 static int victim(int seconds)
 {
+    /* A process group of its own, for acts on a group; SIGIO and SIGURG (sent through a file's owner)
+     * noted, SIGURG being ignored by default. */
+    setpgid(0, 0);
+    struct sigaction action = {.sa_handler = note_signal};
+    sigaction(SIGIO, &action, NULL);
+    sigaction(SIGURG, &action, NULL);
     int fd = open("/", O_RDONLY | O_DIRECTORY);
     printf("pid=%d addr=%p fd=%d\n", getpid(), (void*)watched, fd);
     fflush(stdout);
     for (int tick = 0; tick < seconds * 20; ++tick) {
         if (strcmp(watched, "intact") != 0) {
             printf("overwritten\n");
+            return 0;
+        }
+        if (signalled) {
+            printf("signalled\n");
             return 0;
         }
         usleep(50000);

@@ -277,10 +277,6 @@ TEST_CASE("coverage: a rule the backend cannot carry out is refused, naming it a
     for (auto e : {Enforcement::bpf_lsm, Enforcement::fmod_ret})
         for (const auto& row : backend(e).coverage()) {
             CAPTURE(rule_kind_name(row.kind));
-            if (row.kind == RuleKind::other_processes && row.enforced == Level::partial) {
-                CHECK_FALSE(row.note.empty()); // what it holds so far, said
-                continue;
-            }
             bool full = row.enforced == Level::full;
             CHECK(row.reported == full);
             CHECK(row.audit_mode == full);

@@ -227,12 +227,6 @@ public:
         bpf::RuleKinds covered = bpf::covered_kinds(usable, traits_.set, not_needed);
         std::vector<Coverage> rows;
         for (RuleKind kind : all_rule_kinds) {
-            if (kind == RuleKind::other_processes && (covered & bpf::kind_bit(kind))) {
-                rows.push_back({kind, Level::partial, true, true,
-                                "SIGIO and SIGURG sent through a file's owner (F_SETOWN) to a process outside "
-                                "the container are not judged yet"});
-                continue;
-            }
             if (covered & bpf::kind_bit(kind)) {
                 rows.push_back({kind, Level::full, true, true, ""});
                 continue;

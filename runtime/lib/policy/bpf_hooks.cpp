@@ -50,6 +50,11 @@ const std::vector<Hook> hooks = {
     {"cerb_task_setioprio", "task_setioprio", "security_task_setioprio", "pi", "pi", true, other_processes},
     {"cerb_task_setscheduler", "task_setscheduler", "security_task_setscheduler", "p", "p", true, other_processes},
     {"cerb_task_movememory", "task_movememory", "security_task_movememory", "p", "p", true, other_processes},
+    // SIGIO and SIGURG through a file's owner: who set it (never refuses), judged at delivery, forgotten.
+    {"cerb_file_set_fowner", "file_set_fowner", "security_file_set_fowner", "p", "p", false, other_processes},
+    {"cerb_file_send_sigiotask", "file_send_sigiotask", "security_file_send_sigiotask", "ppi", "ppi", true,
+     other_processes},
+    {"cerb_file_free_security", "file_free_security", "security_file_free", "p", "p", false, other_processes},
     {"cerb_task_prlimit", "task_prlimit", "security_task_prlimit", "ppi", "ppi", true, other_processes},
     {"cerb_key_permission", "key_permission", "security_key_permission", "ppi", "ppi", true, other_processes},
     {"cerb_key_alloc", "key_alloc", "security_key_alloc", "ppi", "ppi", true, other_processes},

@@ -3,12 +3,13 @@
 # Agent policy, processes outside the container are out of reach (issue 30, class 2): the container shares
 # the host's pid namespace and holds CAP_SYS_PTRACE and CAP_SYS_NICE, and the policy has no
 # path rule; the agent writes into a host process's memory (process_vm_writev, PTRACE_POKEDATA,
-# /proc/PID/mem), takes its file (pidfd_getfd), signals it, changes its limits and priority, reads the host
+# /proc/PID/mem), takes its file (pidfd_getfd), signals it (also through a file's owner: F_SETOWN, a
+# process group, F_SETOWN_EX, FIOSETOWN), changes its limits and priority, reads the host
 # root's user keyring and makes a userfaultfd; then, from a second policed container joining the first one's
 # pid namespace, writes into the first one's process. The victim is a process this test starts (never a
 # host daemon). Controls: without a policy each act reaches the victim; under the policy the same acts on the
 # agent's own child inside the container work.
-# vm-timeout: 300
+# vm-timeout: 600
 # rule-kinds: other_processes
 # vm-boots: bpf-lsm no-bpf-lsm landlock
 . "${VM_LIB:-/vm/lib.sh}"
@@ -41,11 +42,14 @@ wait_victim() {
     addr="$(echo "$line" | sed 's/.*addr=\([0-9a-fx]*\).*/\1/')"
     fd="$(echo "$line" | sed 's/.*fd=\([0-9]*\).*/\1/')"
 }
-# stop_victim: prints what became of the victim ("overwritten", "intact", or "gone" when it was killed).
+# stop_victim: prints what became of the victim ("overwritten", "signalled" when SIGIO or SIGURG came,
+# "intact", or "gone" when it was killed).
 stop_victim() {
     sleep 0.2
     if grep -q overwritten "$victim_out"; then
         echo overwritten
+    elif grep -q signalled "$victim_out"; then
+        echo signalled
     elif kill -0 "$victim" 2>/dev/null; then
         echo intact
     else
@@ -75,10 +79,13 @@ if [ "$POLICY_BACKEND" = landlock ] && [ "${abi:-0}" -lt 6 ]; then
     exit 0
 fi
 
-# host_victim CHECK EFFECT ACT...: the act (a probe command; PID, ADDR and FD stand for the victim's) on a
-# victim on the host: without a policy it succeeds and the victim ends up EFFECT; under the policy it is
-# refused (EPERM or EACCES) and the victim is intact.
+# host_victim [--delivery] CHECK EFFECT ACT...: the act (a probe command; PID, ADDR and FD stand for the
+# victim's) on a victim on the host: without a policy it succeeds and the victim ends up EFFECT; under the
+# policy it is refused (EPERM or EACCES) and the victim is intact. With --delivery the act (I/O signalling a
+# file's owner) succeeds under the policy too: the signal's delivery is what is refused.
 host_victim() {
+    delivery=
+    [ "$1" = --delivery ] && delivery=yes && shift
     check="$1" effect="$2"
     shift 2
     for policed in "" "$policy"; do
@@ -93,9 +100,9 @@ host_victim() {
                 vm_fail "control, $check, without a policy" "victim $became; $(vm__said)"
             fi
         else
-            case "$VM_STDOUT:$became" in
-            *EPERM*:intact | *EACCES*:intact) vm_ok "$check" ;;
-            *) vm_fail "$check" "expected a refusal and the victim intact, it is $became; $(vm__said)" ;;
+            case "$delivery:$VM_STDOUT:$became" in
+            :*EPERM*:intact | :*EACCES*:intact | yes:ok:intact) vm_ok "$check" ;;
+            *) vm_fail "$check" "expected ${delivery:+the act done and }a refusal and the victim intact, it is $became; $(vm__said)" ;;
             esac
         fi
     done
@@ -108,6 +115,14 @@ host_victim "pidfd_getfd of a host process's descriptor" intact getfd PID FD
 host_victim "SIGTERM to a host process" gone signal PID
 host_victim "prlimit of a host process" intact prlimit PID
 host_victim "setpriority of a host process" intact renice PID
+# SIGIO and SIGURG through a file's owner: sent by whoever makes the I/O happen, not by a kill.
+host_victim --delivery "SIGIO to a host process owning a pipe (F_SETOWN)" signalled owner-signal pipe PID
+host_victim --delivery "SIGIO to a host process owning a socket (F_SETOWN)" signalled owner-signal socket PID
+host_victim --delivery "SIGURG to a host process owning a socket (out-of-band data)" signalled owner-signal oob PID
+host_victim --delivery "F_SETSIG's SIGTERM to a host process (F_SETOWN_EX)" gone owner-signal setown-ex PID
+host_victim --delivery "SIGIO to a host process group (F_SETOWN -PGID)" signalled owner-signal group PID
+host_victim --delivery "SIGIO to a host process group (F_SETOWN_EX)" signalled owner-signal group-ex PID
+host_victim --delivery "SIGIO to a host process owning a socket (FIOSETOWN)" signalled owner-signal ioctl PID
 
 # The same acts on the agent's own child, inside the container, under the policy.
 inside() {
@@ -122,6 +137,10 @@ inside "PTRACE_POKEDATA into the agent's own child" ptrace-poke PID ADDR
 inside "a write to the agent's own child's /proc/PID/mem" proc-mem PID ADDR
 inside "pidfd_getfd of the agent's own child's descriptor" getfd PID FD
 inside "SIGTERM to the agent's own child" signal PID
+for how in pipe socket oob setown-ex group group-ex ioctl; do
+    vm_expect_output "a signal through a file's owner ($how) to the agent's own child" ok \
+        reach_run "$policy" "exec $p owner-signal-child $how"
+done
 cannot_hold landlock "prlimit of the agent's own child" \
     "seccomp cannot tell the container's processes from others by number: refused for any but the caller" ||
     inside "prlimit of the agent's own child" prlimit PID
