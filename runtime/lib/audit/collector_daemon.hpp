@@ -96,7 +96,7 @@ private:
     uint64_t unknown_ = 0; // events of cgroups in no registry entry
     // Landlock's denials, from the kernel audit log.
     UniqueFd audit_log_;
-    LandlockEvents landlock_;
+    LandlockRecords landlock_;
     std::map<uint64_t, uint64_t> domains_; // Landlock domain id -> cgroup id of the process that made it
     std::string cgroup2_;
     uint64_t audit_lost_ = 0, unknown_domains_ = 0, markers_sent_ = 0;
