@@ -9,21 +9,20 @@ using namespace cerberus::audit;
 
 namespace {
 
-// Landlock's records of one denied exec as the kernel sends them (7.2, audit on, auditd running):
-// the access, the domain's first appearance, then the syscall, its cwd, path and proctitle records (these
-// the collector never feeds), then the end of the event. Every record of an event carries one stamp.
-const std::pair<uint16_t, const char*> denied_exec[] = {
-    {landlock_access_record,
-     "audit(100.500:7): domain=1a6fdc66f blockers=fs.execute path=\"/usr/bin/nc\" dev=\"sda\" ino=9"},
-    {landlock_domain_record, "audit(100.500:7): domain=1a6fdc66f status=allocated mode=enforcing pid=286 uid=0 "
-                             "exe=\"/sbin/cerberus\" comm=\"cerberus\""},
-    {audit_syscall_record, "audit(100.500:7): arch=c000003e syscall=59 success=no exit=-13 a0=5581 a1=5582 a2=5583 "
-                           "a3=0 items=1 ppid=1 pid=4242 auid=4294967295 uid=1000 gid=1000 euid=1000 suid=1000 "
-                           "fsuid=1000 egid=1000 sgid=1000 fsgid=1000 tty=(none) ses=4294967295 comm=\"sh\" "
-                           "exe=\"/bin/busybox\" key=(null)"},
-    {1307, "audit(100.500:7): cwd=\"/\""},                          // AUDIT_CWD
-    {1302, "audit(100.500:7): item=0 name=\"/usr/bin/nc\" inode=9"}, // AUDIT_PATH
-    {1327, "audit(100.500:7): proctitle=7368"},                     // AUDIT_PROCTITLE
+// Landlock's records of one denied read as the 7.2 kernel sent them (tests/vm/kernel-cases/audit_auditd.sh,
+// auditd running, as auditd logged them): the access, the domain's first appearance, the syscall and its
+// proctitle (which the collector never feeds), then the end of the event (which auditd does not log). Every
+// record of an event carries one stamp.
+const std::pair<uint16_t, const char*> denied_read[] = {
+    {landlock_access_record, "audit(1796476164.566:32): domain=18eeb101b blockers=fs.read_file "
+                             "path=\"/secret.txt\" dev=\"tmpfs\" ino=592"},
+    {landlock_domain_record, "audit(1796476164.566:32): domain=18eeb101b status=allocated mode=enforcing pid=263 "
+                             "uid=0 exe=\"/cerberus\" comm=\"cerberus:init\""},
+    {audit_syscall_record, "audit(1796476164.566:32): arch=c000003e syscall=257 success=no exit=-13 a0=ffffff9c "
+                           "a1=7ffdbd009f77 a2=0 a3=0 items=0 ppid=263 pid=264 auid=4294967295 uid=0 gid=0 euid=0 "
+                           "suid=0 fsuid=0 egid=0 sgid=0 fsgid=0 tty=(none) ses=4294967295 comm=\"cat\" "
+                           "exe=\"/bin/busybox\" subj=unconfined key=(null)"},
+    {1327, "audit(1796476164.566:32): proctitle=636174002F7365637265742E747874"}, // AUDIT_PROCTITLE
 };
 
 std::vector<LandlockEvent> feed(LandlockRecords& records, std::initializer_list<std::pair<uint16_t, const char*>> list)
@@ -44,52 +43,54 @@ TEST_CASE("records of one event are grouped by libauparse; the domain's creator 
 {
     LandlockRecords records;
     std::vector<std::optional<DomainAllocation>> allocations;
-    for (auto [type, text] : denied_exec)
+    for (auto [type, text] : denied_read)
         allocations.push_back(records.add(type, text));
-    // A read denied in a later event of the same second, with no SYSCALL record and so no end.
+    // An exec denied in a later event of the same second, with no SYSCALL record and so no end.
     records.add(landlock_access_record,
-                "audit(100.600:8): domain=1a6fdc66f blockers=fs.read_file path=\"/secret\" dev=\"sda\" ino=3");
+                "audit(1796476164.900:33): domain=18eeb101b blockers=fs.execute path=\"/usr/bin/nc\" dev=\"sda\" ino=9");
     REQUIRE(allocations[1].has_value());
-    CHECK(allocations[1]->domain == 0x1a6fdc66f);
-    CHECK(allocations[1]->creator == 286);
+    CHECK(allocations[1]->domain == 0x18eeb101b);
+    CHECK(allocations[1]->creator == 263);
     CHECK_FALSE(allocations[0].has_value());
     CHECK(records.take(Completion::ended).empty()); // no end of event yet
-    auto done = feed(records, {{audit_end_of_event, "audit(100.500:7): "}});
+    auto done = feed(records, {{audit_end_of_event, "audit(1796476164.566:32): "}});
     REQUIRE(done.size() == 1);
-    const auto& exec = done[0];
-    CHECK(exec.serial == 7);
-    CHECK(exec.wall_ns == 100500000000);
-    REQUIRE(exec.denials.size() == 1);
-    CHECK(exec.denials[0].domain == 0x1a6fdc66f);
-    CHECK(exec.denials[0].blockers == "fs.execute");
-    CHECK(exec.denials[0].path == "/usr/bin/nc");
-    CHECK(exec.pid == 4242);
-    CHECK(exec.uid == 1000);
-    CHECK(exec.gid == 1000);
-    CHECK(exec.comm == "sh");
-    CHECK(exec.exe == "/bin/busybox");
-    CHECK(exec.err == 13);
+    const auto& read = done[0];
+    CHECK(read.serial == 32);
+    CHECK(read.wall_ns == 1796476164566000000);
+    REQUIRE(read.denials.size() == 1);
+    CHECK(read.denials[0].domain == 0x18eeb101b);
+    CHECK(read.denials[0].blockers == "fs.read_file");
+    CHECK(read.denials[0].path == "/secret.txt");
+    CHECK(read.pid == 264);
+    CHECK(read.uid == 0);
+    CHECK(read.gid == 0);
+    CHECK(read.comm == "cat");
+    CHECK(read.exe == "/bin/busybox");
+    CHECK(read.err == 13);
 
-    auto line = landlock_denial_json(exec, exec.denials[0], "agent-1");
+    auto line = landlock_denial_json(read, read.denials[0], "agent-1");
     CHECK(line["type"] == "denial");
     CHECK(line["id"] == "agent-1");
-    CHECK(line["time"] == "1970-01-01T00:01:40.500000000Z");
-    CHECK(line["op"] == "exec");
-    CHECK(line["target"] == "/usr/bin/nc");
-    CHECK(line["rule"] == "not in allowed_bins");
-    CHECK(line["comm"] == "sh");
-    CHECK(line["pid"] == 4242);
+    CHECK(line["time"] == "2026-12-05T13:09:24.566000000Z");
+    CHECK(line["op"] == "open");
+    CHECK(line["access"] == "read");
+    CHECK(line["target"] == "/secret.txt");
+    CHECK(line["rule"] == "not in allowed_paths or read_only_paths");
+    CHECK(line["comm"] == "cat");
+    CHECK(line["pid"] == 264);
     CHECK(line["error"] == "EACCES");
     CHECK(line["verdict"] == "denied");
 
-    // The read's event has no end: it is handed over once older than end_of_event (it is from 1970).
-    auto read = records.take(Completion::aged);
-    REQUIRE(read.size() == 1);
-    CHECK(read[0].serial == 8);
-    CHECK(read[0].pid == 0);
-    auto unnamed = landlock_denial_json(read[0], read[0].denials[0], "agent-1");
-    CHECK(unnamed["op"] == "open");
-    CHECK(unnamed["target"] == "/secret");
+    // The exec's event has no end: it is handed over once older than end_of_event (it is from 2026-12-05).
+    auto exec = records.take(Completion::aged);
+    REQUIRE(exec.size() == 1);
+    CHECK(exec[0].serial == 33);
+    CHECK(exec[0].pid == 0);
+    auto unnamed = landlock_denial_json(exec[0], exec[0].denials[0], "agent-1");
+    CHECK(unnamed["op"] == "exec");
+    CHECK(unnamed["target"] == "/usr/bin/nc");
+    CHECK(unnamed["rule"] == "not in allowed_bins");
     CHECK(unnamed["comm"] == "");
     CHECK(unnamed["errno"] == 13);
     CHECK(records.take(Completion::all).empty());
