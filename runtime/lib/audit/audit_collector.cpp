@@ -114,7 +114,7 @@ void Collector::write_event(Trail& trail, const cerb_event& e, const std::string
 // attached only once such a container registers, and held until the collector exits.
 void Collector::observe_calls()
 {
-    if (observer_ || observer_refused_)
+    if (observer_ || observer_refused_ || !observe_calls_)
         return;
     try {
         observer_.emplace(kernel::CallObserver::attach());
@@ -402,9 +402,9 @@ void Collector::run()
     life.serve();
 }
 
-int run_collector(CallJudge judge)
+int run_collector(CallJudge judge, bool observe_calls)
 {
-    Collector collector(std::move(judge));
+    Collector collector(std::move(judge), observe_calls);
     return daemon::run("audit collector", [&] { return collector.start(); }, [&] { collector.run(); });
 }
 
