@@ -5,11 +5,15 @@
 #   run /bin/true with a policy vs without, and vs crun (target: policy <= 1.15x cerberus without);
 #   open/connect/exec loops in a policed container vs an unpoliced one (target <= 1.10x);
 #   the same loops outside any container while a policed one runs vs while none does (target <= 1.02x);
+#   the loops in a policed landlock container with the collector's call observer attached vs detached
+#   (`audit-collector --no-call-observer`, an option for this measurement; target <= 1.05x on open and exec);
 #   creating 1,000 concurrently existing policed containers: the last ones vs the first (crun beside);
 #   a burst of 100,000 denied connects: events written + counted lost must equal the denials;
 #   the first policed run after the audit collector let go (--cold runs, 11 s apart) vs the steady one.
 # Called by bench/run.sh (inside its private mount namespace, where crun accepts this hybrid host).
-# usage: bench/policy_native.sh BUILD_DIR [--reps N] [--scale N] [--burst N] [--cold N]
+# usage: bench/policy_native.sh BUILD_DIR [--reps N] [--scale N] [--burst N] [--cold N] [--no-crun]
+#   --no-crun  leaves out the run /bin/true rows against crun (crun needs run.sh's private mounts on a
+#              hybrid host)
 set -euo pipefail
 export LC_ALL=C.UTF-8
 
@@ -19,12 +23,14 @@ reps=15
 scale=1000
 burst=100000
 cold=3
+with_crun=1
 while [ $# -gt 0 ]; do
     case "$1" in
     --reps) reps=$2; shift 2 ;;
     --scale) scale=$2; shift 2 ;;
     --burst) burst=$2; shift 2 ;;
     --cold) cold=$2; shift 2 ;;
+    --no-crun) with_crun=0; shift ;;
     *) echo "policy_native: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -84,7 +90,7 @@ echo "policy_native: backend: $($cerberus check | sed -n 's/^--enforcement auto 
 # --- run /bin/true ------------------------------------------------------------------------------------
 echo "policy_native: run /bin/true, $reps runs each, alternating" >&2
 for ((i = 0; i < reps; i++)); do
-    for kind in plain policy crun; do
+    for kind in plain policy $([ "$with_crun" = 0 ] || echo crun); do
         t0=${EPOCHREALTIME/./}
         case $kind in
         crun) $crun_cmd run --bundle "$work/true-plain" bt >/dev/null && $crun_cmd delete -f bt >/dev/null 2>&1 ;;
@@ -135,6 +141,54 @@ for ((i = 0; i < reps; i++)); do
     $cerberus delete -f holder >/dev/null 2>&1
 done
 
+# --- the call observer's cost ----------------------------------------------------------------------------
+# The loops in a policed container under a collector this script starts, with the call observer attached
+# (the collector's default once a landlock container registers) or not (--no-call-observer), in turn;
+# each collector is stopped once its container is deleted. The collector is host-wide (one per build
+# layout): the first start waits for the one the loops above left to exit, 10 s after its last container.
+# While a detached one runs, landlock containers other users of this build's layout start on the host miss
+# the refusals only the observer reports: run the benchmark on a host of its own.
+collector_lock=$($cerberus check | sed -n 's/^audit run dir: *\([^ ]*\).*/\1/p')/collector.lock
+collector=""
+# start_collector LOG [--no-call-observer]: once it listens, its pid in $collector.
+start_collector() {
+    local log=$1 tries
+    shift
+    for ((tries = 0; tries < 60; tries++)); do
+        : >"$log"
+        "$build/cerberus" --debug audit-collector "$@" 2>"$log" & # --debug: it logs its start and the observer's
+        collector=$!
+        for _ in $(seq 50); do
+            grep -q "audit collector $collector started" "$log" && return 0
+            kill -0 "$collector" 2>/dev/null || break # another one holds the lock
+            sleep 0.1
+        done
+        kill "$collector" 2>/dev/null || true
+        wait "$collector" 2>/dev/null || true
+        sleep 1
+    done
+    echo "policy_native: no collector of this script's could start" >&2
+    exit 1
+}
+stop_collector() {
+    kill "$collector" 2>/dev/null || true
+    wait "$collector" 2>/dev/null || true
+}
+echo "policy_native: loops with the call observer attached and detached, $reps repetitions" >&2
+for ((i = 0; i < reps; i++)); do
+    order="attached detached"
+    [ $((i % 2)) = 0 ] || order="detached attached"
+    for observer in $order; do
+        start_collector "$work/collector.$observer" $([ "$observer" = attached ] || echo --no-call-observer)
+        loops_of "$($cerberus run --bundle "$work/loops-policy" lo)" "observer.$observer"
+        $cerberus delete -f lo >/dev/null 2>&1
+        stop_collector
+        attached=$(grep -c 'call observer attached' "$work/collector.$observer" || true)
+        [ "$attached" = "$([ "$observer" = attached ] && echo 1 || echo 0)" ] ||
+            { echo "policy_native: the call observer was not $observer: $(cat "$work/collector.$observer")" >&2; exit 1; }
+    done
+done
+
 # --- 1,000 concurrently existing containers -----------------------------------------------------------
 # scale_run NAME: creates $scale+5 containers one after another (not started, each its own cgroup), logs
 # each create's wall time in microseconds, then deletes them.
@@ -152,7 +206,7 @@ scale_run() {
     rm -rf "$work/scale"
 }
 if [ "$scale" -gt 0 ]; then
-    for name in cerberus crun; do
+    for name in cerberus $([ "$with_crun" = 0 ] || echo crun); do
         echo "policy_native: scale, $name: $scale concurrently existing containers" >&2
         scale_run "$name"
     done
@@ -175,20 +229,25 @@ echo "### Agent policy, natively ($(uname -r), backend $($cerberus check | sed -
 echo
 echo "| measurement | with policy | without | ratio | target |"
 echo "|---|---|---|---|---|"
-p=$(ms "$work/run.policy") n=$(ms "$work/run.plain") c=$(ms "$work/run.crun")
+p=$(ms "$work/run.policy") n=$(ms "$work/run.plain") c=$([ "$with_crun" = 0 ] || ms "$work/run.crun")
 echo "| run /bin/true, ms (median of $reps) | $p | $n | $(ratio "$p" "$n") | <= 1.15 |"
-echo "| run /bin/true vs crun without, ms | $p | $c (crun) | $(ratio "$p" "$c") | |"
+[ "$with_crun" = 0 ] || echo "| run /bin/true vs crun without, ms | $p | $c (crun) | $(ratio "$p" "$c") | |"
 [ "$cold" -gt 0 ] && echo "| run /bin/true with a policy: the first after the collector exited vs steady, ms (median of $cold) | $(ms "$work/run.cold") | $p | $(ratio "$(ms "$work/run.cold")" "$p") | |"
 for op in open connect exec; do
     a=$(median <"$work/inside.policy.$op") b=$(median <"$work/inside.none.$op")
     echo "| $op in a policed vs unpoliced container, ns/op | $a | $b | $(ratio "$a" "$b") | <= 1.10 |"
 done
 for op in open connect exec; do
+    a=$(median <"$work/observer.attached.$op") b=$(median <"$work/observer.detached.$op")
+    echo "| $op in a policed container, call observer attached vs detached, ns/op | $a | $b | $(ratio "$a" "$b") |" \
+        "$([ "$op" = connect ] || echo "<= 1.05") |"
+done
+for op in open connect exec; do
     a=$(median <"$work/outside.policed.$op") b=$(median <"$work/outside.none.$op")
     echo "| $op outside any container, a policed one running vs none, ns/op | $a | $b | $(ratio "$a" "$b") | <= 1.02 |"
 done
 if [ "$scale" -gt 0 ]; then
-    for name in cerberus crun; do
+    for name in cerberus $([ "$with_crun" = 0 ] || echo crun); do
         first=$(head -n5 "$work/scale.$name" | median | awk '{ printf "%.2f", $1 / 1000 }')
         last=$(tail -n5 "$work/scale.$name" | median | awk '{ printf "%.2f", $1 / 1000 }')
         label=$([ "$name" = cerberus ] && echo "cerberus, policed" || echo "crun, no policy")

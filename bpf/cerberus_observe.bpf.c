@@ -138,9 +138,12 @@ static __always_inline bool refusal_errno(long err)
 SEC("tp_btf/sys_exit")
 int BPF_PROG(cerb_call_exit, struct pt_regs *regs, long ret)
 {
+    /* Every successful call of every task on the host comes here: the call's number is loaded directly
+     * from the trusted pointer the tracepoint passes (a probe read is a helper call), and only for calls
+     * that return 0, as an exec does. */
     if (ret >= 0) {
         if (ret == 0)
-            arm_after_exec(BPF_CORE_READ(regs, orig_ax));
+            arm_after_exec(regs->orig_ax);
         return 0;
     }
     long err = -ret;

@@ -11,10 +11,10 @@ namespace cerberus::cli {
 
 int cmd_audit_collector(const RuntimeOptions&, const Args& args)
 {
-    ParsedOptions opts = parse_options(args, {});
+    ParsedOptions opts = parse_options(args, {{"no-call-observer", 0, false}});
     expect_positional(opts, 0, 0, "cerberus audit-collector");
     policy::CallJudge judge;
-    return audit::run_collector(std::ref(judge));
+    return audit::run_collector(std::ref(judge), !opts.flag("no-call-observer"));
 }
 
 // dns-gate (hidden): the host-wide DNS gate create starts for policies that

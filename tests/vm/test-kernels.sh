@@ -12,7 +12,7 @@
 #   --kernels  comma-separated names of kernels.list (default: all of them)
 #   --boots    as run.sh's (default: all)
 #   --cases    space-separated globs of case scripts (default: the policy cases, backend_choice, soak_fmod_ret,
-#              bpf_verifier)
+#              bpf_verifier, audit_auditd; Debian's auditd comes into the VM through fetch-auditd.sh)
 #   --verdicts where to write the verdict files (default: tests/policy/results)
 #   --smoke    what CI runs beside the default lane: the kernels other than 6.1, the bpf-lsm boot, the case
 #              policy_smoke (one load of the programs: on 7.x under emulation each set takes minutes to
@@ -24,7 +24,7 @@ repo="$(cd "$here/../.." && pwd)"
 build="$repo/build"
 kernels="$(awk '!/^#/ && NF { print $1 }' "$here/kernels.list" | paste -sd,)"
 boots=all
-cases="$here/cases/policy_*.sh $here/cases/backend_choice.sh $here/cases/soak_fmod_ret.sh $here/kernel-cases/bpf_verifier.sh"
+cases="$here/cases/policy_*.sh $here/cases/backend_choice.sh $here/cases/soak_fmod_ret.sh $here/kernel-cases/bpf_verifier.sh $here/kernel-cases/audit_auditd.sh"
 verdicts="$repo/tests/policy/results"
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -50,8 +50,9 @@ IFS=, read -r -a kernel_list <<<"$kernels"
 for kernel in "${kernel_list[@]}"; do
     echo "=== kernel $kernel: boots $boots"
     rm -rf "${verdicts:?}/$kernel"
-    "$here/run.sh" --build "$build" --kernel "$kernel" --boots "$boots" --cases "$cases" --verdicts "$verdicts" ||
-        status=1
+    # shellcheck disable=SC2046 # --add arguments, one a word
+    "$here/run.sh" --build "$build" --kernel "$kernel" --boots "$boots" --cases "$cases" --verdicts "$verdicts" \
+        $([[ "$cases" != *audit_auditd* ]] || "$here/fetch-auditd.sh") || status=1
 done
 
 passed=0 failed=0

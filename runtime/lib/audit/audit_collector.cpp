@@ -114,7 +114,7 @@ void Collector::write_event(Trail& trail, const cerb_event& e, const std::string
 // attached only once such a container registers, and held until the collector exits.
 void Collector::observe_calls()
 {
-    if (observer_ || observer_refused_)
+    if (observer_ || observer_refused_ || !observe_calls_)
         return;
     try {
         observer_.emplace(kernel::CallObserver::attach());
@@ -273,9 +273,9 @@ void Collector::on_tick()
 {
     reload_registry();
     consume();
-    // Events still open from the last tick: where the kernel builds no
-    // SYSCALL record it sends no end-of-event record either.
-    write_landlock(landlock_.take_stale());
+    // Where the kernel builds no SYSCALL record it sends no end-of-event
+    // record either: such events end by age.
+    write_landlock(landlock_.take(Completion::aged));
     for (auto& [cgroup_id, trail] : trails_)
         report_lost(cgroup_id, trail);
     sync_all();
@@ -314,7 +314,7 @@ std::string Collector::finish(uint64_t cgroup_id, const daemon::StillWorking& st
             read_audit_log_to_now();
         else
             read_audit_log();
-        write_landlock(landlock_.take(true));
+        write_landlock(landlock_.take(Completion::all));
     }
     if (auto it = trails_.find(cgroup_id); it != trails_.end())
         report_lost(cgroup_id, it->second);
@@ -402,9 +402,9 @@ void Collector::run()
     life.serve();
 }
 
-int run_collector(CallJudge judge)
+int run_collector(CallJudge judge, bool observe_calls)
 {
-    Collector collector(std::move(judge));
+    Collector collector(std::move(judge), observe_calls);
     return daemon::run("audit collector", [&] { return collector.start(); }, [&] { collector.run(); });
 }
 

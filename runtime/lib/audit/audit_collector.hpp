@@ -30,7 +30,10 @@ using CallJudge = std::function<std::optional<cerb_event>(const cerb_call_event&
                                                           int root_fd, uint8_t verdict)>;
 
 // Runs until no container is registered; returns the process exit status
-// (0 also when another collector already runs).
-int run_collector(CallJudge judge);
+// (0 also when another collector already runs). observe_calls = false keeps
+// the call observer detached (`audit-collector --no-call-observer`, for
+// bench/policy_native.sh to measure its cost): refusals the kernel audit log
+// does not carry then do not reach the trails.
+int run_collector(CallJudge judge, bool observe_calls = true);
 
 } // namespace cerberus::audit

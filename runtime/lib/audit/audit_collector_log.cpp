@@ -48,16 +48,15 @@ bool Collector::read_audit_log(const std::string& marker)
                 marked = true;
             } else if (message.type == kernel::audit_marker_record) {
                 marked = marked || (!marker.empty() && message.text.find(marker) != std::string::npos);
-            } else if (auto record = parse_audit_record(message.type, message.text)) {
-                if (auto allocated = landlock_.add(*record))
-                    learn_domain(allocated->first, allocated->second);
+            } else if (auto allocated = landlock_.add(message.type, message.text)) {
+                learn_domain(allocated->domain, allocated->creator);
             }
         }
     } catch (const Error& e) {
         spdlog::warn("{}", e.what());
         marked = true;
     }
-    write_landlock(landlock_.take(false));
+    write_landlock(landlock_.take(Completion::ended));
     return marked;
 }
 

@@ -53,7 +53,7 @@ struct Trail {
 
 class Collector {
 public:
-    explicit Collector(CallJudge judge) : judge_(std::move(judge)) {}
+    Collector(CallJudge judge, bool observe_calls) : judge_(std::move(judge)), observe_calls_(observe_calls) {}
     // False when another collector holds the lock.
     bool start();
     void run();
@@ -96,13 +96,14 @@ private:
     uint64_t unknown_ = 0; // events of cgroups in no registry entry
     // Landlock's denials, from the kernel audit log.
     UniqueFd audit_log_;
-    LandlockEvents landlock_;
+    LandlockRecords landlock_;
     std::map<uint64_t, uint64_t> domains_; // Landlock domain id -> cgroup id of the process that made it
     std::string cgroup2_;
     uint64_t audit_lost_ = 0, unknown_domains_ = 0, markers_sent_ = 0;
     // The landlock backend's call observer, held while landlock containers are registered (and until exit).
     CallJudge judge_;
     std::optional<kernel::CallObserver> observer_;
+    bool observe_calls_ = true; // false: the observer is never attached (run_collector)
     bool observer_refused_ = false;
     std::optional<CallSupervisor> supervisor_; // audit mode's held calls, once the epoll fd is made
     uint64_t not_refusals_ = 0; // calls the observer sent that no rule of their policy refused

@@ -2,37 +2,20 @@
 #include "audit/landlock_records.hpp"
 
 #include "audit/audit_format.hpp"
+#include "base/error.hpp"
+
+#include <auparse.h>
+#include <libaudit.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <map>
+#include <utility>
 
 namespace cerberus::audit {
 namespace {
-
-// Fields the kernel writes with audit_log_untrustedstring: quoted, or hex
-// when the value holds a space, a quote or a control character.
-bool untrusted_string(std::string_view key)
-{
-    return key == "path" || key == "comm" || key == "exe" || key == "ocomm" || key == "dev" || key == "name" ||
-           key == "cwd";
-}
-
-std::optional<std::string> from_hex(std::string_view text)
-{
-    if (text.empty() || text.size() % 2)
-        return std::nullopt;
-    std::string out;
-    for (size_t i = 0; i < text.size(); i += 2) {
-        unsigned value = 0;
-        auto [end, ec] = std::from_chars(text.data() + i, text.data() + i + 2, value, 16);
-        if (ec != std::errc() || end != text.data() + i + 2)
-            return std::nullopt;
-        out.push_back(static_cast<char>(value));
-    }
-    return out;
-}
 
 template <typename T> std::optional<T> number(std::string_view text, int base = 10)
 {
@@ -43,10 +26,45 @@ template <typename T> std::optional<T> number(std::string_view text, int base = 
     return value;
 }
 
-std::string field(const AuditRecord& record, const char* key)
+std::string value_of(const std::map<std::string, std::string>& fields, const char* name)
 {
-    auto it = record.fields.find(key);
-    return it == record.fields.end() ? "" : it->second;
+    auto it = fields.find(name);
+    return it == fields.end() ? "" : it->second;
+}
+
+struct AuparseFree {
+    void operator()(auparse_state_t* au) const { auparse_destroy(au); }
+};
+using Auparse = std::unique_ptr<auparse_state_t, AuparseFree>;
+
+// auparse_init reads auditd.conf and sets the process-wide end-of-event
+// timeout from it: set again after each.
+Auparse open_auparse(ausource_t source, const void* arg)
+{
+    Auparse au(auparse_init(source, arg));
+    if (!au)
+        throw_errno("starting libauparse");
+    auparse_set_eoe_timeout(end_of_event);
+    auparse_set_escape_mode(au.get(), AUPARSE_ESC_RAW); // the trail's JSON escapes what needs it
+    return au;
+}
+
+// The current record's fields, those libauparse knows as escaped (path,
+// comm, exe: quoted, or hex-encoded when they hold a space, a quote or a
+// control character) decoded. The first of a repeated name counts.
+std::map<std::string, std::string> record_fields(auparse_state_t* au)
+{
+    std::map<std::string, std::string> fields;
+    if (auparse_first_field(au) <= 0)
+        return fields;
+    do {
+        const char* name = auparse_get_field_name(au);
+        const char* value = auparse_get_field_type(au) == AUPARSE_TYPE_ESCAPED ? auparse_interpret_field(au)
+                                                                                : auparse_get_field_str(au);
+        if (name && value)
+            fields.emplace(name, value);
+    } while (auparse_next_field(au) > 0);
+    return fields;
 }
 
 struct Meaning {
@@ -104,125 +122,103 @@ Meaning meaning_of(std::string_view blockers)
 
 } // namespace
 
-std::optional<AuditRecord> parse_audit_record(uint16_t type, std::string_view text)
+struct LandlockRecords::Feed {
+    Auparse auparse;
+    std::vector<LandlockEvent> ready;
+};
+
+namespace {
+
+void on_event(auparse_state_t* au, auparse_cb_event_t what, void* user)
 {
-    // audit(<seconds>.<milliseconds>:<serial>):
-    constexpr std::string_view prefix = "audit(";
-    if (text.substr(0, prefix.size()) != prefix)
-        return std::nullopt;
-    size_t dot = text.find('.', prefix.size());
-    size_t colon = text.find(':', prefix.size());
-    size_t close = text.find("):", prefix.size());
-    if (dot == std::string_view::npos || colon == std::string_view::npos || close == std::string_view::npos ||
-        !(dot < colon && colon < close))
-        return std::nullopt;
-    auto seconds = number<int64_t>(text.substr(prefix.size(), dot - prefix.size()));
-    auto millis = number<int64_t>(text.substr(dot + 1, colon - dot - 1));
-    auto serial = number<uint64_t>(text.substr(colon + 1, close - colon - 1));
-    if (!seconds || !millis || !serial || *seconds < 0 || *seconds > INT64_MAX / 1000000000 - 1 || *millis < 0 ||
-        *millis > 999)
-        return std::nullopt;
-    AuditRecord record;
-    record.type = type;
-    record.wall_ns = *seconds * 1000000000 + *millis * 1000000;
-    record.serial = *serial;
-    std::string_view rest = text.substr(close + 2);
-    while (!rest.empty()) {
-        size_t start = rest.find_first_not_of(' ');
-        if (start == std::string_view::npos)
-            break;
-        rest.remove_prefix(start);
-        size_t equals = rest.find('=');
-        size_t space = rest.find(' ');
-        if (equals == std::string_view::npos || (space != std::string_view::npos && space < equals)) {
-            rest.remove_prefix(space == std::string_view::npos ? rest.size() : space); // a word without a value
-            continue;
+    auto* ready = static_cast<std::vector<LandlockEvent>*>(user);
+    time_t seconds = auparse_get_time(au);
+    if (what != AUPARSE_CB_EVENT_READY || auparse_first_record(au) <= 0 || seconds < 0 ||
+        seconds > INT64_MAX / 1000000000 - 1)
+        return;
+    LandlockEvent event;
+    event.wall_ns = static_cast<int64_t>(seconds) * 1000000000 + int64_t{auparse_get_milli(au)} * 1000000;
+    event.serial = auparse_get_serial(au);
+    do {
+        int type = auparse_get_type(au);
+        if (type == landlock_access_record) {
+            auto fields = record_fields(au);
+            if (auto domain = number<uint64_t>(value_of(fields, "domain"), 16))
+                event.denials.push_back(
+                    {*domain, value_of(fields, "blockers"), value_of(fields, "path"), value_of(fields, "opid")});
+        } else if (type == audit_syscall_record) {
+            auto fields = record_fields(au);
+            event.pid = number<int64_t>(value_of(fields, "pid")).value_or(0);
+            event.uid = number<int64_t>(value_of(fields, "uid")).value_or(-1);
+            event.gid = number<int64_t>(value_of(fields, "gid")).value_or(-1);
+            event.comm = value_of(fields, "comm");
+            event.exe = value_of(fields, "exe");
+            auto exit = number<int64_t>(value_of(fields, "exit"));
+            event.err = exit && *exit < 0 && *exit > -4096 ? static_cast<int>(-*exit) : 0;
         }
-        std::string key(rest.substr(0, equals));
-        rest.remove_prefix(equals + 1);
-        std::string value;
-        if (!rest.empty() && rest.front() == '"') {
-            size_t end = rest.find('"', 1);
-            if (end == std::string_view::npos)
-                end = rest.size();
-            value = std::string(rest.substr(1, end - 1));
-            rest.remove_prefix(std::min(end + 1, rest.size()));
-        } else {
-            size_t end = rest.find(' ');
-            std::string_view raw = rest.substr(0, end);
-            rest.remove_prefix(end == std::string_view::npos ? rest.size() : end);
-            auto decoded = untrusted_string(key) ? from_hex(raw) : std::nullopt;
-            value = decoded ? *decoded : std::string(raw);
-        }
-        record.fields.emplace(std::move(key), std::move(value)); // the first of a repeated key counts
-    }
-    return record;
+    } while (auparse_next_record(au) > 0);
+    if (!event.denials.empty())
+        ready->push_back(std::move(event));
 }
 
-std::optional<std::pair<uint64_t, int64_t>> LandlockEvents::add(const AuditRecord& record)
+// The domain record alone, read as soon as it comes (LandlockRecords::add).
+std::optional<DomainAllocation> domain_allocation(const std::string& line)
 {
-    Pending& pending = pending_[record.serial];
-    LandlockEvent& event = pending.event;
-    event.serial = record.serial;
-    event.wall_ns = record.wall_ns;
-    switch (record.type) {
-    case landlock_access_record: {
-        auto domain = number<uint64_t>(field(record, "domain"), 16);
-        if (!domain)
-            return std::nullopt;
-        pending.landlock = true;
-        event.denials.push_back({*domain, field(record, "blockers"), field(record, "path"), field(record, "opid")});
+    Auparse au = open_auparse(AUSOURCE_BUFFER, line.c_str());
+    if (auparse_next_event(au.get()) <= 0 || auparse_get_type(au.get()) != landlock_domain_record)
         return std::nullopt;
-    }
-    case landlock_domain_record: {
-        auto domain = number<uint64_t>(field(record, "domain"), 16);
-        auto pid = number<int64_t>(field(record, "pid"));
-        if (!domain || !pid || field(record, "status") != "allocated")
-            return std::nullopt;
-        pending.landlock = true;
-        return std::pair{*domain, *pid};
-    }
-    case audit_syscall_record: {
-        event.pid = number<int64_t>(field(record, "pid")).value_or(0);
-        event.uid = number<int64_t>(field(record, "uid")).value_or(-1);
-        event.gid = number<int64_t>(field(record, "gid")).value_or(-1);
-        event.comm = field(record, "comm");
-        event.exe = field(record, "exe");
-        auto exit = number<int64_t>(field(record, "exit"));
-        event.err = exit && *exit < 0 && *exit > -4096 ? static_cast<int>(-*exit) : 0;
+    auto fields = record_fields(au.get());
+    auto domain = number<uint64_t>(value_of(fields, "domain"), 16);
+    auto pid = number<int64_t>(value_of(fields, "pid"));
+    if (!domain || !pid || value_of(fields, "status") != "allocated")
         return std::nullopt;
-    }
-    case audit_end_of_event:
-        pending.ended = true;
+    return DomainAllocation{*domain, *pid};
+}
+
+} // namespace
+
+LandlockRecords::LandlockRecords() : feed_(std::make_unique<Feed>())
+{
+    feed_->auparse = open_auparse(AUSOURCE_FEED, nullptr);
+    auparse_add_callback(feed_->auparse.get(), on_event, &feed_->ready, nullptr);
+}
+
+LandlockRecords::~LandlockRecords() = default;
+
+std::optional<DomainAllocation> LandlockRecords::add(uint16_t type, std::string_view text)
+{
+    // Only what names or ends a Landlock event: the rest of a busy audit log is never parsed.
+    if (type != landlock_access_record && type != landlock_domain_record && type != audit_syscall_record &&
+        type != audit_end_of_event)
         return std::nullopt;
-    }
-    return std::nullopt;
+    std::string line = audit_log_line(type, text);
+    auto allocated = type == landlock_domain_record ? domain_allocation(line) : std::nullopt;
+    auparse_feed(feed_->auparse.get(), line.data(), line.size());
+    return allocated;
 }
 
-std::vector<LandlockEvent> LandlockEvents::take(bool everything)
+std::vector<LandlockEvent> LandlockRecords::take(Completion completion)
 {
-    return take_if(everything, false);
+    // libauparse marks an event complete as it reads its last record, and
+    // hands it over at the next read: a read of nothing, then.
+    if (auparse_feed_has_ready_event(feed_->auparse.get()))
+        auparse_feed(feed_->auparse.get(), "", 0);
+    if (completion == Completion::aged)
+        auparse_feed_age_events(feed_->auparse.get());
+    else if (completion == Completion::all)
+        auparse_flush_feed(feed_->auparse.get());
+    return std::exchange(feed_->ready, {});
 }
 
-std::vector<LandlockEvent> LandlockEvents::take_stale()
+std::string audit_log_line(uint16_t type, std::string_view text)
 {
-    return take_if(false, true);
-}
-
-std::vector<LandlockEvent> LandlockEvents::take_if(bool everything, bool stale_too)
-{
-    std::vector<LandlockEvent> complete;
-    for (auto it = pending_.begin(); it != pending_.end();) {
-        if (!everything && !it->second.ended && !(stale_too && it->second.stale)) {
-            it->second.stale = it->second.stale || stale_too;
-            ++it;
-            continue;
-        }
-        if (it->second.landlock)
-            complete.push_back(std::move(it->second.event));
-        it = pending_.erase(it);
-    }
-    return complete;
+    const char* name = audit_msg_type_to_name(type); // NULL for types libaudit does not know yet, as auditd writes them
+    std::string line = "type=";
+    line += name ? name : "UNKNOWN[" + std::to_string(type) + "]";
+    line += " msg=";
+    line += text.substr(0, text.find('\n')); // one record, one line: nothing in its text can make another
+    line += '\n';
+    return line;
 }
 
 nlohmann::ordered_json landlock_denial_json(const LandlockEvent& event, const LandlockDenial& denial,

@@ -4,13 +4,16 @@
 // an AUDIT_LANDLOCK_DOMAIN record the first time a domain shows (who created
 // it: the container process that applied it), and, where the kernel builds
 // one, the SYSCALL record of the same event naming the process. Records of
-// one event share a serial. Pure: parsing, grouping and the trail line.
+// one event share a stamp; libauparse, fed the records as auditd writes them
+// to its log, reads them and groups them into events. Kernel-free: tests
+// feed record text.
 #pragma once
 
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
-#include <map>
+#include <ctime>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,16 +25,6 @@ inline constexpr uint16_t audit_syscall_record = 1300;   // AUDIT_SYSCALL
 inline constexpr uint16_t audit_end_of_event = 1320;     // AUDIT_EOE
 inline constexpr uint16_t landlock_access_record = 1423; // AUDIT_LANDLOCK_ACCESS
 inline constexpr uint16_t landlock_domain_record = 1424; // AUDIT_LANDLOCK_DOMAIN
-
-struct AuditRecord {
-    uint16_t type = 0;
-    int64_t wall_ns = 0; // the event's time, as the kernel stamped it (millisecond precision)
-    uint64_t serial = 0;
-    std::map<std::string, std::string> fields; // quoted and hex-encoded values decoded
-};
-
-// "audit(1729738800.268:30): key=value ..."; nullopt when the text has no stamp.
-std::optional<AuditRecord> parse_audit_record(uint16_t type, std::string_view text);
 
 struct LandlockDenial {
     uint64_t domain = 0;
@@ -52,29 +45,44 @@ struct LandlockEvent {
     int err = 0; // from its exit=, 0 when unknown
 };
 
-// Groups records into events by serial. Records of events without Landlock
-// records are dropped.
-class LandlockEvents {
+// A domain's first record: its id and the process that made it.
+struct DomainAllocation {
+    uint64_t domain = 0;
+    int64_t creator = 0;
+};
+
+// Which events take() hands over.
+enum class Completion {
+    ended, // those the kernel ended (AUDIT_EOE)
+    aged,  // and those stamped over end_of_event ago: where the kernel builds no SYSCALL record it sends no end
+    all,   // every one, ended or not (a container's finish, after its last record)
+};
+
+inline constexpr time_t end_of_event = 1; // seconds, libauparse's end-of-event timeout
+
+// The records of the kernel audit log, read and grouped by libauparse (its
+// feed source). Records of events without Landlock records are dropped.
+class LandlockRecords {
 public:
-    // Returns a domain's allocation (domain id, creator pid) as soon as it
-    // comes: the creator should be looked at while it still runs.
-    std::optional<std::pair<uint64_t, int64_t>> add(const AuditRecord& record);
-    // Events that are complete: ended (AUDIT_EOE) or, with everything = true,
-    // all of them (where the kernel builds no SYSCALL record it sends no end).
-    std::vector<LandlockEvent> take(bool everything);
-    // Events already open at the last call; the others are marked.
-    std::vector<LandlockEvent> take_stale();
+    LandlockRecords();
+    ~LandlockRecords();
+    LandlockRecords(const LandlockRecords&) = delete;
+    LandlockRecords& operator=(const LandlockRecords&) = delete;
+
+    // Feeds one record as the kernel sent it: its type and its text,
+    // "audit(1729738800.268:30): key=value ...". Returns a domain's
+    // allocation as soon as its record comes, before its event is complete:
+    // the creator should be looked at while it still runs.
+    std::optional<DomainAllocation> add(uint16_t type, std::string_view text);
+    std::vector<LandlockEvent> take(Completion completion);
 
 private:
-    struct Pending {
-        LandlockEvent event;
-        bool ended = false;
-        bool landlock = false;
-        bool stale = false;
-    };
-    std::vector<LandlockEvent> take_if(bool everything, bool stale_too);
-    std::map<uint64_t, Pending> pending_;
+    struct Feed;
+    std::unique_ptr<Feed> feed_;
 };
+
+// A record as auditd writes it to its log, one line: "type=NAME msg=TEXT\n".
+std::string audit_log_line(uint16_t type, std::string_view text);
 
 // The trail line of one denial: the fields of a BPF denial (event_json);
 // pid, tid, comm, exe, uid and gid where the kernel sent a SYSCALL record,
