@@ -157,21 +157,24 @@ int CERB_PROG(cerb_file_fcntl, struct file *file, unsigned int cmd, unsigned lon
     return make_room_for_owner(ctx);
 }
 
-CERB_HOOK(file_ioctl, security_file_ioctl)
-int CERB_PROG(cerb_file_ioctl, struct file *file, unsigned int cmd, unsigned long arg, int ret)
+static __always_inline int owner_ioctl(unsigned long long *ctx, unsigned int cmd, int ret)
 {
     if (ret || (cmd != CERB_FIOSETOWN && cmd != CERB_SIOCSPGRP))
         return ret;
     return make_room_for_owner(ctx);
 }
 
+CERB_HOOK(file_ioctl, security_file_ioctl)
+int CERB_PROG(cerb_file_ioctl, struct file *file, unsigned int cmd, unsigned long arg, int ret)
+{
+    return owner_ioctl(ctx, cmd, ret);
+}
+
 /* The i386 ABI's ioctl from Linux 6.8 on; before, it calls file_ioctl. */
 CERB_HOOK(file_ioctl_compat, security_file_ioctl_compat)
 int CERB_PROG(cerb_file_ioctl_compat, struct file *file, unsigned int cmd, unsigned long arg, int ret)
 {
-    if (ret || (cmd != CERB_FIOSETOWN && cmd != CERB_SIOCSPGRP))
-        return ret;
-    return make_room_for_owner(ctx);
+    return owner_ioctl(ctx, cmd, ret);
 }
 
 /* Every owner set; a setter that is not a policed agent clears what an
