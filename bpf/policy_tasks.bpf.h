@@ -146,7 +146,7 @@ static __always_inline int make_room_for_owner(unsigned long long *ctx)
     struct cerb_policy *policy = find_armed_policy_at(&cgroup_id, &level);
     if (!policy || remember_owner_setter(hook_arg_value(ctx, 0), cgroup_id, level))
         return 0;
-    return verdict(policy, ENOSPC);
+    return refuse(policy, cgroup_id, CERB_OP_SIGNAL, CERB_RULE_OWNER_UNREMEMBERED, ENOSPC, CERB_TARGET_NONE, 0);
 }
 
 CERB_HOOK(file_fcntl, security_file_fcntl)

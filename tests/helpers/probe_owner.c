@@ -13,8 +13,8 @@
  *   group-ex   F_SETOWN_EX (F_OWNER_PGRP) on a pipe: SIGIO
  *   ioctl      FIOSETOWN and FIOASYNC on a unix stream socket: SIGIO
  * "owner-fill N HOW PID" first has child processes own about N eventfds (each as many as its RLIMIT_NOFILE
- * allows), stopping at the first ENOSPC, then does "owner-signal HOW PID": an owner the kernel side could
- * not remember must not be set at all. */
+ * allows), stopping at the first ENOSPC or ENFILE, then does "owner-signal HOW PID": an owner the kernel
+ * side could not remember must not be set at all. */
 #define _GNU_SOURCE
 #include "probe_net.h"
 
@@ -140,8 +140,9 @@ static void hold_owned_files(int out)
         pause();
 }
 
-/* Processes holding owned files until n are held or one is refused with ENOSPC (a process may hold only as
- * many files as its RLIMIT_NOFILE allows, and a user namespace cannot raise it). */
+/* Processes holding owned files until n are held, one is refused with ENOSPC, or the system's file table is
+ * full (ENFILE: nothing more can be filled). A process may hold only as many files as its RLIMIT_NOFILE
+ * allows, and a user namespace cannot raise it. */
 static void own_many(long n, pid_t holders[], int max_holders, int* count)
 {
     int channel[2];
@@ -149,7 +150,7 @@ static void own_many(long n, pid_t holders[], int max_holders, int* count)
         return;
     long owned = 0;
     int last_error = 0;
-    for (*count = 0; owned < n && *count < max_holders && last_error != ENOSPC;) {
+    for (*count = 0; owned < n && *count < max_holders && last_error != ENOSPC && last_error != ENFILE;) {
         pid_t holder = fork();
         if (holder == 0)
             hold_owned_files(channel[1]);
