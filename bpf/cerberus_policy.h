@@ -271,6 +271,7 @@ enum cerb_rule {
     CERB_RULE_IO_URING = 19, /* io_uring, whose operations pass no seccomp check */
     CERB_RULE_MEMFD = 20, /* memfds under allowed_bins, where vm.memfd_noexec cannot keep them from running */
     CERB_RULE_OUTSIDE_CONTAINER = 21, /* a process outside the container, or the host's keyrings */
+    CERB_RULE_OWNER_UNREMEMBERED = 22, /* a file's owner set when every container's owned files fill the map */
 };
 
 #define CERB_VERDICT_DENIED 1

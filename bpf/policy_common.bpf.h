@@ -35,6 +35,7 @@
 
 #define EPERM 1
 #define EACCES 13
+#define ENOSPC 28
 #define AF_UNSPEC 0
 #define AF_UNIX 1
 #define AF_INET 2

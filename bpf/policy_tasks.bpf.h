@@ -119,9 +119,66 @@ static __always_inline __u64 file_of_owner(__u64 fown)
     return fown - bpf_core_field_offset(struct file, f_owner);
 }
 
-/* Every owner set (whatever the target: it is judged at delivery, when a
- * process group's members are known); a setter that is not a policed agent
- * clears what an agent set on the file before. */
+/* The setter's container for a file, set for a policed setter (whatever the
+ * target: it is judged at delivery, when a process group's members are
+ * known). False when the map has no room for another file. */
+static __always_inline bool remember_owner_setter(__u64 file, __u64 cgroup_id, int level)
+{
+    struct file_owner_setter setter = {
+        .cgroup_id = cgroup_id, .level = level, .setter = bpf_get_current_pid_tgid() >> 32};
+    return bpf_map_update_elem(&cerb_file_owners, &file, &setter, BPF_ANY) == 0;
+}
+
+/* The calls that set a file's owner to a process the agent names are
+ * remembered before the owner is set, where a refusal is still possible: a
+ * full map refuses the call (ENOSPC) rather than let an owner go unjudged.
+ * file_set_fowner then finds the entry and overwrites it, which needs no
+ * room. (F_SETLEASE and F_NOTIFY make the caller itself the owner.) */
+#define CERB_F_SETOWN 8
+#define CERB_F_SETOWN_EX 15
+#define CERB_FIOSETOWN 0x8901
+#define CERB_SIOCSPGRP 0x8902
+
+static __always_inline int make_room_for_owner(unsigned long long *ctx)
+{
+    __u64 cgroup_id;
+    int level;
+    struct cerb_policy *policy = find_armed_policy_at(&cgroup_id, &level);
+    if (!policy || remember_owner_setter(hook_arg_value(ctx, 0), cgroup_id, level))
+        return 0;
+    return refuse(policy, cgroup_id, CERB_OP_SIGNAL, CERB_RULE_OWNER_UNREMEMBERED, ENOSPC, CERB_TARGET_NONE, 0);
+}
+
+CERB_HOOK(file_fcntl, security_file_fcntl)
+int CERB_PROG(cerb_file_fcntl, struct file *file, unsigned int cmd, unsigned long arg, int ret)
+{
+    if (ret || (cmd != CERB_F_SETOWN && cmd != CERB_F_SETOWN_EX))
+        return ret;
+    return make_room_for_owner(ctx);
+}
+
+static __always_inline int owner_ioctl(unsigned long long *ctx, unsigned int cmd, int ret)
+{
+    if (ret || (cmd != CERB_FIOSETOWN && cmd != CERB_SIOCSPGRP))
+        return ret;
+    return make_room_for_owner(ctx);
+}
+
+CERB_HOOK(file_ioctl, security_file_ioctl)
+int CERB_PROG(cerb_file_ioctl, struct file *file, unsigned int cmd, unsigned long arg, int ret)
+{
+    return owner_ioctl(ctx, cmd, ret);
+}
+
+/* The i386 ABI's ioctl from Linux 6.8 on; before, it calls file_ioctl. */
+CERB_HOOK(file_ioctl_compat, security_file_ioctl_compat)
+int CERB_PROG(cerb_file_ioctl_compat, struct file *file, unsigned int cmd, unsigned long arg, int ret)
+{
+    return owner_ioctl(ctx, cmd, ret);
+}
+
+/* Every owner set; a setter that is not a policed agent clears what an
+ * agent set on the file before. */
 CERB_VOID_HOOK(file_set_fowner, security_file_set_fowner)
 int CERB_PROG(cerb_file_set_fowner, struct file *file)
 {
@@ -129,14 +186,10 @@ int CERB_PROG(cerb_file_set_fowner, struct file *file)
     int level;
     __u64 key = hook_arg_value(ctx, 0);
     struct cerb_policy *policy = find_armed_policy_at(&cgroup_id, &level);
-    if (!policy) {
+    if (!policy)
         bpf_map_delete_elem(&cerb_file_owners, &key);
-        return 0;
-    }
-    struct file_owner_setter setter = {
-        .cgroup_id = cgroup_id, .level = level, .setter = bpf_get_current_pid_tgid() >> 32};
-    /* A full map leaves the owner unremembered (docs/policy.md: what is left). */
-    bpf_map_update_elem(&cerb_file_owners, &key, &setter, BPF_ANY);
+    else
+        remember_owner_setter(key, cgroup_id, level); /* room made by the call's hook above */
     return 0;
 }
 

@@ -11,7 +11,10 @@
  *   setown-ex  F_SETOWN_EX (F_OWNER_PID) and F_SETSIG SIGTERM on a pipe: SIGTERM
  *   group      F_SETOWN -PID (the process group) on a pipe: SIGIO
  *   group-ex   F_SETOWN_EX (F_OWNER_PGRP) on a pipe: SIGIO
- *   ioctl      FIOSETOWN and FIOASYNC on a unix stream socket: SIGIO */
+ *   ioctl      FIOSETOWN and FIOASYNC on a unix stream socket: SIGIO
+ * "owner-fill N HOW PID" first has child processes own about N eventfds (each as many as its RLIMIT_NOFILE
+ * allows), stopping at the first ENOSPC or ENFILE, then does "owner-signal HOW PID": an owner the kernel
+ * side could not remember must not be set at all. */
 #define _GNU_SOURCE
 #include "probe_net.h"
 
@@ -22,7 +25,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -108,8 +113,73 @@ static int owner_signal_child(const char* how)
     return report(0);
 }
 
+/* One holder: as many eventfds as its RLIMIT_NOFILE lets it open, each owned by itself, kept open until it
+ * is killed. It writes the count it holds and the errno that stopped it to the pipe. */
+static void hold_owned_files(int out)
+{
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_NOFILE, &limit) == 0) {
+        limit.rlim_cur = limit.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &limit);
+    }
+    int held[2] = {0, 0};
+    for (;;) {
+        int fd = eventfd(0, 0);
+        if (fd < 0) {
+            held[1] = errno;
+            break;
+        }
+        if (fcntl(fd, F_SETOWN, getpid()) < 0) {
+            held[1] = errno;
+            break;
+        }
+        ++held[0];
+    }
+    (void)!write(out, held, sizeof held);
+    for (;;)
+        pause();
+}
+
+/* Processes holding owned files until n are held, one is refused with ENOSPC, or the system's file table is
+ * full (ENFILE: nothing more can be filled). A process may hold only as many files as its RLIMIT_NOFILE
+ * allows, and a user namespace cannot raise it. */
+static void own_many(long n, pid_t holders[], int max_holders, int* count)
+{
+    int channel[2];
+    if (pipe(channel) < 0)
+        return;
+    long owned = 0;
+    int last_error = 0;
+    for (*count = 0; owned < n && *count < max_holders && last_error != ENOSPC && last_error != ENFILE;) {
+        pid_t holder = fork();
+        if (holder == 0)
+            hold_owned_files(channel[1]);
+        if (holder < 0)
+            break;
+        holders[(*count)++] = holder;
+        int held[2];
+        if (read(channel[0], held, sizeof held) != sizeof held)
+            break;
+        owned += held[0];
+        last_error = held[1];
+    }
+    fprintf(stderr, "owner-fill: %ld owned by %d processes, the last stopped by %s\n", owned, *count,
+            strerror(last_error));
+}
+
 int probe_owner(int argc, char** argv)
 {
+    if (!strcmp(argv[1], "owner-fill") && argc > 4) {
+        static pid_t holders[4096];
+        int count = 0;
+        own_many(atol(argv[2]), holders, 4096, &count);
+        int rc = report(signal_through_owner(argv[3], atoi(argv[4])));
+        for (int i = 0; i < count; ++i)
+            kill(holders[i], SIGKILL);
+        for (int i = 0; i < count; ++i)
+            waitpid(holders[i], NULL, 0);
+        return rc;
+    }
     if (!strcmp(argv[1], "owner-signal") && argc > 3)
         return report(signal_through_owner(argv[2], atoi(argv[3])));
     if (!strcmp(argv[1], "owner-signal-child") && argc > 2)

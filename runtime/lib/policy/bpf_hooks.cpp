@@ -50,7 +50,13 @@ const std::vector<Hook> hooks = {
     {"cerb_task_setioprio", "task_setioprio", "security_task_setioprio", "pi", "pi", true, other_processes},
     {"cerb_task_setscheduler", "task_setscheduler", "security_task_setscheduler", "p", "p", true, other_processes},
     {"cerb_task_movememory", "task_movememory", "security_task_movememory", "p", "p", true, other_processes},
-    // SIGIO and SIGURG through a file's owner: who set it (never refuses), judged at delivery, forgotten.
+    // SIGIO and SIGURG through a file's owner: room for the setter made where the call can still be refused,
+    // who set it (never refuses), judged at delivery, forgotten.
+    {"cerb_file_fcntl", "file_fcntl", "security_file_fcntl", "pii", "pii", true, other_processes},
+    {"cerb_file_ioctl", "file_ioctl", "security_file_ioctl", "pii", "pii", true, other_processes},
+    // The i386 ABI's ioctl from 6.8 on (before, it goes through file_ioctl).
+    {"cerb_file_ioctl_compat", "file_ioctl_compat", "security_file_ioctl_compat", "pii", "pii", true,
+     other_processes, true},
     {"cerb_file_set_fowner", "file_set_fowner", "security_file_set_fowner", "p", "p", false, other_processes},
     {"cerb_file_send_sigiotask", "file_send_sigiotask", "security_file_send_sigiotask", "ppi", "ppi", true,
      other_processes},
