@@ -5,6 +5,7 @@
 #include "base/files.hpp"
 #include "cerberus_calls.h"
 #include "cerberus_observe.skel.h"
+#include "kernel/pin_dir.hpp"
 #include "kernel/pinned_maps.hpp"
 
 #include <bpf/bpf.h>
@@ -21,7 +22,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <optional>
 
 namespace cerberus::kernel {
 namespace {
@@ -130,54 +130,46 @@ bool names_of(int nr, CallNames& names)
     return false;
 }
 
+// The observer's programs, verified once per boot and build: the pin group
+// "observe" (<pin dir>/observe_<program>).
+constexpr const char* observer_group = "observe";
 
-// The observer's programs, verified once: pinned as <pin dir>/observe_<name>,
-// the sys_exit program last, so that finding it means the others are there.
 struct ObserverPrograms {
     UniqueFd call_exit, cap_kprobe, cap_tracepoint;
 };
 
-constexpr const char* call_exit_pin = "observe_cerb_call_exit";
-constexpr const char* cap_kprobe_pin = "observe_cerb_cap_kprobe";
-constexpr const char* cap_tracepoint_pin = "observe_cerb_cap_check";
-
-UniqueFd open_program_pin(const char* name)
+// A pinned program of the group; none when the kernel did not load it.
+UniqueFd open_program_pin(const char* program)
 {
-    std::string path = std::string(CERB_PIN_DIR) + "/" + name;
+    std::string path = std::string(CERB_PIN_DIR) + "/" + observer_group + "_" + program;
     UniqueFd fd(bpf_obj_get(path.c_str()));
     if (!fd && errno != ENOENT)
         throw_errno("opening " + path);
     return fd;
 }
 
-std::optional<ObserverPrograms> pinned_programs()
+ObserverPrograms pinned_programs()
 {
-    UniqueFd call_exit = open_program_pin(call_exit_pin);
-    if (!call_exit)
-        return std::nullopt;
-    return ObserverPrograms{std::move(call_exit), open_program_pin(cap_kprobe_pin),
-                            open_program_pin(cap_tracepoint_pin)};
+    return {open_program_pin("cerb_call_exit"), open_program_pin("cerb_cap_kprobe"),
+            open_program_pin("cerb_cap_check")};
 }
 
 struct SkeletonDeleter {
     void operator()(cerberus_observe* skeleton) const { cerberus_observe__destroy(skeleton); }
 };
 
-// A program of the loaded object, kept past the object, and pinned unless
-// another process pinned its own first (then this one is used unpinned).
-UniqueFd keep_program(bpf_program* prog, const char* pin)
+// A loaded program's descriptor, kept past its object (none when not loaded).
+UniqueFd keep_program(bpf_program* prog)
 {
     if (bpf_program__fd(prog) < 0)
         return UniqueFd();
     UniqueFd fd(fcntl(bpf_program__fd(prog), F_DUPFD_CLOEXEC, 3));
     if (!fd)
         throw_errno("keeping the call observer's program");
-    std::string path = std::string(CERB_PIN_DIR) + "/" + pin;
-    if (bpf_obj_pin(fd.get(), path.c_str()) < 0 && errno != EEXIST)
-        throw_errno("pinning " + path);
     return fd;
 }
 
+// Under PinDirLock.
 ObserverPrograms load_and_pin()
 {
     bpf_object_open_opts opts{};
@@ -190,11 +182,27 @@ ObserverPrograms load_and_pin()
     bpf_program__set_autoload(progs->cerb_cap_check, has_cap_tracepoint());
     if (int err = cerberus_observe__load(skeleton.get()))
         throw Error(std::string("the kernel refused to load the call observer: ") + errno_text(-err), -err);
-    ObserverPrograms programs;
-    programs.cap_kprobe = keep_program(progs->cerb_cap_kprobe, cap_kprobe_pin);
-    programs.cap_tracepoint = keep_program(progs->cerb_cap_check, cap_tracepoint_pin);
-    programs.call_exit = keep_program(progs->cerb_call_exit, call_exit_pin);
-    return programs;
+    pin_group(observer_group, [&](const std::string& prefix) {
+        for (bpf_program* prog : {progs->cerb_call_exit, progs->cerb_cap_kprobe, progs->cerb_cap_check}) {
+            std::string path = prefix + bpf_program__name(prog);
+            if (bpf_program__fd(prog) >= 0)
+                check(bpf_obj_pin(bpf_program__fd(prog), path.c_str()), "pinning " + path);
+        }
+        return bpf_program__fd(progs->cerb_call_exit);
+    });
+    return {keep_program(progs->cerb_call_exit), keep_program(progs->cerb_cap_kprobe),
+            keep_program(progs->cerb_cap_check)};
+}
+
+// The pinned programs, loaded and pinned first by whichever collector comes first.
+ObserverPrograms observer_programs()
+{
+    if (!group_pinned(observer_group)) {
+        PinDirLock lock;
+        if (!group_pinned(observer_group)) // another collector may have pinned them while we waited
+            return load_and_pin();
+    }
+    return pinned_programs();
 }
 
 // The kernel's kprobe event source, as perf_event_open names it.
@@ -230,9 +238,7 @@ bool attach_kprobe(int prog, const char* function, std::vector<UniqueFd>& attach
 CallObserver CallObserver::attach()
 {
     check_pinned_layouts();
-    ObserverPrograms programs = pinned_programs().value_or(ObserverPrograms{});
-    if (!programs.call_exit)
-        programs = load_and_pin();
+    ObserverPrograms programs = observer_programs();
     CallObserver observer;
     UniqueFd exit_link(bpf_raw_tracepoint_open(nullptr, programs.call_exit.get()));
     if (!exit_link)

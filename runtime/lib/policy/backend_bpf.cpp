@@ -123,7 +123,7 @@ void load_and_pin(const SetTraits& traits)
     // Pinned links outlive these handles, but the handles must outlive pin_group,
     // which pins the marker (one link's fd) again once every link is pinned.
     std::vector<std::unique_ptr<bpf_link, LinkDeleter>> links;
-    bpf::pin_group(traits.group, [&](const std::string& prefix) {
+    kernel::pin_group(traits.group, [&](const std::string& prefix) {
         int marker = -1;
         bpf_object__for_each_program(program, object.get())
         {
@@ -159,7 +159,7 @@ public:
     Probe probe() const override
     {
         std::string attached = std::string(traits_.programs) + " attached";
-        if (bpf::group_pinned(traits_.group))
+        if (kernel::group_pinned(traits_.group))
             return {true, attached};
         if (traits_.set == ProgramSet::bpf_lsm) {
             // Without "bpf" in the list the kernel loads and attaches LSM programs, and never calls them.
@@ -173,8 +173,8 @@ public:
                 return {false, refused->substr(newline + 1)};
         }
         try {
-            bpf::PinDirLock lock;
-            if (!bpf::group_pinned(traits_.group)) // another create may have loaded them while we waited
+            kernel::PinDirLock lock;
+            if (!kernel::group_pinned(traits_.group)) // another create may have loaded them while we waited
                 load_and_pin(traits_);
             return {true, attached};
         } catch (const Error& e) {
@@ -194,7 +194,7 @@ public:
     // they lack.
     std::vector<Coverage> coverage() const override
     {
-        bool loaded = bpf::group_pinned(traits_.group);
+        bool loaded = kernel::group_pinned(traits_.group);
         std::set<std::string> usable;
         std::set<std::string> not_needed;           // hooks this kernel routes elsewhere
         std::map<std::string, std::string> missing; // program -> why its hook has no program

@@ -7,15 +7,11 @@
 
 #include <bpf/bpf.h>
 #include <fcntl.h>
-#include <linux/magic.h>
 #include <sched.h>
 #include <spdlog/spdlog.h>
-#include <sys/file.h>
-#include <sys/mount.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -51,31 +47,6 @@ int forward_libbpf_message(libbpf_print_level level, const char* format, va_list
         message.pop_back();
     spdlog::debug("{}", message);
     return n;
-}
-
-void ensure_mounted(const std::string& dir, const char* type, long magic, const char* data)
-{
-    struct statfs fs {};
-    if (statfs(dir.c_str(), &fs) == 0 && static_cast<long>(fs.f_type) == magic)
-        return;
-    check(mount(type, dir.c_str(), type, MS_NOSUID | MS_NODEV | MS_NOEXEC, data),
-          std::string("mounting ") + type + " at " + dir);
-}
-
-std::string parent_dir(const std::string& path)
-{
-    auto slash = path.find_last_of('/');
-    return slash == 0 ? "/" : path.substr(0, slash);
-}
-
-// Unpins every pin of a group (what a failed load left).
-void remove_group_pins(const std::string& pin_dir, const std::string& prefix)
-{
-    if (access(pin_dir.c_str(), F_OK) != 0)
-        return;
-    for (const auto& entry : files::list_dir(pin_dir))
-        if (entry.name.rfind(prefix, 0) == 0 && unlink((pin_dir + "/" + entry.name).c_str()) < 0 && errno != ENOENT)
-            throw_errno("removing pin " + pin_dir + "/" + entry.name);
 }
 
 uint64_t random_seed()
@@ -174,19 +145,6 @@ void forward_libbpf_messages()
     libbpf_set_print(forward_libbpf_message);
 }
 
-PinDirLock::PinDirLock(const std::string& pin_dir)
-{
-    ensure_mounted(parent_dir(CERB_PIN_ROOT), "bpf", BPF_FS_MAGIC, "mode=0700");
-    for (const std::string& dir : {std::string(CERB_PIN_ROOT), pin_dir}) {
-        if (mkdir(dir.c_str(), 0700) < 0 && errno != EEXIST)
-            throw_errno("creating " + dir);
-    }
-    dir_.reset(open(pin_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!dir_)
-        throw_errno("opening " + pin_dir);
-    check(flock(dir_.get(), LOCK_EX), "locking " + pin_dir);
-}
-
 bpf_object_open_opts shared_map_options()
 {
     kernel::check_pinned_layouts(); // a clear refusal rather than libbpf's "parameter mismatch"
@@ -214,25 +172,6 @@ void initialize_config(const std::string& pin_dir)
               .host_netns = static_cast<uint32_t>(host_netns.st_ino),
               .pad = 0};
     check(bpf_map_update_elem(map.get(), &zero, &config, BPF_ANY), "writing " + std::string(kernel::config_map.name));
-}
-
-bool group_pinned(const std::string& group, const std::string& pin_dir)
-{
-    return access((pin_dir + "/" + group).c_str(), F_OK) == 0;
-}
-
-void pin_group(const std::string& group, const std::function<int(const std::string& prefix)>& pin,
-               const std::string& pin_dir)
-{
-    std::string prefix = group + "_";
-    remove_group_pins(pin_dir, prefix);
-    try {
-        int marker = pin(pin_dir + "/" + prefix);
-        check(bpf_obj_pin(marker, (pin_dir + "/" + group).c_str()), "pinning " + pin_dir + "/" + group);
-    } catch (const Error&) {
-        remove_group_pins(pin_dir, prefix);
-        throw;
-    }
 }
 
 std::optional<PolicyMaps> PolicyMaps::open_pinned(const std::string& pin_dir)

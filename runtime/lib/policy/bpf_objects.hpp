@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// What the BPF-based backends share on a host: the pin directory (bpffs,
-// locked while programs load), the maps every program object reuses by name
-// (libbpf's pinning, layouts checked first), the config entry written once by
-// whoever creates the maps, the program groups pinned all at once, and a
-// container's map entries, added in create and removed in delete.
+// What the BPF-based backends share on a host (the pin directory and its
+// program groups are kernel/pin_dir's): the maps every program object reuses
+// by name (libbpf's pinning, layouts checked first), the config entry written
+// once by whoever creates the maps, and a container's map entries, added in
+// create and removed in delete.
 #pragma once
 
 #include "base/fd.hpp"
+#include "kernel/pin_dir.hpp"
 #include "kernel/pinned_maps.hpp"
 #include "policy/policy_compile.hpp"
 #include "policy/policy_keys.hpp"
@@ -15,22 +16,10 @@
 #include <sys/types.h>
 
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 
 namespace cerberus::bpf {
-
-// The pin directory (bpffs mounted, CERB_PIN_ROOT and the directory made when
-// missing), flocked until destroyed:
-// concurrent creates load each program group once.
-class PinDirLock {
-public:
-    explicit PinDirLock(const std::string& pin_dir = CERB_PIN_DIR);
-
-private:
-    UniqueFd dir_;
-};
 
 // Open options that make an object reuse (or create and pin) the shared maps.
 bpf_object_open_opts shared_map_options();
@@ -38,17 +27,6 @@ bpf_object_open_opts shared_map_options();
 // Writes the config entry (path seed, host network namespace) unless a
 // loader did already. Under PinDirLock.
 void initialize_config(const std::string& pin_dir = CERB_PIN_DIR);
-
-// True when the program group <pin_dir>/<group> is pinned: loaded and, for
-// programs that attach once per host, attached.
-bool group_pinned(const std::string& group, const std::string& pin_dir = CERB_PIN_DIR);
-
-// Pins a group all at once (bpffs may refuse directories): pin(prefix) pins
-// each object as <pin_dir>/<group>_<name> and returns one of them, pinned
-// again as <pin_dir>/<group> only when every pin succeeded; on failure every
-// pin of the group goes. Under PinDirLock.
-void pin_group(const std::string& group, const std::function<int(const std::string& prefix)>& pin,
-               const std::string& pin_dir = CERB_PIN_DIR);
 
 // libbpf's messages (the verifier log among them) go to the debug log.
 void forward_libbpf_messages();

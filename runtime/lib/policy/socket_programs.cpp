@@ -69,7 +69,7 @@ void load_and_pin()
         throw Error(std::string("the kernel refused to load the cgroup socket programs: ") + errno_text(-err),
                     -err);
     bpf::initialize_config();
-    bpf::pin_group(group, [&](const std::string& prefix) {
+    kernel::pin_group(group, [&](const std::string& prefix) {
         for (const auto& program : programs) {
             bpf_program* prog = bpf_object__find_program_by_name(skeleton->obj, program.name);
             if (!prog)
@@ -117,14 +117,14 @@ void hold_hooks_on()
 
 bool loaded()
 {
-    return bpf::group_pinned(group);
+    return kernel::group_pinned(group);
 }
 
 void ensure_loaded()
 {
     if (loaded() && access(keepalive_dir().c_str(), F_OK) == 0)
         return;
-    bpf::PinDirLock lock;
+    kernel::PinDirLock lock;
     if (!loaded()) // another create may have loaded them while we waited
         load_and_pin();
     hold_hooks_on();
@@ -155,7 +155,7 @@ void attach(int cgroup_dir_fd, uint64_t cgroup_id, Set set)
 
 void detach(int cgroup_dir_fd, const std::string& pin_dir)
 {
-    if (!bpf::group_pinned(group, pin_dir))
+    if (!kernel::group_pinned(group, pin_dir))
         return;
     for (const auto& program : programs) {
         UniqueFd prog = open_pin(program.name, pin_dir);
