@@ -119,9 +119,7 @@ Policy parse_policy(const std::string& text)
     Policy policy;
     for (const auto& [key, value] : document.items()) {
         std::string field = "policy." + key;
-        auto list = std::find_if(rule_lists().begin(), rule_lists().end(),
-                                 [&](const RuleList& candidate) { return key == candidate.name; });
-        if (list != rule_lists().end()) {
+        if (const RuleList* list = find_rule_list(key)) {
             list->parse(value, field, policy);
         } else if (key == "mode") {
             policy.mode = parse_mode(value);

@@ -285,11 +285,18 @@ std::span<const RuleList> rule_lists()
     return table;
 }
 
-const RuleList& rule_list(std::string_view name)
+const RuleList* find_rule_list(std::string_view name)
 {
     for (const auto& list : table)
         if (name == list.name)
-            return list;
+            return &list;
+    return nullptr;
+}
+
+const RuleList& rule_list(std::string_view name)
+{
+    if (const RuleList* list = find_rule_list(name))
+        return *list;
     throw Error("no rule list is named \"" + std::string(name) + "\"", EINVAL);
 }
 

@@ -90,6 +90,9 @@ struct RuleList {
 // Every list, in the order documents write them (docs/policy.md's).
 std::span<const RuleList> rule_lists();
 
+// The list of that name, nullptr for a name that is none (a document's other fields).
+const RuleList* find_rule_list(std::string_view name);
+
 // The list of that name; throws for a name that is none (a mistake in the caller).
 const RuleList& rule_list(std::string_view name);
 
