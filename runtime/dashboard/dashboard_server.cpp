@@ -6,6 +6,7 @@
 #include "container/state.hpp"
 #include "dashboard/dashboard_assets.hpp"
 #include "dns/dns_gate.hpp"
+#include "policy/rule_lists.hpp"
 
 #include <arpa/inet.h>
 #include <signal.h>
@@ -139,6 +140,14 @@ void add_routes(httplib::Server& server, DashboardHub& hub)
     server.Get("/", [](const Request&, Response& res) { serve_asset(res, "index.html"); });
     server.Get("/app.js", [](const Request&, Response& res) { serve_asset(res, "app.js"); });
     server.Get("/app.css", [](const Request&, Response& res) { serve_asset(res, "app.css"); });
+    // Each rule list's name and short label, in the order policies are written: the page sums a start
+    // record's policy up with them.
+    server.Get("/api/rule-lists", [](const Request&, Response& res) {
+        nlohmann::json lists = nlohmann::json::array();
+        for (const auto& list : policy::rule_lists())
+            lists.push_back({{"name", list.name}, {"label", list.label}});
+        res.set_content(lists.dump(), "application/json");
+    });
     server.Get("/api/containers", [&hub](const Request&, Response& res) {
         nlohmann::json list = hub.containers();
         for (auto& container : list)

@@ -43,6 +43,9 @@ code() { # code CURL-ARGS...: the HTTP status
     [ "$(code -H "Host: localhost:$PORT" "http://127.0.0.1:$PORT/api/containers")" = 200 ]
     run curl -s "http://127.0.0.1:$PORT/api/containers"
     echo "$output" | jq -e 'type == "array"'
+    # The rule lists the page sums a start record's policy up with, from the runtime's table.
+    run curl -s "http://127.0.0.1:$PORT/api/rule-lists"
+    echo "$output" | jq -e '.[0] == {"name": "allowed_hosts", "label": "hosts"} and (map(.name) | index("forbidden_caps"))'
     [ "$(code "http://127.0.0.1:$PORT/nothing-here")" = 404 ]
     [ "$(code "http://127.0.0.1:$PORT/api/trail?id=../../etc/passwd")" = 404 ]
 }

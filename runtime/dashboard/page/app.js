@@ -13,6 +13,7 @@ const state = {
   ops: new Set(),
   selected: null,        // container whose trail is shown
   detailRecords: [],
+  ruleLists: [],         // /api/rule-lists: each list a policy may hold, with its short label
 };
 
 function el(tag, className, text) {
@@ -50,12 +51,7 @@ function policySummary(policy) {
     const shown = items.slice(0, 3).join(' ');
     parts.push(label + ': ' + (items.length ? shown : 'none') + (items.length > 3 ? ' +' + (items.length - 3) : ''));
   };
-  list('allowed_hosts', 'hosts');
-  list('allowed_paths', 'rw');
-  list('read_only_paths', 'ro');
-  list('denied_paths', 'denied');
-  list('allowed_bins', 'bins');
-  list('forbidden_caps', 'caps');
+  for (const ruleList of state.ruleLists) list(ruleList.name, ruleList.label);
   return parts.join(' · ');
 }
 
@@ -277,6 +273,7 @@ async function start() {
   document.getElementById('filter-container').addEventListener('change', applyFeedFilter);
   document.getElementById('filter-op').addEventListener('change', applyFeedFilter);
   document.getElementById('detail-search').addEventListener('input', renderDetail);
+  state.ruleLists = await (await fetch('/api/rule-lists', { cache: 'no-store' })).json();
   await refreshContainers();
   setInterval(refreshContainers, 2000);
   const feed = await (await fetch('/api/feed', { cache: 'no-store' })).json();

@@ -4,46 +4,35 @@
 #include "base/error.hpp"
 #include "policy/backend_bpf.hpp"
 #include "policy/backend_landlock.hpp"
+#include "policy/rule_lists.hpp"
 
 #include <algorithm>
 
 namespace cerberus::policy {
 namespace {
 
+// The rows a policy brings: its lists' (rule_lists.hpp), and the shutting of
+// escalation and of what lies outside the container, which every policy brings.
 std::vector<RuleKind> kinds_used(const Policy& policy)
 {
     std::vector<RuleKind> kinds;
-    if (policy.allowed_hosts)
-        kinds.insert(kinds.end(), {RuleKind::allowed_hosts, RuleKind::raw_sockets});
-    if (policy.restricts_paths())
-        kinds.insert(kinds.end(), {RuleKind::paths, RuleKind::path_changes, RuleKind::unix_sockets});
-    if (!policy.denied_paths.empty())
-        kinds.push_back(RuleKind::denied_paths);
-    if (policy.allowed_bins)
-        kinds.insert(kinds.end(), {RuleKind::allowed_bins, RuleKind::exec_mappings});
-    if (!policy.forbidden_caps.empty())
-        kinds.push_back(RuleKind::forbidden_caps);
+    for (const auto& list : rule_lists()) {
+        if (!list.present(policy))
+            continue;
+        for (RuleKind kind : list.coverage)
+            if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end())
+                kinds.push_back(kind);
+    }
     kinds.insert(kinds.end(), {RuleKind::escalation, RuleKind::cgroup_exit, RuleKind::other_processes});
     return kinds;
 }
 
-// The policy field a rule kind comes from, for errors.
-const char* field_of(RuleKind kind)
+// The policy field a rule kind comes from, for errors: the first list that brings it.
+std::string field_of(RuleKind kind)
 {
-    switch (kind) {
-    case RuleKind::allowed_hosts:
-    case RuleKind::raw_sockets: return "policy.allowed_hosts";
-    case RuleKind::paths:
-    case RuleKind::path_changes:
-    case RuleKind::unix_sockets: return "policy.allowed_paths";
-    case RuleKind::denied_paths: return "policy.denied_paths";
-    case RuleKind::allowed_bins:
-    case RuleKind::exec_mappings: return "policy.allowed_bins";
-    case RuleKind::forbidden_caps: return "policy.forbidden_caps";
-    case RuleKind::escalation:
-    case RuleKind::cgroup_exit:
-    case RuleKind::other_processes: return "policy";
-    }
+    for (const auto& list : rule_lists())
+        if (std::find(list.coverage.begin(), list.coverage.end(), kind) != list.coverage.end())
+            return std::string("policy.") + list.name;
     return "policy";
 }
 
@@ -146,7 +135,7 @@ void check_coverage(const Backend& backend, const Policy& policy)
     auto table = backend.coverage();
     for (RuleKind kind : kinds_used(policy)) {
         const Coverage& row = coverage_of(table, kind);
-        std::string where = std::string(field_of(kind)) + ": the " + enforcement_name(backend.kind()) +
+        std::string where = field_of(kind) + ": the " + enforcement_name(backend.kind()) +
                             " backend cannot ";
         if (row.enforced == Level::none)
             throw Error(where + "enforce " + rule_kind_name(kind) + " (" + row.note + ")", EOPNOTSUPP);

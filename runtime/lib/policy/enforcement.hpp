@@ -12,6 +12,7 @@
 #include "kernel/pinned_maps.hpp"
 #include "oci/spec.hpp"
 #include "policy/policy.hpp"
+#include "policy/coverage_rows.hpp"
 #include "policy/policy_compile.hpp"
 #include "rootfs/path_mounts.hpp"
 #include "seccomp/seccomp.hpp"
@@ -25,28 +26,6 @@
 #include <vector>
 
 namespace cerberus::policy {
-
-// Rows of the coverage table (`cerberus check`, docs/policy.md).
-enum class RuleKind {
-    allowed_hosts,   // connect and sendto/sendmsg destinations, v4, v6, v4-mapped
-    raw_sockets,     // raw, packet and other non-IP sockets under allowed_hosts
-    paths,           // opens under allowed_paths / read_only_paths
-    path_changes,    // link, rename, unlink, mkdir, truncate, chmod outside the allowed
-    denied_paths,    // never reachable, even under an allowed prefix
-    unix_sockets,    // AF_UNIX connects by path
-    allowed_bins,    // exec of unlisted files, memfds included
-    exec_mappings,   // PROT_EXEC mappings of unlisted files (the loader run directly)
-    forbidden_caps,  // capabilities never usable
-    escalation,      // bpf, perf_event_open, modules, kexec, new user namespaces, mounts
-    cgroup_exit,     // the agent leaving its container's cgroup, where the policy is bound
-    other_processes, // processes outside the container (ptrace, memory, signals, fds), keyrings, userfaultfd
-};
-inline constexpr RuleKind all_rule_kinds[] = {
-    RuleKind::allowed_hosts, RuleKind::raw_sockets,  RuleKind::paths,         RuleKind::path_changes,
-    RuleKind::denied_paths,  RuleKind::unix_sockets, RuleKind::allowed_bins, RuleKind::exec_mappings,
-    RuleKind::forbidden_caps, RuleKind::escalation,  RuleKind::cgroup_exit,  RuleKind::other_processes,
-};
-const char* rule_kind_name(RuleKind kind);
 
 enum class Level { full, partial, none };
 

@@ -5,6 +5,7 @@
 #include "base/fd.hpp"
 #include "cerberus_calls.h"
 #include "policy/policy_check.hpp"
+#include "policy/rule_lists.hpp"
 
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -110,29 +111,33 @@ struct Judgement {
 // The trail's words for a rule, as the BPF programs' enum and the length of the entry.
 bool set_rule(cerb_event& e, const std::string& rule)
 {
+    for (const auto& list : rule_lists()) {
+        bool by_entry = list.denial == DenialWording::by_entry;
+        std::string words = list.denial_rule(); // by entry: the list's name and a space, then the entry
+        if (by_entry ? rule.rfind(words, 0) != 0 : rule != words)
+            continue;
+        e.rule = list.trail_rule;
+        e.rule_len = by_entry ? static_cast<uint16_t>(rule.size() - words.size()) : 0;
+        return true;
+    }
     struct Known {
         const char* text;
         uint16_t rule;
-        bool entry; // the text names an entry after a space, which starts the path
     };
     constexpr Known known[] = {
-        {"not in allowed_paths", CERB_RULE_NOT_IN_ALLOWED_PATHS, false},
-        {"not in allowed_bins", CERB_RULE_NOT_IN_ALLOWED_BINS, false},
-        {"executable mapping not in allowed_bins or read_only_paths", CERB_RULE_EXEC_MAPPING, false},
-        {"escalation is shut under a policy", CERB_RULE_ESCALATION, false},
-        {"address family not allowed", CERB_RULE_ADDRESS_FAMILY, false},
-        {"path could not be resolved", CERB_RULE_PATH_UNRESOLVED, false},
-        {"xattrs are refused under path rules", CERB_RULE_XATTR, false},
-        {"io_uring is refused under host or path rules", CERB_RULE_IO_URING, false},
-        {"memfds are refused under allowed_bins", CERB_RULE_MEMFD, false},
-        {"denied_paths ", CERB_RULE_DENIED_PATH, true},
-        {"read_only_paths ", CERB_RULE_READ_ONLY_PATH, true},
+        {"executable mapping not in allowed_bins or read_only_paths", CERB_RULE_EXEC_MAPPING},
+        {"escalation is shut under a policy", CERB_RULE_ESCALATION},
+        {"address family not allowed", CERB_RULE_ADDRESS_FAMILY},
+        {"path could not be resolved", CERB_RULE_PATH_UNRESOLVED},
+        {"xattrs are refused under path rules", CERB_RULE_XATTR},
+        {"io_uring is refused under host or path rules", CERB_RULE_IO_URING},
+        {"memfds are refused under allowed_bins", CERB_RULE_MEMFD},
     };
     for (const auto& k : known) {
-        if (k.entry ? rule.rfind(k.text, 0) != 0 : rule != k.text)
+        if (rule != k.text)
             continue;
         e.rule = k.rule;
-        e.rule_len = k.entry ? static_cast<uint16_t>(rule.size() - std::strlen(k.text)) : 0;
+        e.rule_len = 0;
         return true;
     }
     return false;

@@ -3,7 +3,8 @@
 #include "policy/policy.hpp"
 
 #include "base/error.hpp"
-#include "policy/policy_access.hpp"
+#include "policy/policy_json.hpp"
+#include "policy/rule_lists.hpp"
 #include "process/capabilities.hpp"
 
 #include <nlohmann/json.hpp>
@@ -20,41 +21,6 @@ namespace {
 
 using nlohmann::json;
 
-[[noreturn]] void invalid(const std::string& field, const std::string& what)
-{
-    throw Error(field + ": " + what, EINVAL);
-}
-
-std::string json_quoted(const std::string& value)
-{
-    return json(value).dump();
-}
-
-const json& expect(const json& value, json::value_t type, const char* type_name, const std::string& field)
-{
-    if (value.type() != type)
-        invalid(field, std::string("expected ") + type_name + ", got " + value.type_name() + " " + value.dump());
-    return value;
-}
-
-std::vector<std::string> string_list(const json& value, const std::string& field)
-{
-    std::vector<std::string> items;
-    for (size_t i = 0; i < expect(value, json::value_t::array, "an array", field).size(); ++i)
-        items.push_back(expect(value[i], json::value_t::string, "a string", field + "[" + std::to_string(i) + "]")
-                            .get<std::string>());
-    return items;
-}
-
-std::vector<std::string> path_list(const json& value, const std::string& field)
-{
-    std::vector<std::string> paths;
-    auto items = string_list(value, field);
-    for (size_t i = 0; i < items.size(); ++i)
-        paths.push_back(normalize_policy_path(items[i], field + "[" + std::to_string(i) + "]"));
-    return paths;
-}
-
 Mode parse_mode(const json& value)
 {
     auto text = expect(value, json::value_t::string, "a string", "policy.mode").get<std::string>();
@@ -63,19 +29,6 @@ Mode parse_mode(const json& value)
     if (text == "audit")
         return Mode::audit;
     invalid("policy.mode", "unknown mode " + json_quoted(text) + " (expected \"enforce\" or \"audit\")");
-}
-
-std::vector<int> parse_caps(const json& value)
-{
-    std::set<int> caps;
-    auto names = string_list(value, "policy.forbidden_caps");
-    for (size_t i = 0; i < names.size(); ++i) {
-        auto number = capability_number(names[i]);
-        if (!number)
-            invalid("policy.forbidden_caps[" + std::to_string(i) + "]", "unknown capability " + json_quoted(names[i]));
-        caps.insert(*number);
-    }
-    return {caps.begin(), caps.end()};
 }
 
 // A parser callback that refuses a key seen before in the same object: with
@@ -166,34 +119,10 @@ Policy parse_policy(const std::string& text)
     Policy policy;
     for (const auto& [key, value] : document.items()) {
         std::string field = "policy." + key;
-        if (key == "mode") {
+        if (const RuleList* list = find_rule_list(key)) {
+            list->parse(value, field, policy);
+        } else if (key == "mode") {
             policy.mode = parse_mode(value);
-        } else if (key == "allowed_hosts") {
-            std::vector<HostRule> rules;
-            auto items = string_list(value, field);
-            for (size_t i = 0; i < items.size(); ++i)
-                rules.push_back(parse_host_rule(items[i], field + "[" + std::to_string(i) + "]"));
-            policy.allowed_hosts = std::move(rules);
-        } else if (key == "allowed_paths") {
-            policy.allowed_paths = path_list(value, field);
-        } else if (key == "read_only_paths") {
-            policy.read_only_paths = path_list(value, field);
-        } else if (key == "denied_paths") {
-            policy.denied_paths = path_list(value, field);
-        } else if (key == "allowed_bins") {
-            policy.allowed_bins = path_list(value, field);
-            for (size_t i = 0; i < policy.allowed_bins->size(); ++i) {
-                const std::string& bin = (*policy.allowed_bins)[i];
-                std::string entry = field + "[" + std::to_string(i) + "]";
-                if (bin == "/")
-                    invalid(entry, "\"/\" is not a file");
-                // Run directly, the loader maps and runs any file it is given.
-                if (is_dynamic_loader(bin))
-                    invalid(entry, json_quoted(bin) + " is the dynamic loader, which would run any file; "
-                                   "dynamically linked programs run without listing it");
-            }
-        } else if (key == "forbidden_caps") {
-            policy.forbidden_caps = parse_caps(value);
         } else if (key == "enforcement") {
             auto name = expect(value, json::value_t::string, "a string", field).get<std::string>();
             auto enforcement = parse_enforcement(name);
@@ -207,7 +136,9 @@ Policy parse_policy(const std::string& text)
             invalid("policy", "unknown field " + json_quoted(key));
         }
     }
-    check_bins_read_only(policy);
+    for (const auto& list : rule_lists())
+        if (list.check_within)
+            list.check_within(policy);
     return policy;
 }
 

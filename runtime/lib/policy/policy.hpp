@@ -58,6 +58,8 @@ struct HostRule {
 };
 
 // An absent allow-list (nullopt) does not restrict; an empty one allows nothing.
+// Each list has its entry in rule_lists.cpp, which says how it is read,
+// written, narrowed, compiled and worded (docs/architecture.md, "Adding a rule kind").
 struct Policy {
     Mode mode = Mode::enforce;
     std::optional<std::vector<HostRule>> allowed_hosts;

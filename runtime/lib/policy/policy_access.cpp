@@ -4,6 +4,7 @@
 #include "policy/policy_access.hpp"
 
 #include "base/error.hpp"
+#include "policy/rule_lists.hpp"
 #include "rootfs/paths.hpp"
 
 #include <sys/socket.h>
@@ -154,10 +155,9 @@ std::vector<PathPoint> path_points(const std::vector<const Policy*>& policies)
     std::vector<std::string> paths;
     for (const Policy* policy : policies) {
         rules.push_back(own_rules(*policy));
-        for (const auto& [path, own] : rules.back())
-            paths.push_back(path);
-        for (const auto& bin : policy->allowed_bins.value_or(std::vector<std::string>{}))
-            paths.push_back(bin);
+        for (const auto& list : rule_lists())
+            if (const auto* listed = list.paths_in(*policy))
+                paths.insert(paths.end(), listed->begin(), listed->end());
     }
     std::sort(paths.begin(), paths.end(), component_order);
     paths.erase(std::unique(paths.begin(), paths.end()), paths.end());

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "policy/policy_check.hpp"
 
+#include "policy/rule_lists.hpp"
 #include "rootfs/paths.hpp"
 
 #include <arpa/inet.h>
@@ -46,15 +47,15 @@ std::optional<std::string> path_rule(const Policy& policy, const std::string& pa
 {
     for (const auto& denied : policy.denied_paths)
         if (paths::within(path, denied))
-            return "denied_paths " + denied;
+            return rule_list("denied_paths").denial_rule(denied);
     if (!policy.restricts_paths())
         return std::nullopt;
     std::string writable = longest_within(path, policy.allowed_paths);
     std::string readable = longest_within(path, policy.read_only_paths);
     if (writable.empty() && readable.empty())
-        return "not in allowed_paths";
+        return rule_list("allowed_paths").denial_rule();
     if (write && writable.size() < readable.size())
-        return "read_only_paths " + readable;
+        return rule_list("read_only_paths").denial_rule(readable);
     return std::nullopt;
 }
 
@@ -64,12 +65,12 @@ std::optional<std::string> host_rule(const Policy& policy, const std::string& ta
         return std::nullopt;
     auto address = parse_address_target(target);
     if (!address)
-        return "not in allowed_hosts"; // an address this build cannot read: nothing matches it
+        return rule_list("allowed_hosts").denial_rule(); // an address this build cannot read: nothing matches it
     for (const auto& rule : *policy.allowed_hosts)
         if (rule.network && rule.network->contains(address->first) && rule.ports.first <= address->second &&
             address->second <= rule.ports.last)
             return std::nullopt;
-    return "not in allowed_hosts";
+    return rule_list("allowed_hosts").denial_rule();
 }
 
 } // namespace
@@ -145,13 +146,13 @@ std::optional<std::string> denying_rule(const Policy& policy, const Action& acti
     if (action.op == "capability") {
         auto number = capability_number(action.target);
         if (number && std::binary_search(policy.forbidden_caps.begin(), policy.forbidden_caps.end(), *number))
-            return "forbidden_caps " + action.target;
+            return rule_list("forbidden_caps").denial_rule(action.target);
         return std::nullopt;
     }
     if (action.op == "exec") {
         if (policy.allowed_bins &&
             std::find(policy.allowed_bins->begin(), policy.allowed_bins->end(), action.target) == policy.allowed_bins->end())
-            return "not in allowed_bins";
+            return rule_list("allowed_bins").denial_rule();
         return std::nullopt;
     }
     if (action.op == "mmap_exec") {

@@ -3,6 +3,7 @@
 
 #include "base/error.hpp"
 #include "policy/policy_access.hpp"
+#include "policy/rule_lists.hpp"
 
 #include <arpa/inet.h>
 
@@ -49,26 +50,11 @@ Key net_key(const Cidr& network, uint64_t cgroup_id)
     return key;
 }
 
-// One entry per distinct network; each also allows the ports of every
-// shorter network that covers it, since the trie answers with the longest.
-// n·log n: each network looks up its at most 128 shorter forms.
-void compile_hosts(const std::vector<HostRule>& rules, CompiledPolicy& out)
-{
-    HostIndex index(rules);
-    for (const auto& [network, own_ports] : index.networks()) {
-        auto ports = index.ports_covering(network);
-        if (network.family == AF_INET)
-            out.net4.push_back({net_key<cerb_net4_key>(network, out.cgroup_id), net_value(network, ports)});
-        else
-            out.net6.push_back({net_key<cerb_net6_key>(network, out.cgroup_id), net_value(network, ports)});
-    }
-}
-
 // A container may take only its share of the maps every container shares.
-void check_share(size_t entries, size_t share, const char* what)
+void check_share(size_t entries, size_t share, const std::string& what)
 {
     if (entries > share)
-        throw Error(std::string("policy: ") + std::to_string(entries) + " " + what + ", more than the " +
+        throw Error("policy: " + std::to_string(entries) + " " + what + ", more than the " +
                         std::to_string(share) + " one container may hold",
                     E2BIG);
 }
@@ -100,6 +86,19 @@ void mark_ancestors(std::map<std::string, uint32_t>& kinds)
     }
 }
 
+// "allowed_paths, read_only_paths, denied_paths and allowed_bins": the lists whose paths fill the path map.
+std::string path_list_names()
+{
+    std::vector<std::string> names;
+    for (const auto& list : rule_lists())
+        if (list.path_kind)
+            names.emplace_back(list.name);
+    std::string text;
+    for (size_t i = 0; i < names.size(); ++i)
+        text += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+    return text;
+}
+
 } // namespace
 
 uint64_t path_hash(std::string_view path, uint64_t seed)
@@ -110,37 +109,47 @@ uint64_t path_hash(std::string_view path, uint64_t seed)
     return hash;
 }
 
+// One entry per distinct network; each also allows the ports of every
+// shorter network that covers it, since the trie answers with the longest.
+// n·log n: each network looks up its at most 128 shorter forms. Names add no
+// entries: the DNS gate admits their addresses.
+void compile_host_rules(const Policy& policy, CompiledPolicy& out)
+{
+    HostIndex index(*policy.allowed_hosts);
+    for (const auto& [network, own_ports] : index.networks()) {
+        auto ports = index.ports_covering(network);
+        if (network.family == AF_INET)
+            out.net4.push_back({net_key<cerb_net4_key>(network, out.cgroup_id), net_value(network, ports)});
+        else
+            out.net6.push_back({net_key<cerb_net6_key>(network, out.cgroup_id), net_value(network, ports)});
+    }
+    if (has_host_names(policy))
+        out.policy.flags |= CERB_HAS_NAMES;
+}
+
+void compile_forbidden_caps(const Policy& policy, CompiledPolicy& out)
+{
+    for (int cap : policy.forbidden_caps)
+        out.policy.forbidden_caps |= 1ULL << cap;
+}
+
 CompiledPolicy compile_policy(const Policy& policy, uint64_t cgroup_id, uint64_t path_seed)
 {
     CompiledPolicy out;
     out.cgroup_id = cgroup_id;
-    auto& flags = out.policy.flags;
     if (policy.mode == Mode::enforce)
-        flags |= CERB_ENFORCE;
-    if (policy.allowed_hosts) {
-        flags |= CERB_HAS_HOSTS;
-        compile_hosts(*policy.allowed_hosts, out); // names add no entries: the DNS gate admits their addresses
+        out.policy.flags |= CERB_ENFORCE;
+    std::map<std::string, uint32_t> kinds; // path (its prefix form) -> CERB_PATH_*
+    for (const auto& list : rule_lists()) {
+        if (!list.present(policy))
+            continue;
+        out.policy.flags |= list.policy_flag;
+        if (list.compile)
+            list.compile(policy, out);
+        if (const auto* paths = list.paths_in(policy))
+            for (const auto& path : *paths)
+                kinds[list.exact_files ? path : prefix_form(path)] |= list.path_kind;
     }
-    if (has_host_names(policy))
-        flags |= CERB_HAS_NAMES;
-    if (policy.restricts_paths())
-        flags |= CERB_HAS_PATHS;
-    if (!policy.denied_paths.empty())
-        flags |= CERB_HAS_DENIED;
-    if (policy.allowed_bins)
-        flags |= CERB_HAS_BINS;
-    for (int cap : policy.forbidden_caps)
-        out.policy.forbidden_caps |= 1ULL << cap;
-
-    std::map<std::string, uint32_t> kinds;
-    for (const auto& path : policy.allowed_paths.value_or(std::vector<std::string>{}))
-        kinds[prefix_form(path)] |= CERB_PATH_ALLOW;
-    for (const auto& path : policy.read_only_paths.value_or(std::vector<std::string>{}))
-        kinds[prefix_form(path)] |= CERB_PATH_READ_ONLY;
-    for (const auto& path : policy.denied_paths)
-        kinds[prefix_form(path)] |= CERB_PATH_DENY;
-    for (const auto& path : policy.allowed_bins.value_or(std::vector<std::string>{}))
-        kinds[path] |= CERB_PATH_BIN;
     mark_ancestors(kinds);
     for (const auto& [path, path_kinds] : kinds) {
         PathEntry entry{};
@@ -153,8 +162,7 @@ CompiledPolicy compile_policy(const Policy& policy, uint64_t cgroup_id, uint64_t
     check_share(out.net4.size(), container_net_rules, "distinct IPv4 networks in allowed_hosts");
     check_share(out.net6.size(), container_net_rules, "distinct IPv6 networks in allowed_hosts");
     check_share(out.paths.size(), container_path_rules,
-                "distinct paths in allowed_paths, read_only_paths, denied_paths and allowed_bins, with the directories "
-                "above them");
+                "distinct paths in " + path_list_names() + ", with the directories above them");
     return out;
 }
 

@@ -51,6 +51,12 @@ uint64_t path_hash(std::string_view path, uint64_t seed);
 // more entries than one container's share (E2BIG, naming the limit).
 CompiledPolicy compile_policy(const Policy& policy, uint64_t cgroup_id, uint64_t path_seed);
 
+// The compile steps of rule lists (rule_lists.hpp) beyond their paths: the
+// networks of allowed_hosts (CERB_HAS_NAMES when it names hosts), the mask of
+// forbidden_caps. Called only for a list the policy has.
+void compile_host_rules(const Policy& policy, CompiledPolicy& out);
+void compile_forbidden_caps(const Policy& policy, CompiledPolicy& out);
+
 // Keys the entries by another cgroup: create compiles before its cgroup exists.
 void assign_cgroup(CompiledPolicy& compiled, uint64_t cgroup_id);
 

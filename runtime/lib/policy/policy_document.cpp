@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "policy/policy_document.hpp"
 
-#include "process/capabilities.hpp"
+#include "policy/rule_lists.hpp"
 
 #include <arpa/inet.h>
 #include <sys/socket.h>
-
-#include <algorithm>
 
 namespace cerberus::policy {
 
@@ -37,29 +35,9 @@ nlohmann::ordered_json to_document(const Policy& policy)
 {
     nlohmann::ordered_json document;
     document["mode"] = policy.mode == Mode::audit ? "audit" : "enforce";
-    if (policy.allowed_hosts) {
-        std::vector<std::string> hosts;
-        for (const auto& rule : *policy.allowed_hosts) {
-            std::string text = host_rule_text(rule);
-            if (std::find(hosts.begin(), hosts.end(), text) == hosts.end())
-                hosts.push_back(text);
-        }
-        document["allowed_hosts"] = hosts;
-    }
-    if (policy.allowed_paths)
-        document["allowed_paths"] = *policy.allowed_paths;
-    if (policy.read_only_paths)
-        document["read_only_paths"] = *policy.read_only_paths;
-    if (!policy.denied_paths.empty())
-        document["denied_paths"] = policy.denied_paths;
-    if (policy.allowed_bins)
-        document["allowed_bins"] = *policy.allowed_bins;
-    if (!policy.forbidden_caps.empty()) {
-        std::vector<std::string> caps;
-        for (int cap : policy.forbidden_caps)
-            caps.emplace_back(capabilities::capability_name(cap));
-        document["forbidden_caps"] = caps;
-    }
+    for (const auto& list : rule_lists())
+        if (list.present(policy))
+            document[list.name] = list.write(policy);
     if (policy.enforcement != Enforcement::automatic)
         document["enforcement"] = enforcement_name(policy.enforcement);
     return document;
@@ -68,7 +46,9 @@ nlohmann::ordered_json to_document(const Policy& policy)
 std::string policy_document(const Policy& policy)
 {
     auto document = to_document(policy);
-    document.erase("allowed_hosts");
+    for (const auto& list : rule_lists())
+        if (!list.enforced_inside)
+            document.erase(list.name);
     return document.dump();
 }
 

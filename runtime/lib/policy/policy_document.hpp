@@ -21,9 +21,9 @@ std::string host_rule_text(const HostRule& rule);
 // is written once. parse_policy(to_document(p).dump()) gives back p.
 nlohmann::ordered_json to_document(const Policy& policy);
 
-// to_document without allowed_hosts (enforced from the kernel maps and the DNS
-// gate, never from inside the container), compact: what exec needs to rebuild
-// the in-container part of the enforcement.
+// to_document without the lists enforced only outside the container
+// (allowed_hosts: the kernel maps and the DNS gate), compact: what exec needs
+// to rebuild the in-container part of the enforcement.
 std::string policy_document(const Policy& policy);
 
 } // namespace cerberus::policy

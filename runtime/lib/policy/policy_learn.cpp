@@ -3,6 +3,7 @@
 
 #include "cerberus_policy.h"
 #include "policy/policy_document.hpp"
+#include "policy/rule_lists.hpp"
 #include "rootfs/paths.hpp"
 
 #include <algorithm>
@@ -36,7 +37,9 @@ void collect(const Policy& base, const Action& action, bool create_by_directory,
     auto rule = denying_rule(base, action);
     if (!rule)
         return;
-    bool explicit_denial = rule->rfind("denied_paths ", 0) == 0 || rule->rfind("forbidden_caps ", 0) == 0;
+    bool explicit_denial = std::any_of(rule_lists().begin(), rule_lists().end(), [&](const RuleList& list) {
+        return list.role == ListRole::deny_list && rule->starts_with(list.denial_rule());
+    });
     auto address = action.target.empty() || action.target[0] == '/' ? std::nullopt
                                                                       : parse_address_target(action.target);
     if (denied_under_any_policy(action) || explicit_denial) {

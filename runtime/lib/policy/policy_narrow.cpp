@@ -7,6 +7,8 @@
 
 #include "base/error.hpp"
 #include "policy/policy_access.hpp"
+#include "policy/policy_narrow.hpp"
+#include "policy/rule_lists.hpp"
 
 #include <algorithm>
 
@@ -19,34 +21,13 @@ namespace {
     throw Error(field + ": " + what + " widens the locked default policy", EPERM);
 }
 
-std::vector<std::string> united(std::vector<std::string> a, const std::vector<std::string>& b)
-{
-    for (const auto& item : b) {
-        if (std::find(a.begin(), a.end(), item) == a.end())
-            a.push_back(item);
-    }
-    return a;
-}
-
-// The policy the container would get: the annotation's, with every list it
-// leaves out taken from the default, and the default's denials added.
+// The policy the container would get: each list combined as its rule list
+// says (the annotation's, or the default's where it has none; denials added up).
 Policy combined(const Policy& base, const Policy& annotation)
 {
     Policy out = annotation;
-    if (!annotation.allowed_hosts)
-        out.allowed_hosts = base.allowed_hosts;
-    if (!annotation.restricts_paths()) {
-        out.allowed_paths = base.allowed_paths;
-        out.read_only_paths = base.read_only_paths;
-    }
-    if (!annotation.allowed_bins)
-        out.allowed_bins = base.allowed_bins;
-    out.denied_paths = united(annotation.denied_paths, base.denied_paths);
-    std::vector<int> caps = annotation.forbidden_caps;
-    caps.insert(caps.end(), base.forbidden_caps.begin(), base.forbidden_caps.end());
-    std::sort(caps.begin(), caps.end());
-    caps.erase(std::unique(caps.begin(), caps.end()), caps.end());
-    out.forbidden_caps = std::move(caps);
+    for (const auto& list : rule_lists())
+        list.combine(base, annotation, out);
     return out;
 }
 
@@ -108,31 +89,38 @@ bool name_allowed(const std::vector<HostRule>& base, const HostRule& rule)
     });
 }
 
-void check_hosts(const std::vector<HostRule>& base, const std::vector<HostRule>& annotation)
+} // namespace
+
+void check_hosts_narrowed(const Policy& base, const Policy& annotation)
 {
-    HostIndex allowed(base);
-    for (size_t i = 0; i < annotation.size(); ++i) {
-        const auto& rule = annotation[i];
-        if (rule.network ? !allowed.allows(*rule.network, {rule.ports}) : !name_allowed(base, rule))
+    if (!base.allowed_hosts || !annotation.allowed_hosts)
+        return;
+    HostIndex allowed(*base.allowed_hosts);
+    for (size_t i = 0; i < annotation.allowed_hosts->size(); ++i) {
+        const auto& rule = (*annotation.allowed_hosts)[i];
+        if (rule.network ? !allowed.allows(*rule.network, {rule.ports}) : !name_allowed(*base.allowed_hosts, rule))
             widens("policy.allowed_hosts[" + std::to_string(i) + "]", "\"" + rule.text + "\"");
     }
 }
 
-} // namespace
+void check_bins_narrowed(const Policy& base, const Policy& annotation)
+{
+    if (!base.allowed_bins || !annotation.allowed_bins)
+        return;
+    for (size_t i = 0; i < annotation.allowed_bins->size(); ++i) {
+        const auto& bin = (*annotation.allowed_bins)[i];
+        if (std::find(base.allowed_bins->begin(), base.allowed_bins->end(), bin) == base.allowed_bins->end())
+            widens("policy.allowed_bins[" + std::to_string(i) + "]", "\"" + bin + "\"");
+    }
+}
 
 Policy narrow_policy(const Policy& base, const Policy& annotation)
 {
     if (base.mode == Mode::enforce && annotation.mode == Mode::audit)
         widens("policy.mode", "\"audit\"");
-    if (base.allowed_hosts && annotation.allowed_hosts)
-        check_hosts(*base.allowed_hosts, *annotation.allowed_hosts);
-    if (base.allowed_bins && annotation.allowed_bins) {
-        for (size_t i = 0; i < annotation.allowed_bins->size(); ++i) {
-            const auto& bin = (*annotation.allowed_bins)[i];
-            if (std::find(base.allowed_bins->begin(), base.allowed_bins->end(), bin) == base.allowed_bins->end())
-                widens("policy.allowed_bins[" + std::to_string(i) + "]", "\"" + bin + "\"");
-        }
-    }
+    for (const auto& list : rule_lists())
+        if (list.check_narrowed)
+            list.check_narrowed(base, annotation);
     if (annotation.enforcement != Enforcement::automatic && annotation.enforcement < base.enforcement)
         widens("policy.enforcement", std::string("\"") + enforcement_name(annotation.enforcement) + "\"");
     Policy narrowed = combined(base, annotation);

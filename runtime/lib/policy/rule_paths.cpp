@@ -3,6 +3,7 @@
 
 #include "base/error.hpp"
 #include "base/fd.hpp"
+#include "policy/rule_lists.hpp"
 
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -76,11 +77,12 @@ Policy with_resolved_paths(const Policy& policy, const std::string& rootfs)
         throw_errno("opening the rootfs " + rootfs + " to resolve the policy's paths");
     std::string real_rootfs = fd_path(rootfs_fd.get()); // as the kernel names what is opened in it
     Policy resolved = policy;
-    for (auto* list : {&resolved.allowed_paths, &resolved.read_only_paths, &resolved.allowed_bins}) {
-        if (*list)
-            resolve_all(**list, rootfs_fd.get(), real_rootfs);
+    for (const auto& list : rule_lists()) {
+        if (list.paths) {
+            if (auto* paths = list.paths(resolved))
+                resolve_all(*paths, rootfs_fd.get(), real_rootfs);
+        }
     }
-    resolve_all(resolved.denied_paths, rootfs_fd.get(), real_rootfs);
     return resolved;
 }
 

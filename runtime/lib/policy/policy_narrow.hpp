@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: Apache-2.0
+// The lists whose narrowing --lock-policy judges by membership (rule_lists'
+// check_narrowed): each throws (EPERM) naming the first entry of the
+// annotation's list that the locked default's does not allow.
+#pragma once
+
+#include "policy/policy.hpp"
+
+namespace cerberus::policy {
+
+// Networks by the addresses and ports they reach, names by the names they match.
+void check_hosts_narrowed(const Policy& locked_default, const Policy& annotation);
+
+// Each binary must be one the default lists.
+void check_bins_narrowed(const Policy& locked_default, const Policy& annotation);
+
+} // namespace cerberus::policy

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: Apache-2.0
+// The table of rule lists: each entry complete, names unique, and each list
+// read, written back, narrowed, compiled and worded in the trail as its entry says.
+#include "audit/audit_format.hpp"
+#include "base/error.hpp"
+#include "policy/enforcement.hpp"
+#include "policy/policy_compile.hpp"
+#include "policy/policy_document.hpp"
+#include "policy/rule_lists.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <map>
+#include <set>
+
+using namespace cerberus;
+using namespace cerberus::policy;
+using nlohmann::json;
+
+namespace {
+
+// An example of each list, as to_document writes it back: a new list needs one here.
+const std::map<std::string, json> examples = {
+    {"allowed_hosts", {"10.0.0.0/8:443", "[2001:db8::1]:443", "example.org:443"}},
+    {"allowed_paths", {"/workspace", "/tmp"}},
+    {"read_only_paths", {"/usr", "/etc"}},
+    {"denied_paths", {"/etc/shadow"}},
+    {"allowed_bins", {"/usr/bin/python3"}},
+    {"forbidden_caps", {"CAP_NET_RAW", "CAP_SYS_ADMIN"}},
+};
+
+Policy with_only(const RuleList& list)
+{
+    return parse_policy(json{{list.name, examples.at(list.name)}}.dump());
+}
+
+} // namespace
+
+TEST_CASE("rule lists: every entry is complete, names and labels are unique")
+{
+    std::set<std::string> names, labels;
+    std::set<uint32_t> path_kinds;
+    for (const auto& list : rule_lists()) {
+        CAPTURE(list.name);
+        CHECK(names.insert(list.name).second);
+        CHECK(labels.insert(list.label).second);
+        CHECK(std::strlen(list.label) > 0);
+        CHECK((list.present != nullptr));
+        CHECK((list.parse != nullptr));
+        CHECK((list.write != nullptr));
+        CHECK((list.combine != nullptr));
+        CHECK_FALSE(list.coverage.empty());
+        CHECK(examples.count(list.name) == 1);
+        // Paths go to the path map under a kind of their own; other lists compile themselves.
+        CHECK((list.paths != nullptr) == (list.path_kind != 0));
+        if (list.path_kind)
+            CHECK(path_kinds.insert(list.path_kind).second);
+        CHECK((list.paths != nullptr || list.compile != nullptr));
+        CHECK((!list.exact_files || list.path_kind != 0));
+        // A deny-list is worded by the entry that denied.
+        CHECK((list.role == ListRole::allow_list || list.denial == DenialWording::by_entry));
+    }
+    CHECK(&rule_list("denied_paths") == &rule_lists()[3]);
+    CHECK_THROWS_AS(rule_list("allowed_http"), Error);
+}
+
+TEST_CASE("rule lists: each is read and written back as it was, absent stays absent")
+{
+    for (const auto& list : rule_lists()) {
+        CAPTURE(list.name);
+        Policy policy = with_only(list);
+        CHECK(list.present(policy));
+        auto document = to_document(policy);
+        CHECK(json(document[list.name]) == examples.at(list.name));
+        CHECK(to_document(parse_policy(document.dump())) == document);
+        CHECK_FALSE(list.present(parse_policy("{}")));
+        CHECK_FALSE(to_document(parse_policy("{}")).contains(list.name));
+        // Only the lists enforced inside the container reach the saved document exec rebuilds from.
+        CHECK(json::parse(policy_document(policy)).contains(list.name) == list.enforced_inside);
+        // An entry of the wrong type is named with its index.
+        CHECK_THROWS_WITH_AS(parse_policy(json{{list.name, {7}}}.dump()),
+                             ("policy." + std::string(list.name) + "[0]: expected a string, got number 7").c_str(),
+                             Error);
+    }
+    CHECK(to_document(parse_policy(R"({"allowed_hosts": []})"))["allowed_hosts"] == json::array());
+    CHECK_FALSE(to_document(parse_policy(R"({"denied_paths": []})")).contains("denied_paths"));
+}
+
+TEST_CASE("rule lists: a locked default's list is kept when the annotation has none")
+{
+    for (const auto& list : rule_lists()) {
+        CAPTURE(list.name);
+        Policy narrowed = narrow_policy(with_only(list), parse_policy("{}"));
+        CHECK(json(to_document(narrowed)[list.name]) == examples.at(list.name));
+    }
+}
+
+TEST_CASE("rule lists: each brings its coverage rows and its flag, paths their kind")
+{
+    for (const auto& list : rule_lists()) {
+        CAPTURE(list.name);
+        Policy policy = with_only(list);
+        for (RuleKind row : list.coverage)
+            CHECK(uses_kind(policy, row));
+        CHECK_FALSE(uses_kind(parse_policy("{}"), list.coverage.front()));
+        CompiledPolicy compiled = compile_policy(policy, 1, 0);
+        CHECK((compiled.policy.flags & list.policy_flag) == list.policy_flag);
+        if (list.path_kind)
+            CHECK(std::any_of(compiled.paths.begin(), compiled.paths.end(),
+                              [&](const PathEntry& entry) { return entry.value.kinds & list.path_kind; }));
+    }
+}
+
+TEST_CASE("rule lists: the trail words a kernel denial by each list as the list does")
+{
+    for (const auto& list : rule_lists()) {
+        CAPTURE(list.name);
+        cerb_event e{};
+        e.rule = list.trail_rule;
+        std::string entry;
+        if (list.paths) {
+            e.target_kind = CERB_TARGET_PATH;
+            std::strcpy(e.path, "/a/b");
+            e.path_len = 4;
+            e.rule_len = list.denial == DenialWording::by_entry ? 2 : 0;
+            entry = "/a";
+        } else {
+            e.target_kind = CERB_TARGET_CAPABILITY;
+            e.number = 13;
+            entry = audit::target_text(e);
+        }
+        CHECK(audit::rule_text(e) == list.denial_rule(entry));
+    }
+}
