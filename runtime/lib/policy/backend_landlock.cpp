@@ -331,7 +331,9 @@ public:
 
     void fill_restrictions(const Policy& policy, ProcessRestrictions& restrictions, int root_fd) const override
     {
-        if (!restrictions.landlock_ruleset)
+        // Audit mode's domain handles no file access (restrictions: only the scopes that keep other
+        // processes out of reach): a file rule in it is EINVAL.
+        if (!restrictions.landlock_ruleset || policy.mode == Mode::audit)
             return;
         landlock::add_rules(restrictions.landlock_ruleset.get(),
                             landlock::plan_ruleset(policy, landlock::abi_version()), root_fd);
