@@ -33,7 +33,7 @@ start_container() {
     rm -f "/var/log/cerberus/$1.jsonl"
     cerberus delete --force "$1" >/dev/null 2>&1
     cerberus run -d --bundle "$bundle" "$1" >/tmp/policy-trail.run 2>&1 ||
-        { vm_fail "$2: the container starts" "$(cat /tmp/policy-trail.run)"; return 1; }
+        { vm_fail "$2, the container starts" "$(cat /tmp/policy-trail.run)"; return 1; }
 }
 
 # act ID NAME ARG...: runs the probe with ARG... in the container as a process of its own (cerberus exec),
@@ -91,21 +91,21 @@ check_denial() {
     case "$mode" in enforce*) verdict=denied ;; esac
     why="$(not_reported_why "$id" "$kind")"
     if [ -n "$why" ]; then
-        vm_skip "$mode: the $name is in the trail" "cannot hold on $POLICY_BACKEND: $why"
+        vm_skip "$mode, the $name is in the trail" "cannot hold on $POLICY_BACKEND: $why"
         return
     fi
     if [ -z "$pid" ]; then
-        vm_fail "$mode: the $name is in the trail within 2 s" "the process said no pid"
+        vm_fail "$mode, the $name is in the trail within 2 s" "the process said no pid"
         return
     fi
     if took="$(within_2s "$id" "$pid")"; then
         vm_log "$mode $name: in the trail after ${took}00 ms: $(records_of "$id" "$pid")"
-        vm_ok "$mode: the $name is in the trail within 2 s"
+        vm_ok "$mode, the $name is in the trail within 2 s"
     else
-        vm_fail "$mode: the $name is in the trail within 2 s" "no record of pid $pid; the records: $(cerberus events --denials --format json "$id" 2>&1 | jq -c "select(.type == \"denial\") | [.pid, .comm, .op, .target]")"
+        vm_fail "$mode, the $name is in the trail within 2 s" "no record of pid $pid; the records: $(cerberus events --denials --format json "$id" 2>&1 | jq -c "select(.type == \"denial\") | [.pid, .comm, .op, .target]")"
         return
     fi
-    vm_expect_output "$mode: the $name's record has the container, process, pid, op, path, rule and verdict" true \
+    vm_expect_output "$mode, the $name's record has the container, process, pid, op, path, rule and verdict" true \
         sh -c "records_of() { cerberus events --denials --format json '$id' | jq -c 'select(.type == \"denial\" and .pid == $pid)'; }
                records_of | jq -se --arg id '$id' --arg op '$op' --arg target '$target' --arg rule '$rule' --arg v '$verdict' \
                'length == 1 and (.[0] | .id == \$id and .pid == $pid and .tid > 0 and .uid == 1000 and .comm == \"cerberus-probe\"
@@ -114,7 +114,7 @@ check_denial() {
     # Where Landlock logs its refusals (the read and the exec; the write is the read-only mount's EROFS),
     # its record paired with the observer's call: one line, carrying the record's blockers.
     if [ "$LANDLOCK_RECORDS" = 1 ] && [ "$name" != write ]; then
-        vm_expect_output "$mode: the $name's line carries Landlock's record's blockers" true \
+        vm_expect_output "$mode, the $name's line carries Landlock's record's blockers" true \
             sh -c "cerberus events --denials --format json '$id' | jq -se 'map(select(.type == \"denial\" and .pid == $pid))
                    | length == 1 and (.[0].blockers | startswith(\"fs.\"))'"
     fi
@@ -125,10 +125,10 @@ check_control() {
     local pid
     eval "pid=\$PID_$3"
     if [ -z "$pid" ]; then
-        vm_fail "$2: the allowed $3 is in no record" "its process was not found"
+        vm_fail "$2, the allowed $3 is in no record" "its process was not found"
         return
     fi
-    vm_expect_output "$2: the allowed $3 is in no record" 0 \
+    vm_expect_output "$2, the allowed $3 is in no record" 0 \
         sh -c "cerberus events --denials --format json '$1' | jq -s '[.[] | select(.type == \"denial\" and (.pid == $pid or .target == \"$4\"))] | length'"
 }
 
@@ -171,9 +171,9 @@ for state in $audit_states; do
     id="policy-trail-enforce-$state"
     start_container "$id" enforce || continue
     run_actions "$id" "$mode"
-    vm_expect_output "$mode: the allowed actions work, the denied ones fail" \
+    vm_expect_output "$mode, the allowed actions work, the denied ones fail" \
         "ok ok ok | errno=13 (EACCES) errno=$(denial_errno "13 (EACCES)" "30 (EROFS)") errno=13 (EACCES)" echo "$SAID"
-    vm_expect_output "$mode: the text form names the denied read" 1 \
+    vm_expect_output "$mode, the text form names the denied read" 1 \
         sh -c "cerberus events --denials '$id' | grep -c ' cerberus-probe\[$PID_read\] open /secret.txt DENIED '"
     cerberus events --denials --format json "$id" | jq -c 'select(.type == "denial") | [.op, .target, .rule]' |
         sort >/tmp/policy-trail.enforce
@@ -186,10 +186,10 @@ LANDLOCK_RECORDS=0
 id=policy-trail-audit
 if start_container "$id" audit; then
     run_actions "$id" audit
-    audit_runs "audit: every action works" "ok ok ok | ok ok ok" echo "$SAID"
+    audit_runs "audit, every action works" "ok ok ok | ok ok ok" echo "$SAID"
     cerberus delete --force "$id" >/dev/null 2>&1
     audited="$(cerberus events --denials --format json "$id" | jq -c 'select(.type == "denial") | [.op, .target, .rule]' | sort)"
-    vm_expect_output "audit: the trail lists exactly what enforce mode denied" "$(cat /tmp/policy-trail.enforce 2>/dev/null)" \
+    vm_expect_output "audit, the trail lists exactly what enforce mode denied" "$(cat /tmp/policy-trail.enforce 2>/dev/null)" \
         echo "$audited"
 fi
 
