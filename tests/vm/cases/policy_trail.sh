@@ -84,7 +84,9 @@ not_reported_why() {
 }
 
 # check_denial ID MODE NAME KIND OP TARGET RULE_PREFIX: the process NAME's action is in the trail within 2 s,
-# one record, with every field; or, where the START record says KIND is not reported, a skip with its reason.
+# one record, with every field (its exe the probe's, or in audit mode, where the BPF backends' collector
+# reads it once the exec went through, the program it ran); or, where the START record says KIND is not
+# reported, a skip with its reason.
 check_denial() {
     local id="$1" mode="$2" name="$3" kind="$4" op="$5" target="$6" rule="$7" pid why took verdict
     eval "pid=\$PID_$name"
@@ -111,7 +113,8 @@ check_denial() {
                    and .op == \"$op\" and .target == \"$target\")'; }
                records_of | jq -se --arg id '$id' --arg op '$op' --arg target '$target' --arg rule '$rule' --arg v '$verdict' \
                'length == 1 and (.[0] | .id == \$id and .pid == $pid and .tid > 0 and .uid == 1000 and .comm == \"cerberus-probe\"
-                and .exe == \"/bin/cerberus-probe\" and .op == \$op and .target == \$target and .verdict == \$v
+                and (.exe == \"/bin/cerberus-probe\" or (\$v == \"audit\" and \$op == \"exec\" and .exe == \$target))
+                and .op == \$op and .target == \$target and .verdict == \$v
                 and (.rule | startswith(\$rule)) and (.time | test(\"^[0-9]{4}-[0-9]{2}-[0-9]{2}T\")))'"
     # Where Landlock logs its refusals (the read and the exec; the write is the read-only mount's EROFS),
     # its record paired with the observer's call: one line, carrying the record's blockers.
