@@ -192,8 +192,6 @@ int BPF_PROG(cerb_call_exit, struct pt_regs *regs, long ret)
     e->args[5] = BPF_CORE_READ(regs, r9);
     e->nr = nr;
     e->err = err;
-    if (policy->flags & CERB_LANDLOCK_LOGGED)
-        e->flags |= CERB_CALL_LANDLOCK_LOGGED;
     if (cap_of_call) {
         e->flags |= CERB_CALL_CAPABILITY;
         e->cap = cap_number;

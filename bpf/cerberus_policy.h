@@ -80,11 +80,8 @@
  * the spec): what its packets reach through the loopback device, whatever
  * address they carry, is the host's own services. */
 #define CERB_HOST_NETWORK (1u << 9)
-/* Set by the landlock backend at install when the kernel audit log carries
- * the container's Landlock denials (ABI 7 and kernel audit enabled): the
- * collector writes those, and leaves the call observer's calls that Landlock
- * refused to them (CERB_CALL_LANDLOCK_LOGGED). */
-#define CERB_LANDLOCK_LOGGED (1u << 10)
+/* (1u << 10) is free: it marked, at create, a container whose Landlock denials the kernel audit log
+ * carried; whether it does is now seen per denial, by the collector (docs/audit.md). */
 /* The container shares a pid namespace (the host's, or another container's):
  * processes outside it have numbers the agent can name. */
 #define CERB_SHARED_PIDS (1u << 11)
@@ -325,7 +322,6 @@ struct cerb_call_name {
 /* struct cerb_call_event.flags */
 #define CERB_CALL_TRUNCATED (1u << 0) /* a name did not fit, or its directory could not be built */
 #define CERB_CALL_CAPABILITY (1u << 1) /* the call failed a check of the forbidden capability cap */
-#define CERB_CALL_LANDLOCK_LOGGED (1u << 2) /* the container's policy has CERB_LANDLOCK_LOGGED */
 struct cerb_call_event {
     __u64 time_ns; /* bpf_ktime_get_boot_ns */
     __u64 cgroup_id;

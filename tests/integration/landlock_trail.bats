@@ -1,8 +1,9 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: Apache-2.0
-# Landlock's file and exec denials reach the container's trail: read from the kernel audit log by the
-# collector where kernel audit is on, from the call observer (failed calls judged against the policy) where
-# it is off. Audit mode holds the policy's calls for the collector and lets them through.
+# Landlock's file and exec denials reach the container's trail: from the call observer (failed calls
+# judged against the policy) whatever the audit state, paired with Landlock's own records from the kernel
+# audit log where audit is on, so that each denial is one line even when audit is switched while the
+# container runs. Audit mode holds the policy's calls for the collector and lets them through.
 # Learn mode reads such a trail as a BPF LSM one: a denied write goes to allowed_paths.
 # Kernel audit is host-wide: each test puts back the audit state it found (cerberus-audit-switch).
 
@@ -82,7 +83,7 @@ denials_after_wait() {
     echo "$denials"
     [ "$(echo "$denials" | wc -l)" -eq 2 ]
     echo "$denials" | jq -se --arg id "$ID" 'map(select(.id == $id and .op == "open" and .target == "/secret.txt"
-        and .comm == "cat" and .pid > 0 and .errno == 13 and .rule == "not in allowed_paths or read_only_paths"))
+        and .comm == "cat" and .pid > 0 and .errno == 13 and .rule == "not in allowed_paths"))
         | length == 1'
     echo "$denials" | jq -se --arg id "$ID" 'map(select(.id == $id and .op == "exec" and .target == "/bin/tool"
         and .comm == "sh" and .errno == 13 and .rule == "not in allowed_bins")) | length == 1'
@@ -190,4 +191,89 @@ denials_after_wait() {
     echo "$output"
     [[ "$output" == *'write=0'* ]]
     [[ "$output" == *'read=0'* ]]
+}
+
+# switched_run BEFORE AFTER: a policed container created with kernel audit at BEFORE, audit switched to AFTER
+# while it runs, then the allowed read, and a denied read and a denied exec; the pids of the processes that
+# read in ALLOWED_PID and DENIED_PID.
+switched_run() {
+    "$AUDIT_SWITCH" set "$1"
+    policed
+    echo 'for the agent' > "$BUNDLE/rootfs/bin/allowed.txt"
+    set_args sleep 600
+    edit_config '.linux.namespaces |= map(select(.type != "pid"))' # the trail's pids are the host's
+    cerb --audit-dir "$AUDIT_DIR" run -d -b "$BUNDLE" "$ID" </dev/null
+    "$AUDIT_SWITCH" set "$2"
+    [ "$("$AUDIT_SWITCH" get)" = "$2" ]
+    local out="$BATS_TEST_TMPDIR/exec.out"
+    cerb exec "$ID" sh -c 'echo "pid=$$"; cat /bin/allowed.txt; echo "allowed=$?"' >"$out" 2>&1
+    ALLOWED_PID="$(sed -n 's/^pid=//p' "$out")"
+    grep -qx 'allowed=0' "$out"
+    # The denied read by the shell itself, the denied exec by a child of it; the shell, which made the
+    # process's Landlock domain, lives on, so the collector can tell whose Landlock's records are.
+    cerb exec "$ID" sh -c 'echo "pid=$$"; read x </secret.txt; echo "read=$?"; /bin/tool; echo "tool=$?"; sleep 3' \
+        >"$out" 2>&1 &
+    EXEC_JOB=$!
+    for _ in $(seq 100); do
+        grep -q '^tool=' "$out" && break
+        sleep 0.1
+    done
+    cat "$out"
+    DENIED_PID="$(sed -n 's/^pid=//p' "$out")"
+    grep -qx 'read=[1-9]' "$out"
+    grep -qx 'tool=126' "$out"
+    echo "pids: allowed $ALLOWED_PID, denied read $DENIED_PID"
+}
+
+# exactly_once: the denied read and exec are each one line of the trail within 2 s, and still one line each
+# once the pairing of Landlock's records with the observer's calls has settled and the container is
+# deleted (finish reads the audit log to its end); the allowed read is in no line (the control).
+exactly_once() {
+    local n
+    for n in $(seq 20); do
+        [ "$(jq -c 'select(.type == "denial")' "$TRAIL" 2>/dev/null | wc -l)" -ge 2 ] && break
+        sleep 0.1
+    done
+    echo "after ${n}00 ms: $(cat "$TRAIL")"
+    jq -se --argjson p "$DENIED_PID" 'map(select(.type == "denial" and .pid == $p and .op == "open"
+        and .target == "/secret.txt" and .errno == 13 and .verdict == "denied")) | length == 1' "$TRAIL"
+    jq -se 'map(select(.type == "denial" and .pid > 0 and .op == "exec" and .target == "/bin/tool"
+        and .rule == "not in allowed_bins")) | length == 1' "$TRAIL"
+    wait "$EXEC_JOB" # the shell's 3 s: a Landlock record no call paired would be written after a second
+    cerb delete --force "$ID"
+    echo "after delete: $(cat "$TRAIL")"
+    jq -se 'map(select(.type == "denial" and .target == "/secret.txt")) | length == 1' "$TRAIL"
+    jq -se 'map(select(.type == "denial" and .target == "/bin/tool")) | length == 1' "$TRAIL"
+    jq -se 'map(select(.type == "denial")) | length == 2' "$TRAIL"
+    jq -se --argjson p "$ALLOWED_PID" 'map(select(.pid == $p or .target == "/bin/allowed.txt")) | length == 0' "$TRAIL"
+}
+
+@test "kernel audit switched off between create and the denials: each denial is in the trail once; the allowed read is not" {
+    [ "$AUDIT_BEFORE" != 2 ] || skip "kernel audit is locked on here"
+    own_collector_or_none
+    switched_run 1 0
+    exactly_once
+}
+
+@test "kernel audit switched on between create and the denials: each denial is in the trail once, not twice; the allowed read is not" {
+    [ "$AUDIT_BEFORE" != 2 ] || skip "kernel audit is locked on here"
+    own_collector_or_none
+    switched_run 0 1
+    exactly_once
+}
+
+@test "audit mode in the host's pid namespace: the container starts (its domain holds no file rule), the read enforce would deny runs and is recorded, the allowed one is not" {
+    own_collector_or_none
+    echo 'for the agent' > "$BUNDLE/rootfs/bin/allowed.txt"
+    edit_config '.root.readonly = false | .linux.namespaces |= map(select(.type != "pid"))'
+    edit_config '.annotations["io.cerberus.policy"] = "{\"enforcement\": \"landlock\", \"mode\": \"audit\", \"allowed_paths\": [\"/tmp\"], \"read_only_paths\": [\"/bin\"]}"'
+    set_args sh -c 'cat /secret.txt; echo "cat=$?"; cat /bin/allowed.txt; echo "allowed=$?"'
+    run cerb --audit-dir "$AUDIT_DIR" run -b "$BUNDLE" "$ID"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *'cat=0'* ]]
+    [[ "$output" == *'allowed=0'* ]]
+    cat "$TRAIL"
+    jq -se 'map(select(.type == "denial" and .verdict == "audit" and .target == "/secret.txt")) | length == 1' "$TRAIL"
+    jq -se 'map(select(.type == "denial" and .target == "/bin/allowed.txt")) | length == 0' "$TRAIL"
 }

@@ -267,6 +267,9 @@ build_initramfs() {
             install_file "$root" "$build_dir/cerberus-race-attack" /usr/local/bin/cerberus-race-attack
         [[ ! -x "$build_dir/cerberus-recvtty" ]] ||
             install_file "$root" "$build_dir/cerberus-recvtty" /usr/local/bin/cerberus-recvtty
+        # Kernel audit on and off without auditd (tests/vm/cases/policy_trail.sh).
+        [[ ! -x "$build_dir/cerberus-audit-switch" ]] ||
+            install_file "$root" "$build_dir/cerberus-audit-switch" /usr/local/bin/cerberus-audit-switch
         # The OCI hook, and runc to run it (tests/vm/cases/oci_hook_runc.sh).
         [[ ! -x "$build_dir/cerberus-hook" ]] ||
             install_file "$root" "$build_dir/cerberus-hook" /usr/local/bin/cerberus-hook

@@ -55,6 +55,7 @@ bool Collector::start()
     epoll_event ev{.events = EPOLLIN, .data = {.u64 = ring_ready}};
     check(epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, drain_->ready_fd(), &ev), "epoll_ctl");
     subscribe_audit_log(); // before the socket: create waits for the socket before the init runs
+    refresh_audit_state();
     listener_ = daemon::listen(collector_daemon(), epoll_.get(), {.u64 = request_ready});
     reload_registry();
     spdlog::info("audit collector {} started", getpid());
@@ -95,15 +96,37 @@ void Collector::handle_call(const cerb_call_event& call, const std::string& exe)
     if (!trail)
         return;
     UniqueFd own;
-    if (auto e = judge_(call, trail->policy, root_for(*trail, call.pid, own), CERB_VERDICT_DENIED))
-        write_event(*trail, *e, exe);
-    else
+    auto e = judge_(call, trail->policy, root_for(*trail, call.pid, own), CERB_VERDICT_DENIED);
+    if (!e) {
         ++not_refusals_;
+        return;
+    }
+    // A refusal of Landlock's may have a record in the kernel audit log too: one line for both, with the
+    // record's blockers (from a record come first, or held for it while audit is on); else kept for a
+    // record to find.
+    std::string blockers;
+    if (audit_log_ && refused_by_landlock(call, *e)) {
+        ObservedRefusal seen{call.cgroup_id, e->pid, e->op, std::string(e->path, e->path_len),
+                             std::chrono::steady_clock::now()};
+        if (auto paired = pair_with_record(call.cgroup_id, *e)) {
+            blockers = *paired;
+        } else if (landlock_logs_) {
+            held_calls_.push_back({seen, event_json(*e, {trail->id, exe, boot_to_wall_}),
+                                   seen.seen + pair_call_wait});
+            return;
+        } else {
+            observed_.push_back(seen);
+        }
+    }
+    write_event(*trail, *e, exe, blockers);
 }
 
-void Collector::write_event(Trail& trail, const cerb_event& e, const std::string& exe)
+void Collector::write_event(Trail& trail, const cerb_event& e, const std::string& exe, const std::string& blockers)
 {
-    trail.pending += dump_line(event_json(e, {trail.id, exe, boot_to_wall_}));
+    auto line = event_json(e, {trail.id, exe, boot_to_wall_});
+    if (!blockers.empty())
+        line["blockers"] = blockers;
+    trail.pending += dump_line(line);
     trail.pending += '\n';
     if (trail.pending.size() >= write_every)
         write_pending(trail);
@@ -239,6 +262,9 @@ void Collector::forget(uint64_t cgroup_id)
     }
     unlink(registry_entry_path(cgroup_id).c_str());
     drain_->forget(cgroup_id);
+    std::erase_if(observed_, [&](const ObservedRefusal& o) { return o.cgroup_id == cgroup_id; });
+    std::erase_if(held_records_, [&](const HeldRecord& r) { return r.cgroup_id == cgroup_id; });
+    std::erase_if(held_calls_, [&](const HeldCall& c) { return c.call.cgroup_id == cgroup_id; });
     for (auto it = domains_.begin(); it != domains_.end();)
         it = it->second == cgroup_id ? domains_.erase(it) : std::next(it);
 }
@@ -276,6 +302,8 @@ void Collector::on_tick()
     // Where the kernel builds no SYSCALL record it sends no end-of-event
     // record either: such events end by age.
     write_landlock(landlock_.take(Completion::aged));
+    write_held_records(false);
+    refresh_audit_state();
     for (auto& [cgroup_id, trail] : trails_)
         report_lost(cgroup_id, trail);
     sync_all();
@@ -287,6 +315,12 @@ void Collector::on_tick()
     if (not_refusals_) {
         spdlog::debug("{} failed calls of landlock containers were no refusal of their policy", not_refusals_);
         not_refusals_ = 0;
+    }
+    if (paired_) {
+        spdlog::debug("{} Landlock denials came both from the kernel audit log and from the call observer: "
+                      "written once each",
+                      paired_);
+        paired_ = 0;
     }
     if (unknown_domains_) {
         spdlog::info("{} Landlock denials of domains no registered container made were left alone", unknown_domains_);
@@ -316,6 +350,7 @@ std::string Collector::finish(uint64_t cgroup_id, const daemon::StillWorking& st
             read_audit_log();
         write_landlock(landlock_.take(Completion::all));
     }
+    write_held_records(true, cgroup_id); // every record of the container's that its calls did not pair
     if (auto it = trails_.find(cgroup_id); it != trails_.end())
         report_lost(cgroup_id, it->second);
     forget(cgroup_id);

@@ -8,11 +8,15 @@
 #include "cgroup/cgroup_mounts.hpp"
 #include "kernel/audit_netlink.hpp"
 
+#include <linux/landlock.h>
 #include <poll.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <spdlog/spdlog.h>
+
+#include "kernel/pinned_maps.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -144,10 +148,157 @@ void Collector::write_landlock(std::vector<LandlockEvent> events)
                 continue;
             }
             Trail& trail = it->second;
-            trail.pending += dump_line(landlock_denial_json(event, denial, trail.id)) + "\n";
+            // The call observer sees the file system's refusals too: the record pairs with its call (one
+            // line for both), or waits a moment for it.
+            bool observed_kind = observer_ && denial.blockers.rfind("fs.", 0) == 0;
+            if (observed_kind && pair_with_call(it->first, event.pid, denial.path, denial.blockers)) {
+                ++paired_;
+                continue;
+            }
+            if (observed_kind && pair_with_held_call(it->first, event.pid, denial.path, denial.blockers)) {
+                ++paired_;
+                continue;
+            }
+            auto line = landlock_denial_json(event, denial, trail.id);
+            if (observed_kind) {
+                held_records_.push_back({it->first, event.pid, denial.path, denial.blockers, std::move(line),
+                                         std::chrono::steady_clock::now() + pair_record_wait});
+                continue;
+            }
+            trail.pending += dump_line(line) + "\n";
             write_pending(trail);
         }
     }
+}
+
+namespace {
+
+// How well a Landlock record (pid, path, blockers) matches a refused call of the same container: 2 the
+// same object, 1 the directory the call made or removed a name in (Landlock names the directory), 0 not.
+int match(const ObservedRefusal& call, int64_t pid, const std::string& path, const std::string& blockers)
+{
+    if (pid > 0 && call.pid != pid)
+        return 0;
+    if (call.op == CERB_OP_MOUNT)
+        return blockers.find("fs.change_topology") != std::string::npos ? 2 : 0;
+    if (path == call.target)
+        return 2;
+    bool names_in_dir = blockers.find("fs.make_") != std::string::npos ||
+                        blockers.find("fs.remove_") != std::string::npos ||
+                        blockers.find("fs.refer") != std::string::npos;
+    if (names_in_dir && !path.empty() && call.target.rfind(path == "/" ? path : path + "/", 0) == 0)
+        return 1;
+    return path.empty() ? 1 : 0;
+}
+
+} // namespace
+
+// A call the observer saw Landlock refuse, paired with a record already come: the record's blockers.
+std::optional<std::string> Collector::pair_with_record(uint64_t cgroup_id, const cerb_event& e)
+{
+    ObservedRefusal call{cgroup_id, e.pid, e.op, std::string(e.path, e.path_len), {}};
+    auto best = held_records_.end();
+    int best_score = 0;
+    for (auto it = held_records_.begin(); it != held_records_.end(); ++it) {
+        int score = it->cgroup_id == cgroup_id ? match(call, it->pid, it->path, it->blockers) : 0;
+        if (score > best_score)
+            best = it, best_score = score;
+    }
+    if (best == held_records_.end())
+        return std::nullopt;
+    std::string blockers = best->blockers;
+    held_records_.erase(best);
+    ++paired_;
+    return blockers;
+}
+
+// A record of Landlock's whose call the observer already sent (and the collector wrote): true, and the
+// call is paired.
+bool Collector::pair_with_call(uint64_t cgroup_id, int64_t pid, const std::string& path, const std::string& blockers)
+{
+    auto keep_from = std::chrono::steady_clock::now() - pair_call_keep;
+    while (!observed_.empty() && observed_.front().seen < keep_from)
+        observed_.pop_front();
+    auto best = observed_.end();
+    int best_score = 0;
+    for (auto it = observed_.begin(); it != observed_.end(); ++it) {
+        int score = it->cgroup_id == cgroup_id ? match(*it, pid, path, blockers) : 0;
+        if (score > best_score)
+            best = it, best_score = score;
+    }
+    if (best == observed_.end())
+        return false;
+    observed_.erase(best);
+    return true;
+}
+
+// A record of Landlock's whose call waits for it (audit on): the call's line is written with the
+// record's blockers.
+bool Collector::pair_with_held_call(uint64_t cgroup_id, int64_t pid, const std::string& path,
+                                    const std::string& blockers)
+{
+    auto best = held_calls_.end();
+    int best_score = 0;
+    for (auto it = held_calls_.begin(); it != held_calls_.end(); ++it) {
+        int score = it->call.cgroup_id == cgroup_id ? match(it->call, pid, path, blockers) : 0;
+        if (score > best_score)
+            best = it, best_score = score;
+    }
+    if (best == held_calls_.end())
+        return false;
+    best->line["blockers"] = blockers;
+    write_line(cgroup_id, best->line);
+    held_calls_.erase(best);
+    return true;
+}
+
+void Collector::write_line(uint64_t cgroup_id, const nlohmann::ordered_json& line)
+{
+    if (auto trail = trails_.find(cgroup_id); trail != trails_.end()) {
+        trail->second.pending += dump_line(line) + "\n";
+        write_pending(trail->second);
+    }
+}
+
+// Whether Landlock's records are to come: kernel audit on, Landlock ABI 7. Asked every tick: a call
+// held in vain (audit just switched off) waits pair_call_wait, one not held (just switched on) is
+// written without the record's blockers; either way its denial is one line.
+void Collector::refresh_audit_state()
+{
+    static const long abi = syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
+    if (!audit_log_ || abi < 7) {
+        landlock_logs_ = false;
+        return;
+    }
+    kernel::AuditStatus audit = kernel::audit_status();
+    landlock_logs_ = audit.known && audit.enabled != 0;
+}
+
+// Calls and records of Landlock's that nothing paired: those held long enough (or, with all, every one of
+// the container's) are written alone; a call is then kept for a late record.
+void Collector::write_held_records(bool all, uint64_t cgroup_id)
+{
+    auto now = std::chrono::steady_clock::now();
+    for (auto it = held_calls_.begin(); it != held_calls_.end();) {
+        if (all ? it->call.cgroup_id != cgroup_id : it->until > now) {
+            ++it;
+            continue;
+        }
+        write_line(it->call.cgroup_id, it->line);
+        observed_.push_back(it->call);
+        it = held_calls_.erase(it);
+    }
+    for (auto it = held_records_.begin(); it != held_records_.end();) {
+        if (all ? it->cgroup_id != cgroup_id : it->until > now) {
+            ++it;
+            continue;
+        }
+        write_line(it->cgroup_id, it->line);
+        it = held_records_.erase(it);
+    }
+    auto keep_from = now - pair_call_keep;
+    while (!observed_.empty() && observed_.front().seen < keep_from)
+        observed_.pop_front();
 }
 
 } // namespace cerberus::audit

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cctype>
 #include <cstdint>
 #include <cstring>
@@ -288,6 +289,13 @@ std::string text_line(const std::string& json_line)
     std::string verdict = str("verdict");
     std::transform(verdict.begin(), verdict.end(), verdict.begin(), [](unsigned char c) { return std::toupper(c); });
     return line + " " + verdict + " (" + str("rule") + ")";
+}
+
+bool refused_by_landlock(const cerb_call_event& call, const cerb_event& e)
+{
+    if (e.op == CERB_OP_MOUNT)
+        return true;
+    return (call.err == EACCES || call.err == EXDEV) && e.rule != CERB_RULE_DENIED_PATH;
 }
 
 } // namespace cerberus::audit

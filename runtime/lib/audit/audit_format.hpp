@@ -42,6 +42,11 @@ int64_t boot_to_wall_offset();
 // {"type":"denial","time":...,"id":...,"pid":...,...,"rule":...}
 nlohmann::ordered_json event_json(const cerb_event& e, const EventContext& ctx);
 
+// Whether e, the record of a call the observer saw fail, is of a refusal Landlock made (EACCES, or EXDEV,
+// but at a denied path's cover, which file permissions refuse; every mount), and so one the kernel audit
+// log may carry too.
+bool refused_by_landlock(const cerb_call_event& call, const cerb_event& e);
+
 // {"type":"lost","time":...,"id":...,"count":N,"total":T}: N more events of
 // the container were dropped (T in all), counted by the BPF programs.
 nlohmann::ordered_json lost_json(const std::string& id, int64_t wall_ns, uint64_t count, uint64_t total);

@@ -18,6 +18,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -35,6 +36,43 @@ constexpr auto idle_linger = std::chrono::seconds(10);
 // log: a safety bound (an audit rule dropping the marker), not a wait that
 // happens when the kernel delivers it.
 constexpr auto marker_wait = std::chrono::milliseconds(1000);
+
+// One denial can reach the collector twice: from the call observer (the
+// refused call, at its return) and from the kernel audit log (Landlock's
+// record, while kernel audit is on), in either order. Each side is kept this
+// long for the other to pair with; a record of Landlock's not paired by then
+// is written alone (a refusal the observer did not see); an observed call is
+// held for its record while kernel audit is on (so that its line carries the
+// record's blockers), written at once while it is off. So each denial is one
+// line whatever the audit state was at create or at the denial.
+constexpr auto pair_record_wait = std::chrono::seconds(1);     // a Landlock record, held for its call
+constexpr auto pair_call_wait = std::chrono::milliseconds(500); // a call, held for its record while audit is on
+constexpr auto pair_call_keep = std::chrono::seconds(5);       // a written call, for its record to come
+
+// A refusal of Landlock's that the observer saw and the collector wrote.
+struct ObservedRefusal {
+    uint64_t cgroup_id = 0;
+    int64_t pid = 0;
+    uint16_t op = 0;
+    std::string target;
+    std::chrono::steady_clock::time_point seen;
+};
+
+// A refused call waiting for Landlock's record of it, its line ready.
+struct HeldCall {
+    ObservedRefusal call;
+    nlohmann::ordered_json line;
+    std::chrono::steady_clock::time_point until;
+};
+
+// A record of Landlock's waiting for the observer's call of the same denial.
+struct HeldRecord {
+    uint64_t cgroup_id = 0;
+    int64_t pid = 0; // 0: the kernel sent no SYSCALL record
+    std::string path, blockers;
+    nlohmann::ordered_json line;
+    std::chrono::steady_clock::time_point until;
+};
 
 // epoll tags (the call supervisor's fds have larger ones, call_supervisor.hpp)
 constexpr uint64_t ring_ready = 0, request_ready = 1, audit_log_ready = 2;
@@ -62,7 +100,7 @@ private:
     Trail* trail_of(uint64_t cgroup_id);
     void write_drained(const DrainedEvent& drained);
     void handle_call(const cerb_call_event& call, const std::string& exe);
-    void write_event(Trail& trail, const cerb_event& e, const std::string& exe);
+    void write_event(Trail& trail, const cerb_event& e, const std::string& exe, const std::string& blockers = "");
     void observe_calls();
     int root_for(const Trail& trail, uint32_t pid, UniqueFd& own);
     std::string take_root(uint64_t cgroup_id, UniqueFd root);
@@ -85,6 +123,12 @@ private:
     void write_landlock(std::vector<LandlockEvent> events);
     std::optional<uint64_t> cgroup_of(int64_t pid) const;
     void learn_domain(uint64_t domain, int64_t creator);
+    std::optional<std::string> pair_with_record(uint64_t cgroup_id, const cerb_event& e);
+    bool pair_with_call(uint64_t cgroup_id, int64_t pid, const std::string& path, const std::string& blockers);
+    bool pair_with_held_call(uint64_t cgroup_id, int64_t pid, const std::string& path, const std::string& blockers);
+    void write_held_records(bool all, uint64_t cgroup_id = 0);
+    void refresh_audit_state();
+    void write_line(uint64_t cgroup_id, const nlohmann::ordered_json& line);
 
     UniqueFd lock_, listener_, epoll_, policies_, acct_;
     std::optional<EventDrain> drain_;
@@ -107,6 +151,12 @@ private:
     bool observer_refused_ = false;
     std::optional<CallSupervisor> supervisor_; // audit mode's held calls, once the epoll fd is made
     uint64_t not_refusals_ = 0; // calls the observer sent that no rule of their policy refused
+    // The two sides of Landlock's denials, kept for pairing (pair_record_wait).
+    std::deque<ObservedRefusal> observed_;
+    std::deque<HeldRecord> held_records_;
+    std::deque<HeldCall> held_calls_;
+    bool landlock_logs_ = false; // kernel audit on (Landlock ABI 7), as last asked: records are to come
+    uint64_t paired_ = 0;
 };
 
 } // namespace cerberus::audit

@@ -112,9 +112,11 @@ const std::string& landlock_unlogged_why(int abi)
     return why;
 }
 
-// How this host reports the landlock backend's refusals: Landlock's own
-// records where the kernel audit log carries them, and the call observer
-// (kernel/call_observer) for the rest, or for everything where it does not.
+// How this host reports the landlock backend's refusals: the call observer
+// (kernel/call_observer) sees every refused call whatever the audit state,
+// and the collector pairs Landlock's own records, where the kernel audit log
+// carries them, with its calls (one line a denial); without the observer,
+// Landlock's records alone, while kernel audit is on.
 struct Reporting {
     bool landlock_logged = false;
     std::string unlogged_why;
@@ -125,10 +127,16 @@ struct Reporting {
     // For a row whose refusals come from Landlock (from_landlock) or from seccomp and the mounts.
     std::string note(bool from_landlock) const
     {
-        if (from_landlock && landlock_logged)
-            return "Landlock's records, read from the kernel audit log";
         if (observer.calls)
-            return "the call observer: failed calls judged against the policy at their return (sys_exit tracepoint)";
+            return std::string("the call observer: failed calls judged against the policy at their return (sys_exit "
+                               "tracepoint)") +
+                   (from_landlock && unlogged_why.empty()
+                        ? "; Landlock's records from the kernel audit log, while audit is on, paired with them "
+                          "(one line a denial) and alone for what the observer does not see"
+                        : "");
+        if (from_landlock && landlock_logged)
+            return "Landlock's records, read from the kernel audit log, while kernel audit stays on (the kernel "
+                   "refused the call observer: " + observer.why + ")";
         std::string why = "not reported: " + (from_landlock ? unlogged_why + "; " : std::string()) +
                           "the kernel refused the call observer (" + observer.why + ")";
         return why;
@@ -288,10 +296,9 @@ public:
     void install(const CompiledPolicy& compiled, const ContainerCgroup& cgroup,
                  const std::string& keys_file) const override
     {
-        // Landlock's own records, where the kernel audit log carries them, say what Landlock refused.
-        uint32_t logged = landlock_unlogged_why(landlock::abi_version()).empty() ? CERB_LANDLOCK_LOGGED : 0;
-        install_container_part(compiled, cgroup, keys_file, CERB_BACKEND_LANDLOCK | logged,
-                               socket_programs::Set::every);
+        // Whether Landlock's own records of a denial reach the collector is seen per denial (the audit
+        // state can change after create): nothing about it is decided here.
+        install_container_part(compiled, cgroup, keys_file, CERB_BACKEND_LANDLOCK, socket_programs::Set::every);
     }
 
     void remove(const ContainerCgroup& cgroup, const std::string& keys_file) const override
@@ -331,7 +338,9 @@ public:
 
     void fill_restrictions(const Policy& policy, ProcessRestrictions& restrictions, int root_fd) const override
     {
-        if (!restrictions.landlock_ruleset)
+        // Audit mode's domain handles no file access (restrictions: only the scopes that keep other
+        // processes out of reach): a file rule in it is EINVAL.
+        if (!restrictions.landlock_ruleset || policy.mode == Mode::audit)
             return;
         landlock::add_rules(restrictions.landlock_ruleset.get(),
                             landlock::plan_ruleset(policy, landlock::abi_version()), root_fd);

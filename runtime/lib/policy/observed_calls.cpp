@@ -398,12 +398,6 @@ std::optional<cerb_event> judge_call(const Policy& policy, const cerb_call_event
     auto judged = Judge(policy, call, root_fd).judge();
     if (!judged)
         return std::nullopt;
-    // Where the kernel audit log carries Landlock's denials, the collector writes them from there: the
-    // refusals Landlock makes (EACCES and EXDEV but at a denied path's cover, which file permissions
-    // refuse; every mount) are left to them.
-    bool landlock_refused = (call.err == EACCES || call.err == EXDEV) && !judged->rule.starts_with("denied_paths ");
-    if ((call.flags & CERB_CALL_LANDLOCK_LOGGED) && (landlock_refused || judged->op == CERB_OP_MOUNT))
-        return std::nullopt;
     e.op = judged->op;
     if (judged->rule == "rerouted")
         e.rule = CERB_RULE_REROUTED;

@@ -3,8 +3,9 @@
 # Landlock's denials reach the trail through the kernel audit log with and without an audit daemon: the
 # collector only joins the log's readlog multicast group, so it never takes the audit pid, and auditd
 # (Debian's, put into the VM by fetch-auditd.sh) keeps its own log whole. In each run a landlock container
-# reads a denied file and an allowed one: the trail holds exactly the denial, read from Landlock's own record
-# (its blockers); with auditd, auditd's log holds the same record and auditd is still the audit pid.
+# reads a denied file and an allowed one: the trail holds exactly the denial, one line for the call observer's
+# call and Landlock's own record of it (the record's blockers on the line, which only the record names);
+# with auditd, auditd's log holds the same record and auditd is still the audit pid.
 # vm-timeout: 300
 # vm-boots: landlock
 . "${VM_LIB:-/vm/lib.sh}"
@@ -40,12 +41,12 @@ trail_run() {
     vm_log "$1 denials: $(cat "/tmp/$1.denials")"
 }
 
-# check_trail ID WHAT: the denied read failed and is the trail's one denial, from Landlock's record; the
+# check_trail ID WHAT: the denied read failed and is the trail's one denial, paired with Landlock's record; the
 # allowed read worked and wrote nothing (the control).
 check_trail() {
     vm_expect_output "$2: the denied read fails, the allowed one works" "$(printf 'secret=1\nfor the agent\nallowed=0')" \
         grep -v 'Permission denied' "/tmp/$1.out"
-    vm_expect_output "$2: the trail holds exactly the denied read, from Landlock's audit record" true \
+    vm_expect_output "$2: the trail holds exactly the denied read, once, with Landlock's record's blockers" true \
         jq -se --arg id "$1" 'length == 1 and (.[0] | .id == $id and .op == "open" and .target == "/secret.txt"
             and .blockers == "fs.read_file" and .comm == "cat" and .pid > 0 and .errno == 13)' "/tmp/$1.denials"
 }
