@@ -191,19 +191,28 @@ int match(const ObservedRefusal& call, int64_t pid, const std::string& path, con
     return path.empty() ? 1 : 0;
 }
 
+// The best-scoring entry of a pairing queue (score 0: no match), or its end.
+template <typename Queue, typename Score>
+auto best_match(Queue& queue, Score score_of)
+{
+    auto best = queue.end();
+    int best_score = 0;
+    for (auto it = queue.begin(); it != queue.end(); ++it) {
+        if (int score = score_of(*it); score > best_score)
+            best = it, best_score = score;
+    }
+    return best;
+}
+
 } // namespace
 
 // A call the observer saw Landlock refuse, paired with a record already come: the record's blockers.
 std::optional<std::string> Collector::pair_with_record(uint64_t cgroup_id, const cerb_event& e)
 {
     ObservedRefusal call{cgroup_id, e.pid, e.op, std::string(e.path, e.path_len), {}};
-    auto best = held_records_.end();
-    int best_score = 0;
-    for (auto it = held_records_.begin(); it != held_records_.end(); ++it) {
-        int score = it->cgroup_id == cgroup_id ? match(call, it->pid, it->path, it->blockers) : 0;
-        if (score > best_score)
-            best = it, best_score = score;
-    }
+    auto best = best_match(held_records_, [&](const HeldRecord& record) {
+        return record.cgroup_id == cgroup_id ? match(call, record.pid, record.path, record.blockers) : 0;
+    });
     if (best == held_records_.end())
         return std::nullopt;
     std::string blockers = best->blockers;
@@ -219,13 +228,9 @@ bool Collector::pair_with_call(uint64_t cgroup_id, int64_t pid, const std::strin
     auto keep_from = std::chrono::steady_clock::now() - pair_call_keep;
     while (!observed_.empty() && observed_.front().seen < keep_from)
         observed_.pop_front();
-    auto best = observed_.end();
-    int best_score = 0;
-    for (auto it = observed_.begin(); it != observed_.end(); ++it) {
-        int score = it->cgroup_id == cgroup_id ? match(*it, pid, path, blockers) : 0;
-        if (score > best_score)
-            best = it, best_score = score;
-    }
+    auto best = best_match(observed_, [&](const ObservedRefusal& observed) {
+        return observed.cgroup_id == cgroup_id ? match(observed, pid, path, blockers) : 0;
+    });
     if (best == observed_.end())
         return false;
     observed_.erase(best);
@@ -237,13 +242,9 @@ bool Collector::pair_with_call(uint64_t cgroup_id, int64_t pid, const std::strin
 bool Collector::pair_with_held_call(uint64_t cgroup_id, int64_t pid, const std::string& path,
                                     const std::string& blockers)
 {
-    auto best = held_calls_.end();
-    int best_score = 0;
-    for (auto it = held_calls_.begin(); it != held_calls_.end(); ++it) {
-        int score = it->call.cgroup_id == cgroup_id ? match(it->call, pid, path, blockers) : 0;
-        if (score > best_score)
-            best = it, best_score = score;
-    }
+    auto best = best_match(held_calls_, [&](const HeldCall& held) {
+        return held.call.cgroup_id == cgroup_id ? match(held.call, pid, path, blockers) : 0;
+    });
     if (best == held_calls_.end())
         return false;
     best->line["blockers"] = blockers;
