@@ -8,15 +8,18 @@ build=$(cd "${1:-build}" && pwd)
 passed=0 failed=0 failed_tiers=""
 
 run_tier() {
-    local name=$1
+    local name=$1 started=$SECONDS verdict=passed
     shift
     echo "=== tier $name: $*"
     if "$@"; then
         passed=$((passed + 1))
     else
+        verdict=failed
         failed=$((failed + 1))
         failed_tiers="$failed_tiers $name"
     fi
+    # CI's budget is an hour: each tier's share shows where time goes.
+    echo "=== tier $name $verdict in $((SECONDS - started)) s"
 }
 
 run_tier unit "$build/unit-tests"
