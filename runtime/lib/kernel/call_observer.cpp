@@ -5,6 +5,7 @@
 #include "base/files.hpp"
 #include "cerberus_calls.h"
 #include "cerberus_observe.skel.h"
+#include "kernel/boot_record.hpp"
 #include "kernel/pin_dir.hpp"
 #include "kernel/pinned_maps.hpp"
 
@@ -29,11 +30,6 @@ namespace {
 constexpr const char* support_record = "/run/cerberus-enforcement/observer";
 
 static_assert(sizeof(cerb_call_event) == 1136);
-
-std::string boot_id()
-{
-    return files::read_file_if_exists("/proc/sys/kernel/random/boot_id").value_or("");
-}
 
 bool has_cap_tracepoint()
 {
@@ -259,25 +255,23 @@ CallObserver CallObserver::attach()
 
 ObserverSupport observer_support()
 {
-    std::string boot = boot_id();
-    if (auto record = files::read_file_if_exists(support_record)) {
-        try {
-            auto j = nlohmann::json::parse(*record);
-            if (j.value("boot", "") == boot && !boot.empty())
-                return {j.value("calls", false), j.value("why", ""), capability_checks(j.value("capabilities", ""))};
-        } catch (const std::exception&) {
+    // Once per process: a create asks for each backend it weighs.
+    static const ObserverSupport support = [] {
+        if (auto record = read_boot_record(support_record)) {
+            try {
+                auto j = nlohmann::json::parse(*record);
+                return ObserverSupport{j.value("calls", false), j.value("why", ""),
+                                       capability_checks(j.value("capabilities", ""))};
+            } catch (const std::exception&) {
+            }
         }
-    }
-    ObserverSupport support = try_observer();
-    try {
-        files::make_dirs("/run/cerberus-enforcement", 0700);
-        nlohmann::json j{{"boot", boot},
-                         {"calls", support.calls},
-                         {"why", support.why},
-                         {"capabilities", capability_name(support.capabilities)}};
-        files::write_file_atomic(support_record, j.dump(), 0600);
-    } catch (const Error&) {
-    }
+        ObserverSupport probed = try_observer();
+        write_boot_record(support_record, nlohmann::json{{"calls", probed.calls},
+                                                         {"why", probed.why},
+                                                         {"capabilities", capability_name(probed.capabilities)}}
+                                              .dump());
+        return probed;
+    }();
     return support;
 }
 

@@ -5,6 +5,7 @@
 #include "base/files.hpp"
 #include "cerberus_policy.skel.h"
 #include "cerberus_policy_fmod_ret.skel.h"
+#include "kernel/boot_record.hpp"
 #include "policy/bpf_hooks.hpp"
 #include "policy/bpf_objects.hpp"
 #include "policy/container_part.hpp"
@@ -36,12 +37,6 @@ struct ObjectDeleter {
 struct LinkDeleter {
     void operator()(bpf_link* link) const { bpf_link__destroy(link); }
 };
-
-std::string boot_id()
-{
-    std::string id = files::read_file_if_exists("/proc/sys/kernel/random/boot_id").value_or("");
-    return id.substr(0, id.find('\n'));
-}
 
 // What differs between the two sets of programs.
 struct SetTraits {
@@ -167,11 +162,8 @@ public:
             if (("," + lsms + ",").find(",bpf,") == std::string::npos)
                 return {false, "\"bpf\" is not in the active LSM list (\"" + lsms + "\"; boot with lsm=" + lsms + ",bpf)"};
         }
-        if (auto refused = files::read_file_if_exists(traits_.refusal_record)) {
-            auto newline = refused->find('\n');
-            if (newline != std::string::npos && refused->substr(0, newline) == boot_id())
-                return {false, refused->substr(newline + 1)};
-        }
+        if (auto refused = kernel::read_boot_record(traits_.refusal_record))
+            return {false, *refused};
         try {
             kernel::PinDirLock lock;
             if (!kernel::group_pinned(traits_.group)) // another create may have loaded them while we waited
@@ -180,11 +172,7 @@ public:
         } catch (const Error& e) {
             std::string why = traits_.set == ProgramSet::bpf_lsm ? std::string("\"bpf\" is an active LSM but ") + e.what()
                                                                  : std::string(e.what());
-            try {
-                files::make_dirs("/run/cerberus-enforcement", 0700);
-                files::write_file_atomic(traits_.refusal_record, boot_id() + "\n" + why, 0600);
-            } catch (const Error&) {
-            }
+            kernel::write_boot_record(traits_.refusal_record, why);
             return {false, why};
         }
     }
