@@ -144,10 +144,11 @@ UniqueFd open_program_pin(const char* program)
     return fd;
 }
 
-ObserverPrograms pinned_programs()
+// The group's programs, each got by its name in cerberus_observe.bpf.c.
+template <class Get>
+ObserverPrograms programs_by_name(Get get)
 {
-    return {open_program_pin("cerb_call_exit"), open_program_pin("cerb_cap_kprobe"),
-            open_program_pin("cerb_cap_check")};
+    return {get("cerb_call_exit"), get("cerb_cap_kprobe"), get("cerb_cap_check")};
 }
 
 struct SkeletonDeleter {
@@ -179,15 +180,17 @@ ObserverPrograms load_and_pin()
     if (int err = cerberus_observe__load(skeleton.get()))
         throw Error(std::string("the kernel refused to load the call observer: ") + errno_text(-err), -err);
     pin_group(observer_group, [&](const std::string& prefix) {
-        for (bpf_program* prog : {progs->cerb_call_exit, progs->cerb_cap_kprobe, progs->cerb_cap_check}) {
+        bpf_program* prog;
+        bpf_object__for_each_program(prog, skeleton->obj)
+        {
             std::string path = prefix + bpf_program__name(prog);
             if (bpf_program__fd(prog) >= 0)
                 check(bpf_obj_pin(bpf_program__fd(prog), path.c_str()), "pinning " + path);
         }
         return bpf_program__fd(progs->cerb_call_exit);
     });
-    return {keep_program(progs->cerb_call_exit), keep_program(progs->cerb_cap_kprobe),
-            keep_program(progs->cerb_cap_check)};
+    return programs_by_name(
+        [&](const char* name) { return keep_program(bpf_object__find_program_by_name(skeleton->obj, name)); });
 }
 
 // The pinned programs, loaded and pinned first by whichever collector comes first.
@@ -198,7 +201,7 @@ ObserverPrograms observer_programs()
         if (!group_pinned(observer_group)) // another collector may have pinned them while we waited
             return load_and_pin();
     }
-    return pinned_programs();
+    return programs_by_name(open_program_pin);
 }
 
 // The kernel's kprobe event source, as perf_event_open names it.
