@@ -64,6 +64,7 @@
 #define MNT_NOEXEC 0x04
 /* struct mount.mnt_ns of mounts in no namespace (fs/mount.h: ERR_PTR(-EINVAL)) */
 #define MNT_NS_INTERNAL ((struct mnt_namespace *)-22)
+#define OVERLAYFS_SUPER_MAGIC 0x794c7630
 #define SB_I_NOEXEC 0x02
 #define FNV_OFFSET 0xcbf29ce484222325ULL
 #define FNV_PRIME 0x100000001b3ULL

@@ -67,8 +67,17 @@ static __always_inline int check_inode_change(struct dentry *dentry, __u16 op, i
     struct vfsmount *mnt = w ? (struct vfsmount *)w->mnt : NULL;
     if (mnt && kernel_internal(mnt))
         return 0;
-    if (mnt && BPF_CORE_READ(mnt, mnt_sb) != BPF_CORE_READ(dentry, d_sb))
+    struct super_block *noted_sb = mnt ? BPF_CORE_READ(mnt, mnt_sb) : NULL;
+    if (mnt && noted_sb != BPF_CORE_READ(dentry, d_sb)) {
+        /* overlayfs from 6.7 changes its layers' files (copy-up, a change passed down) under
+         * sb_start_write alone, taking no write access to its private mount: a change on another
+         * file system right after the task took write access to an overlay is the overlay's own,
+         * the task's access having been judged on the overlay's inode (every call that changes an
+         * inode takes write access to its mount first, which notes it). */
+        if (BPF_CORE_READ(noted_sb, s_magic) == OVERLAYFS_SUPER_MAGIC)
+            return 0;
         mnt = NULL;
+    }
     return check_change_at(dentry, mnt, NULL, op, false, 0);
 }
 
