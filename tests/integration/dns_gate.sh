@@ -146,7 +146,24 @@ expect "but is not admitted (0a 01 02 03)" bash -c "! bpftool map dump pinned $l
 expect "the trail records the refusal" grep -q '"type":"dns".*"name":"evil.example","qtype":"A","verdict":"refused","rule":"not in allowed_hosts"' "$WORK/trail.jsonl"
 expect "the trail records the address not admitted" grep -q '"name":"private.example".*"verdict":"not admitted","rule":"private range 10.0.0.0/8","address":"10.1.2.3"' "$WORK/trail.jsonl"
 echo "info the gate's memory serving one container: $(grep VmRSS /proc/$gate_pid/status)"
+expect "asked, the gate writes its snapshot now" [ "$(ask "snapshot $cgroup_id")" = ok ]
 expect "the snapshot shows the admitted addresses" bash -c "jq -e '[.[] | select(.name == \"allowed.example\" and .ports == \"443\")] | length == 2' $run_dir/admitted/$cgroup_id.json >/dev/null"
+
+# The answer cache (dig without its cookie, an EDNS option the cache does not serve): with the resolver
+# stopped, a name asked before is answered, its TTL lowered; one never asked is not.
+expect "an allowed name answered with the resolver up" [ "$(dig_gate +nocookie @127.53.0.1 +short allowed.example A)" = 203.0.113.7 ]
+kill "$dnsmasq_pid" "$(cat "$WORK/dnsmasq.pid")" 2>/dev/null
+wait "$dnsmasq_pid" 2>/dev/null
+dnsmasq_pid=
+for _ in $(seq 30); do ! in_ns ss -lun | grep -q 192.0.2.53:53 && break; sleep 0.1; done
+expect "the resolver is stopped" bash -c "! nsenter --net=/proc/$pid/ns/net ss -lun | grep -q 192.0.2.53:53"
+expect "with the resolver stopped, it is answered from the gate's cache" \
+    [ "$(dig_gate +nocookie @127.53.0.1 +short allowed.example A)" = 203.0.113.7 ]
+ttl=$(dig_gate +nocookie @127.53.0.1 +noall +answer allowed.example A | awk '{ print $2 }')
+expect "with its TTL lowered from the resolver's 30 s ($ttl)" [ "${ttl:-30}" -lt 30 ]
+expect "control: an allowed name never asked (the resolver answers every name under wild.example) is not answered" \
+    bash -c "! nsenter --net=/proc/$pid/ns/net dig +nocookie +time=1 +tries=1 +short @127.53.0.1 b.wild.example A | grep -q 198.51.100.10"
+start_resolver "$pid" 2>/dev/null
 
 # A gate that dies: names stop resolving, admitted addresses stay; the next one rebuilds from the map.
 { kill -KILL "$gate_pid" && wait "$gate_pid"; } 2>/dev/null # bash's "Killed" notice
