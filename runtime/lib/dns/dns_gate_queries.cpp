@@ -88,7 +88,8 @@ void Gate::handle_query(uint64_t cgroup_id, const Client& client, std::span<cons
             reply(client, refused_reply(message));
             return;
         }
-        ports = {policy::PortRange{}}; // audit: admitted as if allowed, every port
+        // Audit: answered, and no port opened (admit records the addresses; the programs record each
+        // connect to them, with its port, for learn mode).
     }
     forward(container, client, *query, message, std::move(ports));
 }
@@ -246,6 +247,12 @@ void Gate::finish(uint64_t pending_id, std::vector<uint8_t> message, const Answe
 void Gate::admit(Container& container, const Question& question, const std::vector<policy::PortRange>& ports,
                  const Answer& answer, uint64_t now_ns)
 {
+    if (ports.empty()) { // audit mode, a name the policy does not list
+        for (const auto& found : answer.addresses)
+            record(container, {question.name, type_name(question.type), "audit", "not in allowed_hosts",
+                               address_text(found.address)});
+        return;
+    }
     uint64_t cgroup_id = container.registration.cgroup_id;
     AnswerAdmission admitted =
         admit_answer(*table_, cgroup_id, container.networks, question.name, ports, answer.addresses, now_ns);
