@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # The DNS gate's cost on this host, natively, all in one run so every ratio compares like with like:
 #   query latency through the gate (a container whose policy names hosts, its queries steered to the gate,
-#   which forwards to the resolver) vs straight to the resolver (a container without a policy, same resolver);
+#   which forwards to the resolver) vs straight to the resolver (a container without a policy, same resolver):
+#   for a name asked again and again (the gate answers from its cache after the first) and for names each
+#   asked once (every query goes on to the resolver);
 #   connect latency to an address admitted by a name's answer vs the same address listed as an IP rule (the
 #   same kernel check: one more map lookup);
 #   the gate's memory (VmRSS) per container served and per thousand names resolved and admitted.
@@ -54,6 +56,7 @@ nsenter --net="$netns" ip addr add "$resolver/32" dev lo
 {
     echo "198.51.100.1 svc.test"
     for i in $(seq 1 "$names"); do echo "198.18.$((i / 256)).$((i % 256)) n$i.bulk.test"; done
+    for i in $(seq 1 "$queries"); do echo "198.19.$((i / 256)).$((i % 256)) f$i.first.test"; done
 } >"$work/hosts"
 nsenter --net="$netns" dnsmasq --keep-in-foreground --conf-file=/dev/null --no-resolv --no-hosts \
     --addn-hosts="$work/hosts" --listen-address="$resolver" --bind-interfaces --local-ttl=600 \
@@ -109,13 +112,15 @@ layout=$($build/cerberus check | sed -n 's|^pin dir: *[^ ]*/\([0-9a-f]*\) .*|\1|
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
 bulk_policy=$(jq -cn --argjson n "$names" \
-    '{allowed_hosts: (["svc.test:80"] + [range(1; $n + 1) | "n\(.).bulk.test:80"])}')
+    '{allowed_hosts: (["svc.test:80", "*.first.test:80"] + [range(1; $n + 1) | "n\(.).bulk.test:80"])}')
 start direct "" shared
 start gated "$bulk_policy" shared
 start by-ip '{"allowed_hosts": ["198.51.100.1:80"]}' shared
 
 direct_ns=$(ns_per_op direct loop-dns "$queries" svc.test "$resolver")
 gated_ns=$(ns_per_op gated loop-dns "$queries" svc.test "$resolver")
+direct_first_ns=$(ns_per_op direct loop-dns "$queries" "f%d.first.test" "$resolver")
+gated_first_ns=$(ns_per_op gated loop-dns "$queries" "f%d.first.test" "$resolver")
 by_ip_ns=$(ns_per_op by-ip loop-connect "$connects" 198.51.100.1 80)
 by_name_ns=$(ns_per_op gated loop-connect "$connects" 198.51.100.1 80)
 
@@ -126,8 +131,10 @@ for i in $(seq 1 "$containers"); do start "extra-$i" '{"allowed_hosts": ["svc.te
 rss_more=$(gate_rss_kb)
 
 printf '%-58s %12s %12s %7s\n' measurement gate baseline ratio
-printf '%-58s %12s %12s %7s\n' "query latency, ns (through the gate / straight)" "$gated_ns" "$direct_ns" \
-    "$(ratio "$gated_ns" "$direct_ns")"
+printf '%-58s %12s %12s %7s\n' "query latency, repeated name, ns (through the gate / straight)" "$gated_ns" \
+    "$direct_ns" "$(ratio "$gated_ns" "$direct_ns")"
+printf '%-58s %12s %12s %7s\n' "query latency, first query of a name, ns (gate / straight)" "$gated_first_ns" \
+    "$direct_first_ns" "$(ratio "$gated_first_ns" "$direct_first_ns")"
 printf '%-58s %12s %12s %7s\n' "connect latency, ns (admitted by a name / an IP rule)" "$by_name_ns" "$by_ip_ns" \
     "$(ratio "$by_name_ns" "$by_ip_ns")"
 printf '%-58s %12s\n' "gate VmRSS, kB, serving 1 container" "$rss_one"

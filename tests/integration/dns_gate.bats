@@ -38,3 +38,9 @@ teardown() {
     edit_config '.annotations["io.cerberus.policy"] = "{\"allowed_hosts\":[\"allowed.example:443\"]}"'
     run_script lifecycle
 }
+
+@test "dns gate: learn mode proposes the name an audit run asked and reached, not its address (landlock backend)" {
+    "$CERBERUS" check | grep -q '^  landlock  usable' || skip "this host cannot run the landlock backend"
+    edit_config '.annotations["io.cerberus.policy"] = "{\"mode\":\"audit\",\"allowed_hosts\":[\"allowed.example:443\"]}"'
+    run_script learn
+}

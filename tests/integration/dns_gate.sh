@@ -8,7 +8,9 @@
 #   gate       the gate alone (`cerberus dns-gate`), asked by this script for a
 #              container without a policy; dig asks 127.53.0.1:53 and [::1]:53;
 #   lifecycle  create, exec and delete of a container whose policy names hosts
-#              (the landlock backend), asking the gate from inside.
+#              (the landlock backend), asking the gate from inside;
+#   learn      an audit-mode run that asks and reaches a name the policy does not
+#              list, then `cerberus policy learn`: the name, not its address.
 # Each check prints "ok ..." or "FAIL ..."; the exit status counts the failures.
 set -uo pipefail
 : "${CERBERUS:?}" "${ROOT:?}" "${BUNDLE:?}" "${ID:?}" "${WORK:?}"
@@ -63,6 +65,30 @@ output_has() { # output_has PATTERN COMMAND...: the command's output matches the
 }
 state_has() { "$CERBERUS" --root "$ROOT" state "$ID" | jq -e "$1" >/dev/null; }
 cgroup_of() { stat -c %i "$(findmnt -n -t cgroup2 -o TARGET | head -1)$(sed -n 's/^0:://p' "/proc/$1/cgroup")"; }
+
+if [ "$mode" = learn ]; then
+    echo "nameserver 192.0.2.53" > "$BUNDLE/rootfs/etc/resolv.conf"
+    expect "create, in audit mode" cerb create -b "$BUNDLE" "$ID"
+    pid=$(cerb state "$ID" | jq -r .pid)
+    start_resolver "$pid"
+    nsenter --net="/proc/$pid/ns/net" ip addr add 203.0.113.66/32 dev lo
+    cerb start "$ID"
+    expect "an unlisted name is answered in audit mode" \
+        output_has 203.0.113.66 cerb exec "$ID" nslookup -type=a evil.example 127.53.0.1
+    expect "and its address reached on 443 (audit lets it through)" \
+        output_has ECONNREFUSED cerb exec "$ID" probe connect tcp 203.0.113.66 443
+    trail="$WORK/audit/$ID.jsonl"
+    for _ in $(seq 50); do grep -q '"target":"203.0.113.66:443"' "$trail" 2>/dev/null && break; sleep 0.1; done
+    expect "the programs recorded the connect, by its address" grep -q '"op":"connect","target":"203.0.113.66:443"' "$trail"
+    expect "the gate recorded the name with the address it answered" \
+        grep -q '"name":"evil.example","qtype":"A","verdict":"audit","rule":"not in allowed_hosts","address":"203.0.113.66"' "$trail"
+    learned=$(cerb policy learn --trail "$trail")
+    echo "info learned: $(jq -c . <<<"$learned")"
+    expect "learn proposes the name on the port reached" jq -e '.allowed_hosts | index("evil.example:443")' <<<"$learned"
+    expect "control: and not the address it resolved to" jq -e '.allowed_hosts | index("203.0.113.66:443") | not' <<<"$learned"
+    expect "the policy's own name is kept" jq -e '.allowed_hosts | index("allowed.example:443")' <<<"$learned"
+    exit "$failures"
+fi
 
 if [ "$mode" = lifecycle ]; then
     echo "nameserver 192.0.2.53" > "$BUNDLE/rootfs/etc/resolv.conf"
@@ -146,7 +172,24 @@ expect "but is not admitted (0a 01 02 03)" bash -c "! bpftool map dump pinned $l
 expect "the trail records the refusal" grep -q '"type":"dns".*"name":"evil.example","qtype":"A","verdict":"refused","rule":"not in allowed_hosts"' "$WORK/trail.jsonl"
 expect "the trail records the address not admitted" grep -q '"name":"private.example".*"verdict":"not admitted","rule":"private range 10.0.0.0/8","address":"10.1.2.3"' "$WORK/trail.jsonl"
 echo "info the gate's memory serving one container: $(grep VmRSS /proc/$gate_pid/status)"
+expect "asked, the gate writes its snapshot now" [ "$(ask "snapshot $cgroup_id")" = ok ]
 expect "the snapshot shows the admitted addresses" bash -c "jq -e '[.[] | select(.name == \"allowed.example\" and .ports == \"443\")] | length == 2' $run_dir/admitted/$cgroup_id.json >/dev/null"
+
+# The answer cache (dig without its cookie, an EDNS option the cache does not serve): with the resolver
+# stopped, a name asked before is answered, its TTL lowered; one never asked is not.
+expect "an allowed name answered with the resolver up" [ "$(dig_gate +nocookie @127.53.0.1 +short allowed.example A)" = 203.0.113.7 ]
+kill "$dnsmasq_pid" "$(cat "$WORK/dnsmasq.pid")" 2>/dev/null
+wait "$dnsmasq_pid" 2>/dev/null
+dnsmasq_pid=
+for _ in $(seq 30); do ! in_ns ss -lun | grep -q 192.0.2.53:53 && break; sleep 0.1; done
+expect "the resolver is stopped" bash -c "! nsenter --net=/proc/$pid/ns/net ss -lun | grep -q 192.0.2.53:53"
+expect "with the resolver stopped, it is answered from the gate's cache" \
+    [ "$(dig_gate +nocookie @127.53.0.1 +short allowed.example A)" = 203.0.113.7 ]
+ttl=$(dig_gate +nocookie @127.53.0.1 +noall +answer allowed.example A | awk '{ print $2 }')
+expect "with its TTL lowered from the resolver's 30 s ($ttl)" [ "${ttl:-30}" -lt 30 ]
+expect "control: an allowed name never asked (the resolver answers every name under wild.example) is not answered" \
+    bash -c "! nsenter --net=/proc/$pid/ns/net dig +nocookie +time=1 +tries=1 +short @127.53.0.1 b.wild.example A | grep -q 198.51.100.10"
+start_resolver "$pid" 2>/dev/null
 
 # A gate that dies: names stop resolving, admitted addresses stay; the next one rebuilds from the map.
 { kill -KILL "$gate_pid" && wait "$gate_pid"; } 2>/dev/null # bash's "Killed" notice
@@ -162,12 +205,16 @@ expect "a new gate serves the registration again" [ "$(dig_gate @127.53.0.1 +sho
 expect "forget is answered" [ "$(ask "forget $cgroup_id")" = ok ]
 expect "the cgroup's entries are gone" map_empty
 expect "and its registration" [ ! -e "$run_dir/containers/$cgroup_id.json" ]
-# Audit mode: an unlisted name is forwarded and admitted, and the record says "audit".
+# Audit mode: an unlisted name is forwarded, nothing opened for it, and the records say "audit" with the
+# answer's addresses (learn mode's names come from them).
 jq -c '.mode = "audit"' > "$WORK/audit.json" <<<"$(cat "$WORK/registration.json")"
 mv "$WORK/audit.json" "$run_dir/containers/$cgroup_id.json"
 expect "the gate serves the container again, in audit mode" [ "$(ask "serve $cgroup_id")" = ok ]
 expect "an unlisted name is answered in audit mode" [ "$(dig_gate @127.53.0.1 +short evil.example A)" = 203.0.113.66 ]
-expect "and its address admitted (cb 00 71 42)" entry_for "cb 00 71 42"
+expect "but its address is not admitted (cb 00 71 42): the programs record each connect instead" \
+    bash -c "! bpftool map dump pinned $layout/cerb_names | tr -d '\n' | grep -q 'cb 00 71 42'"
+expect "the record names the address answered" \
+    grep -q '"name":"evil.example","qtype":"A","verdict":"audit","rule":"not in allowed_hosts","address":"203.0.113.66"' "$WORK/trail.jsonl"
 expect "the record says audit" grep -q '"name":"evil.example","qtype":"A","verdict":"audit"' "$WORK/trail.jsonl"
 expect "forget is answered again" [ "$(ask "forget $cgroup_id")" = ok ]
 expect "a query finds no gate (fail closed)" bash -c "! nsenter --net=/proc/$pid/ns/net dig +time=1 +tries=1 +short @127.53.0.1 allowed.example A | grep -q 203.0.113.7"

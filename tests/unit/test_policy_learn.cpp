@@ -6,10 +6,15 @@
 #include "policy/policy_check.hpp"
 #include "policy/policy_document.hpp"
 #include "policy/policy_learn.hpp"
+#include "policy/policy_records.hpp"
 
 #include <doctest/doctest.h>
 
 #include <sys/socket.h>
+
+#include <set>
+#include <string>
+#include <vector>
 
 using namespace cerberus;
 using namespace cerberus::policy;
@@ -203,4 +208,56 @@ TEST_CASE("learn: the document says from what and when, and what it added")
     CHECK(doc["_learned"]["learned_from"] == "/var/log/cerberus/a.jsonl");
     CHECK(doc["_learned"]["added"] == json::parse(R"({"allowed_hosts": ["203.0.113.9:443"]})"));
     CHECK_NOTHROW(parse_policy(doc.dump())); // the learned document is a policy as it stands
+}
+
+TEST_CASE("learn: names from the DNS gate's audit records, not the addresses they resolved to")
+{
+    std::vector<json> records{
+        json::parse(R"({"type":"start","enforcement":"landlock","policy":{"allowed_hosts":["svc.test:80"]}})")};
+    auto asked = [&](const std::string& name, const std::string& address) {
+        json record = {{"type", "dns"}, {"name", name}, {"qtype", "A"}, {"verdict", "audit"},
+                       {"rule", "not in allowed_hosts"}};
+        records.push_back(record); // the query's record
+        record["address"] = address;
+        records.push_back(record); // the answer's
+    };
+    auto connected = [&](const std::string& target) {
+        records.push_back({{"type", "denial"}, {"op", "connect"}, {"target", target}, {"verdict", "audit"},
+                           {"rule", "not in allowed_hosts"}});
+    };
+    asked("api.example.com", "203.0.113.7");
+    connected("203.0.113.7:443");
+    connected("203.0.113.7:8443");
+    for (const char* sibling : {"a", "b", "c"}) { // three of one parent: a wildcard
+        asked(std::string(sibling) + ".cdn.example.com", std::string("198.51.100.") + (sibling[0] == 'a' ? "1" : "2"));
+        connected(std::string("198.51.100.") + (sibling[0] == 'a' ? "1" : "2") + ":443");
+    }
+    for (const char* sibling : {"x", "y"}) { // two: no wildcard
+        asked(std::string(sibling) + ".two.example.org", "192.0.2.77");
+        connected("192.0.2.77:443");
+    }
+    for (const char* name : {"a.com", "b.com", "c.com"}) { // siblings under a top-level domain: never "*.com"
+        asked(name, "192.0.2.88");
+        connected("192.0.2.88:443");
+    }
+    asked("only.example.net", "192.0.2.99"); // looked up, never connected to
+    connected("192.0.2.50:22"); // an address no answer carried: learned as the address
+
+    auto doc = learn_from_records(records, "/tmp/trail.jsonl", std::nullopt, "2026-12-05T20:00:00Z");
+    std::set<std::string> added;
+    for (const auto& entry : doc["_learned"]["added"]["allowed_hosts"])
+        added.insert(entry.get<std::string>());
+    CHECK(added == std::set<std::string>{"api.example.com:443", "api.example.com:8443", "*.cdn.example.com:443",
+                                         "x.two.example.org:443", "y.two.example.org:443", "a.com:443", "b.com:443",
+                                         "c.com:443", "192.0.2.50:22"});
+    // Controls: the addresses the names resolved to are not proposed.
+    for (const char* address : {"203.0.113.7:443", "198.51.100.1:443", "192.0.2.77:443", "192.0.2.99"})
+        CHECK_FALSE(added.count(address));
+    CHECK(doc["_learned"]["folded"]["*.cdn.example.com"] ==
+          json::parse(R"(["a.cdn.example.com", "b.cdn.example.com", "c.cdn.example.com"])"));
+    CHECK(doc["_learned"]["only_asked"] == json::parse(R"(["only.example.net"])"));
+    CHECK(doc["_learned"]["names_asked"] == 10);
+    Policy learned = parse_policy(doc.dump());
+    CHECK(has_host_names(learned));
+    CHECK(learned.mode == Mode::enforce);
 }

@@ -114,6 +114,27 @@ std::vector<policy::PortRange> ports_for(const std::vector<NameRule>& rules, con
     return policy::merge_port_ranges(std::move(ports));
 }
 
+NameIndex::NameIndex(const std::vector<NameRule>& rules)
+{
+    for (const auto& rule : rules) {
+        auto& ports = rule.pattern.starts_with("*.") ? wildcards_[rule.pattern.substr(1)] : exact_[rule.pattern];
+        ports.insert(ports.end(), rule.ports.begin(), rule.ports.end());
+    }
+}
+
+std::vector<policy::PortRange> NameIndex::ports(const std::string& name) const
+{
+    std::vector<policy::PortRange> ports;
+    if (auto it = exact_.find(name); it != exact_.end())
+        ports = it->second;
+    for (size_t dot = name.find('.'); dot != std::string::npos && !wildcards_.empty(); dot = name.find('.', dot + 1)) {
+        auto it = wildcards_.find(name.substr(dot));
+        if (it != wildcards_.end() && policy::host_name_matches("*" + it->first, name))
+            ports.insert(ports.end(), it->second.begin(), it->second.end());
+    }
+    return policy::merge_port_ranges(std::move(ports));
+}
+
 cerb_net_value net_value(const std::vector<policy::PortRange>& ports)
 {
     auto ranges = policy::merge_port_ranges(ports);
@@ -193,11 +214,17 @@ void AdmittedTable::rebuild(const std::set<uint64_t>& cgroups,
         bpf_map_delete_elem(map_.get(), &gone);
 }
 
-bool AdmittedTable::admit(uint64_t cgroup_id, const std::string& name, const Address& address, cerb_name_value value)
+AdmittedTable::Change AdmittedTable::admit(uint64_t cgroup_id, const std::string& name, const Address& address,
+                                           cerb_name_value value)
 {
     auto& addresses = entries_[cgroup_id];
     bool fresh = !addresses.count(address);
     Entry& entry = addresses[address];
+    if (!fresh && entry.names.count(name) && entry.value.expires_ns >= value.expires_ns) {
+        cerb_name_value merged = merge(entry.value, value);
+        if (std::memcmp(&merged.ports, &entry.value.ports, sizeof(merged.ports)) == 0)
+            return Change::none;
+    }
     // The map is the truth (delete or another gate may have changed it): merge with what it holds.
     cerb_name_key key{.cgroup_id = cgroup_id, .addr = {}};
     std::memcpy(key.addr, address.data(), sizeof(key.addr));
@@ -209,7 +236,7 @@ bool AdmittedTable::admit(uint64_t cgroup_id, const std::string& name, const Add
     bool new_ports = std::memcmp(&entry.value.ports, &value.ports, sizeof(value.ports)) != 0;
     entry.value = value;
     bool new_name = entry.names.insert(name).second;
-    return fresh || new_ports || new_name;
+    return fresh || new_ports || new_name ? Change::shown : Change::expiry;
 }
 
 std::set<uint64_t> AdmittedTable::expire(uint64_t now_ns)
@@ -268,10 +295,9 @@ AnswerAdmission admit_answer(AdmittedTable& table, uint64_t cgroup_id, const std
         value.expires_ns = now_ns + clamp_ttl_ns(record.ttl);
         value.ports = net_value(ports);
         try {
-            if (table.admit(cgroup_id, name, record.address, value))
-                result.shown_changed = true;
-            else
-                result.expiry_only = true;
+            auto change = table.admit(cgroup_id, name, record.address, value);
+            result.shown_changed |= change == AdmittedTable::Change::shown;
+            result.expiry_only |= change == AdmittedTable::Change::expiry;
         } catch (const Error& e) {
             result.failed.push_back(e.what());
         }

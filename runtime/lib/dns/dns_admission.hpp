@@ -15,6 +15,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -46,6 +47,20 @@ struct NameRule {
 // none matches (the name is not allowed).
 std::vector<policy::PortRange> ports_for(const std::vector<NameRule>& rules, const std::string& name);
 
+// The same rules indexed for the query path: ports_for's answer in a lookup
+// per label of the name, however many rules the policy has. The name as
+// parse_query gives it (lower case, no trailing dot).
+class NameIndex {
+public:
+    NameIndex() = default;
+    explicit NameIndex(const std::vector<NameRule>& rules);
+    std::vector<policy::PortRange> ports(const std::string& name) const;
+
+private:
+    std::unordered_map<std::string, std::vector<policy::PortRange>> exact_;
+    std::unordered_map<std::string, std::vector<policy::PortRange>> wildcards_; // "*.example.com" as ".example.com"
+};
+
 // Ports as the programs read them. More ranges than fit keep the first ones:
 // fewer ports, never more.
 cerb_net_value net_value(const std::vector<policy::PortRange>& ports);
@@ -75,11 +90,16 @@ public:
     // (the others' entries are deleted); names come from the last snapshot.
     void rebuild(const std::set<uint64_t>& cgroups, const std::map<uint64_t, std::vector<Admitted>>& snapshots);
 
+    enum class Change { none, expiry, shown };
+
     // Writes (merged with a live entry) before the answer goes to the agent.
-    // Throws when the map refuses it (full).
-    // Returns whether what state shows of the container changed other than an expiry (a new address, name
-    // or port), for the snapshot.
-    bool admit(uint64_t cgroup_id, const std::string& name, const Address& address, cerb_name_value value);
+    // Throws when the map refuses it (full). Writes nothing when the entry
+    // already holds the name, the ports and an expiry as late (a cached
+    // answer asked again): the gate is the map's one writer while it runs,
+    // delete's removal of a container's entries aside.
+    // Returns what changed of what state shows: nothing, only an expiry, or
+    // a new address, name or port (the snapshot is due).
+    Change admit(uint64_t cgroup_id, const std::string& name, const Address& address, cerb_name_value value);
 
     // Deletes the entries expired at now_ns; returns the containers that changed.
     std::set<uint64_t> expire(uint64_t now_ns);

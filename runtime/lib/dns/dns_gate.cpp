@@ -76,6 +76,12 @@ std::optional<nlohmann::json> admitted(uint64_t cgroup_id)
 {
     if (!files::exists(registration_path(cgroup_id)))
         return std::nullopt;
+    try {
+        // The gate writes its snapshot at its next tick; asked, it writes it now.
+        daemon::ask_running(gate_daemon(), "snapshot " + std::to_string(cgroup_id), 2);
+    } catch (const Error& e) {
+        spdlog::warn("the DNS gate, writing the snapshot of cgroup {}: {}", cgroup_id, e.what());
+    }
     nlohmann::json list = read_admitted_json(cgroup_id);
     for (auto& entry : list)
         entry.erase("expires_ns"); // the gate's own, for its restart

@@ -9,6 +9,7 @@
 #include "audit/audit_format.hpp"
 #include "base/daemon.hpp"
 #include "dns/dns_admission.hpp"
+#include "dns/dns_cache.hpp"
 #include "dns/dns_gate_registry.hpp"
 #include "dns/dns_pending.hpp"
 
@@ -52,6 +53,8 @@ struct TcpConn {
 
 struct Container {
     Registration registration;
+    NameIndex rules; // the registration's names, indexed
+    std::string upstream; // its network namespace and nameservers: the answer cache's share
     std::vector<policy::Cidr> networks;
     std::vector<Endpoint> nameservers;
     UniqueFd netns;
@@ -83,13 +86,16 @@ private:
     void handle_query(uint64_t cgroup_id, const Client& client, std::span<const uint8_t> message);
     void forward(Container& container, const Client& client, const Query& query, std::span<const uint8_t> message,
                  std::vector<policy::PortRange> ports);
+    bool answer_from_cache(Container& container, const Client& client, std::span<const uint8_t> message,
+                           const std::vector<policy::PortRange>& ports);
     bool send_upstream(uint64_t pending_id);
     void read_udp_answers(uint64_t cgroup_id, int fd);
     void on_tcp_upstream(uint64_t pending_id, uint32_t events);
     void finish(uint64_t pending_id, std::vector<uint8_t> message, const Answer& answer);
     void drop(uint64_t pending_id);
     void reply(const Client& client, std::span<const uint8_t> message);
-    void admit(Container& container, const Pending& pending, const Answer& answer);
+    void admit(Container& container, const Question& question, const std::vector<policy::PortRange>& ports,
+               const Answer& answer, uint64_t now_ns);
     void record(Container& container, const audit::DnsVerdict& verdict);
     void write_snapshot(uint64_t cgroup_id);
 
@@ -98,7 +104,11 @@ private:
     std::string cgroup2_;
     std::optional<AdmittedTable> table_;
     std::map<uint64_t, Container> containers_;
-    std::set<uint64_t> stale_expiries_; // containers whose snapshot shows an earlier expiry than the map
+    // Containers whose snapshot is behind the map: written at the next tick, or when state asks for it (a
+    // file per answer would cost each query).
+    std::set<uint64_t> due_snapshots_;
+    AnswerCache cache_;
+    std::vector<uint8_t> buf_ = std::vector<uint8_t>(max_message); // what each read from a socket takes in
     std::map<uint64_t, Watch> watches_;
     PendingTable pending_{max_pending_per_container};
     std::map<uint64_t, TcpConn> conns_;

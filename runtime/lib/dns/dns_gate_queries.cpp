@@ -6,6 +6,7 @@
 
 #include "base/error.hpp"
 #include "dns/dns_answers.hpp"
+#include "dns/dns_cache.hpp"
 #include "dns/dns_netns.hpp"
 #include "dns/dns_transport.hpp"
 
@@ -19,7 +20,7 @@ namespace cerberus::dns {
 
 void Gate::read_udp_queries(uint64_t cgroup_id, int fd)
 {
-    std::vector<uint8_t> buf(max_message);
+    std::vector<uint8_t>& buf = buf_;
     for (int i = 0; i < 64; ++i) { // then let the other sockets have a turn
         Client client;
         client.udp_fd = fd;
@@ -78,7 +79,7 @@ void Gate::handle_query(uint64_t cgroup_id, const Client& client, std::span<cons
     if (!query)
         return; // not a query with one question: nothing to forward or answer
     Container& container = containers_.at(cgroup_id);
-    auto ports = ports_for(container.registration.names, query->question.name);
+    auto ports = container.rules.ports(query->question.name);
     if (ports.empty()) {
         bool audit = container.registration.audit;
         record(container, {query->question.name, type_name(query->question.type), audit ? "audit" : "refused",
@@ -87,7 +88,8 @@ void Gate::handle_query(uint64_t cgroup_id, const Client& client, std::span<cons
             reply(client, refused_reply(message));
             return;
         }
-        ports = {policy::PortRange{}}; // audit: admitted as if allowed, every port
+        // Audit: answered, and no port opened (admit records the addresses; the programs record each
+        // connect to them, with its port, for learn mode).
     }
     forward(container, client, *query, message, std::move(ports));
 }
@@ -96,6 +98,8 @@ void Gate::forward(Container& container, const Client& client, const Query& quer
                    std::vector<policy::PortRange> ports)
 {
     if (container.nameservers.empty())
+        return;
+    if (answer_from_cache(container, client, message, ports))
         return;
     Pending pending;
     pending.cgroup_id = container.registration.cgroup_id;
@@ -111,6 +115,27 @@ void Gate::forward(Container& container, const Client& client, const Query& quer
     set_id(added.query, added.gate_id);
     if (!send_upstream(*key))
         drop(*key);
+}
+
+// An answer the container's upstream gave within its TTL, for this query:
+// judged and admitted for this container as the fresh answer would be.
+bool Gate::answer_from_cache(Container& container, const Client& client, std::span<const uint8_t> message,
+                             const std::vector<policy::PortRange>& ports)
+{
+    auto shape = query_shape(message);
+    if (!shape)
+        return false;
+    uint64_t now_ns = boot_now_ns();
+    auto cached = cache_.lookup(cache_key(container.upstream, *shape), now_ns);
+    if (!cached || (!client.tcp_conn && cached->size() > shape->udp_limit))
+        return false; // a UDP sender that takes less asks the nameserver, which truncates for it
+    auto answer = parse_answer(*cached);
+    if (!answer)
+        return false;
+    admit(container, shape->question, ports, *answer, now_ns);
+    answer_for(*cached, message);
+    reply(client, *cached);
+    return true;
 }
 
 // Sends the query to pending.nameserver: UDP for a UDP client, TCP for a TCP one.
@@ -181,7 +206,7 @@ void Gate::on_tcp_upstream(uint64_t pending_id, uint32_t events)
 
 void Gate::read_udp_answers(uint64_t cgroup_id, int fd)
 {
-    std::vector<uint8_t> buf(max_message);
+    std::vector<uint8_t>& buf = buf_;
     for (int i = 0; i < 64; ++i) {
         sockaddr_storage from{};
         socklen_t from_len = sizeof(from);
@@ -204,31 +229,39 @@ void Gate::read_udp_answers(uint64_t cgroup_id, int fd)
     }
 }
 
-// Admits the answer's addresses, then lets the answer go to the agent.
+// Keeps the answer for the container's upstream, admits its addresses, then
+// lets it go to the agent.
 void Gate::finish(uint64_t pending_id, std::vector<uint8_t> message, const Answer& answer)
 {
     Pending& pending = *pending_.find(pending_id);
     Container& container = containers_.at(pending.cgroup_id);
-    admit(container, pending, answer);
+    uint64_t now_ns = boot_now_ns(); // before admission: a later hit's expiry is never past this one's
+    if (auto shape = query_shape(pending.query))
+        cache_.store(cache_key(container.upstream, *shape), message, now_ns);
+    admit(container, pending.question, pending.ports, answer, now_ns);
     set_id(message, pending.client_id);
     reply(pending.client, message);
     drop(pending_id);
 }
 
-void Gate::admit(Container& container, const Pending& pending, const Answer& answer)
+void Gate::admit(Container& container, const Question& question, const std::vector<policy::PortRange>& ports,
+                 const Answer& answer, uint64_t now_ns)
 {
+    if (ports.empty()) { // audit mode, a name the policy does not list
+        for (const auto& found : answer.addresses)
+            record(container, {question.name, type_name(question.type), "audit", "not in allowed_hosts",
+                               address_text(found.address)});
+        return;
+    }
     uint64_t cgroup_id = container.registration.cgroup_id;
-    AnswerAdmission admitted = admit_answer(*table_, cgroup_id, container.networks, pending.question.name,
-                                            pending.ports, answer.addresses, boot_now_ns());
+    AnswerAdmission admitted =
+        admit_answer(*table_, cgroup_id, container.networks, question.name, ports, answer.addresses, now_ns);
     for (const auto& [address, why] : admitted.refused)
-        record(container, {pending.question.name, type_name(pending.question.type), "not admitted", why,
-                           address_text(address)});
+        record(container, {question.name, type_name(question.type), "not admitted", why, address_text(address)});
     for (const auto& failure : admitted.failed)
         spdlog::warn("cgroup {}: {}", cgroup_id, failure); // the agent gets the answer but cannot connect
-    if (admitted.shown_changed)
-        write_snapshot(cgroup_id);
-    else if (admitted.expiry_only)
-        stale_expiries_.insert(cgroup_id); // shown at the next tick: a file per answer would cost each query
+    if (admitted.shown_changed || admitted.expiry_only)
+        due_snapshots_.insert(cgroup_id);
 }
 
 void Gate::drop(uint64_t pending_id)

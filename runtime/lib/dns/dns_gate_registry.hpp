@@ -3,7 +3,8 @@
 // like the audit collector's: in run_dir, gate.lock, gate.sock, gate.log
 // (base/daemon.hpp), containers/<cgroup id>.json (what create registers: the
 // gate serves exactly these) and admitted/<cgroup id>.json (what the gate
-// admitted, rewritten on each change, read by `cerberus state`).
+// admitted, rewritten at the tick after a change, or when `cerberus state`
+// asks for it, which then reads it).
 #pragma once
 
 #include "base/daemon.hpp"

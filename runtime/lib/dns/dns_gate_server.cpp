@@ -16,6 +16,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -98,6 +99,7 @@ void Gate::add(Registration registration)
     uint64_t cgroup_id = registration.cgroup_id;
     Container container;
     container.networks = networks_of(registration);
+    container.rules = NameIndex(registration.names);
     for (const auto& text : registration.nameservers)
         if (auto endpoint = parse_endpoint(text))
             container.nameservers.push_back(*endpoint);
@@ -106,6 +108,11 @@ void Gate::add(Registration registration)
     struct stat netns_stat{};
     check(fstat(container.netns.get(), &netns_stat), "fstat of the container's network namespace");
     container.netns_inode = netns_stat.st_ino;
+    // The same address in two namespaces may be two resolvers; the gate holds the namespace open, so its
+    // inode names no other while the container is served.
+    container.upstream = "net:[" + std::to_string(netns_stat.st_ino) + "]";
+    for (const auto& text : container.registration.nameservers)
+        container.upstream += " " + text;
     // The gate's address is the same in every namespace, and a query carries no sign of whose container
     // sent it: one container with names per namespace.
     for (const auto& [other_id, other] : containers_)
@@ -157,8 +164,13 @@ void Gate::forget(uint64_t cgroup_id)
     if (auto it = containers_.find(cgroup_id); it != containers_.end()) {
         for (uint64_t id : it->second.watches)
             unwatch(id);
+        std::string upstream = it->second.upstream;
         containers_.erase(it);
+        if (std::none_of(containers_.begin(), containers_.end(),
+                         [&](const auto& other) { return other.second.upstream == upstream; }))
+            cache_.forget_upstream(upstream);
     }
+    due_snapshots_.erase(cgroup_id);
     table_->forget(cgroup_id);
     try {
         remove_registration(cgroup_id);
@@ -182,12 +194,21 @@ std::string Gate::serve(uint64_t cgroup_id)
     }
 }
 
-// "serve <cgroup id>" (create), "forget <cgroup id>" (delete).
+// "serve <cgroup id>" (create), "forget <cgroup id>" (delete), "snapshot
+// <cgroup id>" (state: what was admitted, written now if it is due).
 void Gate::serve_request()
 {
     daemon::answer_request(listener_.get(), [&](const std::string& request) -> std::string {
         if (request.rfind("serve ", 0) == 0)
             return serve(std::strtoull(request.c_str() + 6, nullptr, 10));
+        if (request.rfind("snapshot ", 0) == 0) {
+            uint64_t cgroup_id = std::strtoull(request.c_str() + 9, nullptr, 10);
+            if (!containers_.count(cgroup_id))
+                return "not served";
+            if (due_snapshots_.erase(cgroup_id))
+                write_snapshot(cgroup_id);
+            return "ok";
+        }
         if (request.rfind("forget ", 0) != 0)
             return "unknown request";
         forget(std::strtoull(request.c_str() + 7, nullptr, 10));
@@ -223,8 +244,8 @@ void Gate::on_tick()
 {
     auto now = Clock::now();
     for (uint64_t cgroup_id : table_->expire(boot_now_ns()))
-        stale_expiries_.insert(cgroup_id);
-    for (uint64_t cgroup_id : std::exchange(stale_expiries_, {}))
+        due_snapshots_.insert(cgroup_id);
+    for (uint64_t cgroup_id : std::exchange(due_snapshots_, {}))
         if (containers_.count(cgroup_id))
             write_snapshot(cgroup_id);
     for (uint64_t id : pending_.due(now)) {

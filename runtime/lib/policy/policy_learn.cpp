@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "policy/policy_learn.hpp"
 
+#include "base/error.hpp"
 #include "cerberus_policy.h"
 #include "policy/policy_document.hpp"
 #include "policy/rule_lists.hpp"
@@ -19,6 +20,7 @@ const std::string writable_bin_rule = "not in allowed_bins, and the agent may wr
 
 struct Needs {
     std::map<std::string, std::pair<Cidr, std::set<uint16_t>>> hosts; // by address text
+    std::map<std::string, std::set<uint16_t>> names; // asked names connected to, with the ports
     std::set<std::string> writes, reads, bins;
     std::map<std::string, std::set<std::string>> created; // directory -> the names made in it (create_by_directory)
     std::vector<Action> fixable; // every action an added entry must allow
@@ -32,7 +34,8 @@ std::string address_text(const Cidr& address)
 
 std::string parent_of(const std::string& path);
 
-void collect(const Policy& base, const Action& action, bool create_by_directory, Needs& needs)
+void collect(const Policy& base, const Action& action, bool create_by_directory, const AskedNames& asked,
+             Needs& needs)
 {
     auto rule = denying_rule(base, action);
     if (!rule)
@@ -58,6 +61,12 @@ void collect(const Policy& base, const Action& action, bool create_by_directory,
         }
         needs.writes.insert(directory);
         needs.created[directory].insert(action.target);
+    }
+    else if ((action.op == "connect" || action.op == "sendmsg") && address &&
+             asked.by_address.count(address_text(address->first))) {
+        for (const auto& name : asked.by_address.at(address_text(address->first)))
+            needs.names[name].insert(address->second);
+        return; // allowed by name, which denying_rule cannot judge (names are not resolved here)
     }
     else if ((action.op == "connect" || action.op == "sendmsg") && address)
         needs.hosts.try_emplace(address_text(address->first), address->first, std::set<uint16_t>{})
@@ -128,8 +137,8 @@ void add_paths(std::optional<std::vector<std::string>>& list, const std::vector<
     }
 }
 
-// One rule per address; its ports as few ranges as they make, within what an entry holds.
-std::vector<HostRule> host_rules(const Cidr& address, const std::set<uint16_t>& ports)
+// The ports as few ranges as they make, within what an entry holds.
+std::vector<PortRange> port_ranges(const std::set<uint16_t>& ports)
 {
     std::vector<PortRange> ranges;
     for (uint16_t port : ports) {
@@ -140,22 +149,81 @@ std::vector<HostRule> host_rules(const Cidr& address, const std::set<uint16_t>& 
     }
     if (ranges.size() > CERB_MAX_PORT_RANGES)
         ranges = {{*ports.begin(), *ports.rbegin()}};
+    return ranges;
+}
+
+// One rule per address, or per name, and range of its ports.
+std::vector<HostRule> host_rules(const HostRule& host, const std::set<uint16_t>& ports)
+{
     std::vector<HostRule> rules;
-    for (const auto& range : ranges) {
-        HostRule rule{.network = address, .ports = range};
+    for (const auto& range : port_ranges(ports)) {
+        HostRule rule = host;
+        rule.ports = range;
         rule.text = host_rule_text(rule);
         rules.push_back(rule);
     }
     return rules;
 }
 
+// "*.cdn.example.com" for a name whose parent has fold_at or more of the names
+// as children and two labels at least (never "*.com"); else the name itself.
+std::string name_entry(const std::string& name, const std::map<std::string, std::set<std::string>>& by_parent)
+{
+    size_t dot = name.find('.');
+    if (dot == std::string::npos)
+        return name;
+    std::string parent = name.substr(dot + 1);
+    auto siblings = by_parent.find(parent);
+    bool fold = parent.find('.') != std::string::npos && siblings != by_parent.end() &&
+                siblings->second.size() >= fold_at;
+    return fold ? "*." + parent : name;
+}
+
+void add_names(const std::map<std::string, std::set<uint16_t>>& names, Learned& learned)
+{
+    std::map<std::string, std::set<std::string>> by_parent;
+    for (const auto& [name, ports] : names)
+        if (size_t dot = name.find('.'); dot != std::string::npos)
+            by_parent[name.substr(dot + 1)].insert(name);
+    std::map<std::string, std::set<uint16_t>> entries;
+    for (const auto& [name, ports] : names) {
+        std::string entry = name_entry(name, by_parent);
+        entries[entry].insert(ports.begin(), ports.end());
+        if (entry != name)
+            learned.folded[entry].push_back(name);
+    }
+    Policy& policy = learned.policy;
+    if (!entries.empty() && !policy.allowed_hosts)
+        policy.allowed_hosts.emplace();
+    for (const auto& [entry, ports] : entries) {
+        for (auto& rule : host_rules({.host_name = entry}, ports)) {
+            learned.added["allowed_hosts"].push_back(rule.text);
+            policy.allowed_hosts->push_back(std::move(rule));
+        }
+    }
+}
+
 } // namespace
 
-Learned learn_policy(const Policy& base, const std::vector<Action>& actions, bool create_by_directory)
+void AskedNames::add(const std::string& name, const std::string& address)
+{
+    names.insert(name);
+    if (address.empty())
+        return;
+    try {
+        if (auto network = parse_host_rule(address, "address").network)
+            by_address[host_rule_text({.network = network})].insert(name);
+    } catch (const Error&) {
+        // not an address: the record tells nothing to learn from
+    }
+}
+
+Learned learn_policy(const Policy& base, const std::vector<Action>& actions, bool create_by_directory,
+                     const AskedNames& asked)
 {
     Needs needs;
     for (const auto& action : actions)
-        collect(base, action, create_by_directory, needs);
+        collect(base, action, create_by_directory, asked, needs);
 
     Learned learned;
     learned.policy = base;
@@ -165,11 +233,15 @@ Learned learn_policy(const Policy& base, const std::vector<Action>& actions, boo
     if (!needs.hosts.empty() && !policy.allowed_hosts)
         policy.allowed_hosts.emplace();
     for (const auto& [text, address_ports] : needs.hosts) {
-        for (auto& rule : host_rules(address_ports.first, address_ports.second)) {
+        for (auto& rule : host_rules({.network = address_ports.first}, address_ports.second)) {
             learned.added["allowed_hosts"].push_back(rule.text);
             policy.allowed_hosts->push_back(std::move(rule));
         }
     }
+    add_names(needs.names, learned);
+    for (const auto& name : asked.names)
+        if (!needs.names.count(name))
+            learned.only_asked.push_back(name);
     // A directory the base keeps read-only is not made writable by folding.
     auto writes = fold(needs.writes, base.read_only_paths.value_or(std::vector<std::string>{}), learned.folded);
     add_paths(policy.allowed_paths, writes, "allowed_paths", learned.added);
@@ -221,7 +293,8 @@ ordered_json learned_document(const Learned& learned, const ordered_json& source
         section["folded"] = learned.folded;
         section["folding"] = "a directory stands for its files when " + std::to_string(fold_at) +
                              " or more files directly in it were used, and under landlock for the names made in it "
-                             "(never /, never a directory the base keeps read-only made writable)";
+                             "(never /, never a directory the base keeps read-only made writable); a wildcard "
+                             "stands for as many names of one parent connected to (never a top-level domain's)";
     }
     if (!learned.still_denied.empty()) {
         section["still_denied"] = learned.still_denied;
@@ -230,6 +303,11 @@ ordered_json learned_document(const Learned& learned, const ordered_json& source
                                       "every policy; and a file the agent may write is never made an allowed "
                                       "binary (list it in read_only_paths and allowed_bins yourself if it belongs "
                                       "to the image)";
+    }
+    if (!learned.only_asked.empty()) {
+        section["only_asked"] = learned.only_asked;
+        section["why_only_asked"] = "names the agent asked of the DNS gate but never connected to are not added "
+                                    "(a lookup alone says no port); add NAME:PORT if the agent needs one";
     }
     document[learned_section] = section;
     return document;

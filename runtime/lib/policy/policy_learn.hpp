@@ -11,6 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
+#include <set>
+#include <string>
 #include <vector>
 
 namespace cerberus::policy {
@@ -19,18 +22,34 @@ namespace cerberus::policy {
 // this many of them (never "/").
 inline constexpr size_t fold_at = 3;
 
+// What the DNS gate recorded in audit mode of names the policy does not list:
+// the names asked, and the names each address of their answers came for.
+struct AskedNames {
+    std::set<std::string> names;
+    std::map<std::string, std::set<std::string>> by_address; // as host_rule_text writes it: "203.0.113.7"
+
+    // A dns record's name and the address it carries ("203.0.113.7", "2001:db8::7"; empty: none).
+    void add(const std::string& name, const std::string& address);
+};
+
 struct Learned {
     Policy policy;                                              // mode enforce
     nlohmann::ordered_json added = nlohmann::ordered_json::object();  // field -> entries added
     nlohmann::ordered_json folded = nlohmann::ordered_json::object(); // directory -> the files it stands for
     nlohmann::ordered_json still_denied = nlohmann::ordered_json::array(); // {op, target, rule, times}
+    nlohmann::ordered_json only_asked = nlohmann::ordered_json::array(); // names asked, never connected to
 };
 
 // Host names of base must have been resolved. by_directory: the policy is for
 // the landlock backend, which grants creating a name only on the directory it
 // is made in (a file missing when the container starts cannot have a rule of
 // its own): a path the agent created is learned as its directory.
-Learned learn_policy(const Policy& base, const std::vector<Action>& actions, bool create_by_directory = false);
+// A connect to an address an asked name's answer carried is learned as that
+// name on the port (a wildcard in place of fold_at or more names of one parent
+// of two labels or more), never as the address; a name asked and never
+// connected to is not added (only_asked).
+Learned learn_policy(const Policy& base, const std::vector<Action>& actions, bool create_by_directory = false,
+                     const AskedNames& asked = {});
 
 // The learned policy as a document, with the "_learned" section: source
 // (from what and when, given by the caller) and what was added, folded and

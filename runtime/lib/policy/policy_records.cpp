@@ -53,8 +53,11 @@ ordered_json learn_from_records(const std::vector<json>& records, const std::str
     uint64_t lost = 0;
     int runs = 0;
     bool landlock = false; // a run under the landlock backend: what it created is learned by directory
+    AskedNames asked; // the DNS gate's audit records: names the policy did not list, and their answers
     for (const auto& record : records) {
         std::string type = record.value("type", "");
+        if (type == "dns" && record.value("verdict", "") == "audit")
+            asked.add(record.value("name", ""), record.value("address", ""));
         if (type == "start") {
             ++runs;
             landlock = landlock || record.value("enforcement", "") == "landlock";
@@ -90,7 +93,9 @@ ordered_json learn_from_records(const std::vector<json>& records, const std::str
         source["recorded"] = first + " to " + last;
     if (lost > 0)
         source["events_lost"] = std::to_string(lost) + " records were lost: actions among them are not in this policy";
-    return learned_document(learn_policy(base, actions, landlock), source);
+    if (!asked.names.empty())
+        source["names_asked"] = asked.names.size();
+    return learned_document(learn_policy(base, actions, landlock, asked), source);
 }
 
 // Judged on the policy's addresses and networks: what the DNS gate admitted
