@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// audit-collector and dns-gate (hidden): the host-wide daemons create
-// starts; see audit_collector.hpp and dns_gate_server.hpp.
+// audit-collector, dns-gate and command-broker (hidden): the host-wide daemons
+// create starts; see audit_collector.hpp, dns_gate_server.hpp and broker_server.hpp.
 #include "audit/audit_collector.hpp"
+#include "broker/broker_server.hpp"
 #include "commands.hpp"
 #include "dns/dns_gate_server.hpp"
 #include "options.hpp"
@@ -24,6 +25,15 @@ int cmd_dns_gate(const RuntimeOptions&, const Args& args)
     ParsedOptions opts = parse_options(args, {});
     expect_positional(opts, 0, 0, "cerberus dns-gate");
     return dns::run_gate();
+}
+
+// command-broker (hidden): the host-wide broker create starts for policies
+// with commands; see broker_server.hpp.
+int cmd_command_broker(const RuntimeOptions&, const Args& args)
+{
+    ParsedOptions opts = parse_options(args, {});
+    expect_positional(opts, 0, 0, "cerberus command-broker");
+    return broker::run_broker();
 }
 
 } // namespace cerberus::cli

@@ -3,6 +3,7 @@
 #include "audit/audit.hpp"
 #include "base/error.hpp"
 #include "base/files.hpp"
+#include "broker/broker.hpp"
 #include "cgroup/cgroup_mounts.hpp"
 #include "commands.hpp"
 #include "container/container.hpp"
@@ -60,6 +61,7 @@ int cmd_state(const RuntimeOptions& rt, const Args& args)
     ParsedOptions opts = parse_options(args, {});
     expect_positional(opts, 1, 1, "cerberus state ID");
     dns::restart_if_needed();
+    broker::restart_if_needed();
     std::printf("%s\n", state_json(container::inspect(rt, opts.positional[0])).dump(2).c_str());
     return 0;
 }
@@ -69,6 +71,7 @@ int cmd_list(const RuntimeOptions& rt, const Args& args)
     ParsedOptions opts = parse_options(args, {{"format", 'f', true}, {"quiet", 'q', false}});
     expect_positional(opts, 0, 0, "cerberus list [--format table|json] [--quiet]");
     dns::restart_if_needed();
+    broker::restart_if_needed();
     auto containers = container::list(rt);
     std::string format = opts.get("format", "table");
     if (opts.flag("quiet")) {

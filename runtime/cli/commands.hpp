@@ -28,6 +28,7 @@ int cmd_update(const RuntimeOptions& rt, const Args& args);
 int cmd_events(const RuntimeOptions& rt, const Args& args);
 int cmd_audit_collector(const RuntimeOptions& rt, const Args& args);
 int cmd_dns_gate(const RuntimeOptions& rt, const Args& args);
+int cmd_command_broker(const RuntimeOptions& rt, const Args& args);
 int cmd_check(const RuntimeOptions& rt, const Args& args);
 int cmd_policy(const RuntimeOptions& rt, const Args& args);
 int cmd_dashboard(const RuntimeOptions& rt, const Args& args);

@@ -49,6 +49,7 @@ constexpr Command commands[] = {
     {"dashboard", cli::cmd_dashboard, "serve the live web view of every policed container's denials"},
     {"audit-collector", cli::cmd_audit_collector, "collect policy denials into the audit trails", true},
     {"dns-gate", cli::cmd_dns_gate, "answer the DNS queries of policed containers whose policies name hosts", true},
+    {"command-broker", cli::cmd_command_broker, "run the host tools policed containers' commands ask for", true},
 };
 
 const std::vector<cli::OptionSpec> global_options = {

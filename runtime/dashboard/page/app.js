@@ -46,8 +46,9 @@ function policySummary(policy) {
   if (!policy || typeof policy !== 'object' || Object.keys(policy).length === 0) return '';
   const parts = [policy.mode || 'enforce'];
   const list = (name, label) => {
-    const items = policy[name];
-    if (!Array.isArray(items)) return;
+    const value = policy[name]; // a list, or commands: an object by tool name
+    const items = Array.isArray(value) ? value : value && typeof value === 'object' ? Object.keys(value) : null;
+    if (!items) return;
     const shown = items.slice(0, 3).join(' ');
     parts.push(label + ': ' + (items.length ? shown : 'none') + (items.length > 3 ? ' +' + (items.length - 3) : ''));
   };

@@ -19,6 +19,12 @@ using nlohmann::ordered_json;
 namespace cerberus::audit {
 namespace {
 
+std::string upper(std::string text)
+{
+    std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::toupper(c); });
+    return text;
+}
+
 std::string path_of(const cerb_event& e)
 {
     return std::string(e.path, std::min<size_t>(e.path_len, sizeof(e.path) - 1));
@@ -171,14 +177,25 @@ std::string rfc3339_ns(int64_t wall_ns)
     return buf;
 }
 
+namespace {
+
+int64_t clock_ns(clockid_t clock)
+{
+    struct timespec ts {};
+    clock_gettime(clock, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+} // namespace
+
 int64_t boot_to_wall_offset()
 {
-    auto ns = [](clockid_t clock) {
-        struct timespec ts {};
-        clock_gettime(clock, &ts);
-        return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-    };
-    return ns(CLOCK_REALTIME) - ns(CLOCK_BOOTTIME);
+    return clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_BOOTTIME);
+}
+
+int64_t wall_now_ns()
+{
+    return clock_ns(CLOCK_REALTIME);
 }
 
 ordered_json event_json(const cerb_event& e, const EventContext& ctx)
@@ -230,6 +247,23 @@ ordered_json dns_json(const std::string& id, int64_t wall_ns, const DnsVerdict& 
     return j;
 }
 
+ordered_json command_json(const std::string& id, int64_t wall_ns, const CommandCall& call)
+{
+    ordered_json j = record_head("command", id, wall_ns);
+    j["tool"] = call.tool;
+    j["args"] = call.args;
+    j["cwd"] = call.cwd;
+    j["verdict"] = call.verdict;
+    j["backend"] = call.backend;
+    j["rule"] = call.rule;
+    if (call.status)
+        j["status"] = *call.status;
+    if (call.signal)
+        j["signal"] = *call.signal;
+    j["duration_ms"] = call.duration_ms;
+    return j;
+}
+
 ordered_json start_json(const std::string& id, int64_t wall_ns, const TrailStart& start)
 {
     ordered_json j = record_head("start", id, wall_ns);
@@ -275,20 +309,28 @@ std::string text_line(const std::string& json_line)
         list("partly_enforced", "partly enforced");
         return line;
     }
+    if (str("type") == "command") {
+        line += "command " + str("tool");
+        if (j.contains("args") && j["args"].is_array())
+            for (const auto& arg : j["args"])
+                line += " " + (arg.is_string() ? arg.get<std::string>() : arg.dump());
+        line += " " + upper(str("verdict")) + " (" + str("rule") + ")";
+        if (j.contains("status"))
+            line += ", exit " + num("status");
+        if (j.contains("signal"))
+            line += ", signal " + num("signal");
+        return line + " in " + num("duration_ms") + " ms";
+    }
     if (str("type") == "dns") {
         line += "dns " + str("name") + " " + str("qtype");
         if (!str("address").empty())
             line += " -> " + str("address");
-        std::string verdict = str("verdict");
-        std::transform(verdict.begin(), verdict.end(), verdict.begin(), [](unsigned char c) { return std::toupper(c); });
-        return line + " " + verdict + " (" + str("rule") + ")";
+        return line + " " + upper(str("verdict")) + " (" + str("rule") + ")";
     }
     line += str("comm") + "[" + num("pid") + "] " + str("op");
     if (!str("target").empty())
         line += " " + str("target");
-    std::string verdict = str("verdict");
-    std::transform(verdict.begin(), verdict.end(), verdict.begin(), [](unsigned char c) { return std::toupper(c); });
-    return line + " " + verdict + " (" + str("rule") + ")";
+    return line + " " + upper(str("verdict")) + " (" + str("rule") + ")";
 }
 
 bool refused_by_landlock(const cerb_call_event& call, const cerb_event& e)

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,9 @@ std::string rfc3339_ns(int64_t wall_ns);
 // CLOCK_REALTIME minus CLOCK_BOOTTIME now, to convert bpf_ktime_get_boot_ns.
 int64_t boot_to_wall_offset();
 
+// CLOCK_REALTIME now, the time of a record a daemon writes as it happens.
+int64_t wall_now_ns();
+
 // {"type":"denial","time":...,"id":...,"pid":...,...,"rule":...}
 nlohmann::ordered_json event_json(const cerb_event& e, const EventContext& ctx);
 
@@ -63,6 +67,23 @@ struct DnsVerdict {
 // {"type":"dns","time":...,"id":...,"name":...,"qtype":...,"verdict":...,"rule":...[,"address":...]}:
 // written by the DNS gate, not the collector.
 nlohmann::ordered_json dns_json(const std::string& id, int64_t wall_ns, const DnsVerdict& dns);
+
+// One call of a host tool through the command broker, as it decided and ran it.
+struct CommandCall {
+    std::string tool;
+    std::vector<std::string> args; // argv without argv[0]
+    std::string cwd;               // the agent's working directory, in the container
+    std::string verdict;           // "allowed", "denied", "audit" (denied but for audit mode), "failed"
+    std::string backend = "static"; // what decided: the policy's static rules
+    std::string rule;              // "commands.git.deny[0] \"push --force *\"", or why it failed
+    std::optional<int> status;     // the tool's exit status, when it ran and exited
+    std::optional<int> signal;     // the signal that ended it
+    int64_t duration_ms = 0;
+};
+
+// {"type":"command","time":...,"id":...,"tool":...,"args":[...],"cwd":...,"verdict":...,"backend":...,
+// "rule":...[,"status":N][,"signal":N],"duration_ms":N}: written by the command broker.
+nlohmann::ordered_json command_json(const std::string& id, int64_t wall_ns, const CommandCall& call);
 
 // What a container's trail says first: the policy it runs under and the
 // backend that enforces it, with the rule kinds of the policy whose denials

@@ -7,7 +7,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <spdlog/spdlog.h>
+
 #include <chrono>
+#include <cstring>
 #include <thread>
 
 namespace cerberus::audit {
@@ -21,6 +24,21 @@ std::function<void(const std::string&)> converting(TrailFormat format, const std
 }
 
 } // namespace
+
+void TrailWriter::append(const nlohmann::ordered_json& record) noexcept
+{
+    if (!fd_) {
+        fd_.reset(open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600));
+        if (!fd_) {
+            spdlog::warn("opening the trail {}: {}; a {} record is lost", path_, std::strerror(errno),
+                         record.value("type", ""));
+            return;
+        }
+    }
+    std::string line = dump_line(record) + "\n";
+    if (write(fd_.get(), line.data(), line.size()) != static_cast<ssize_t>(line.size()))
+        spdlog::warn("writing the trail {}: {}", path_, std::strerror(errno));
+}
 
 bool TrailTail::read_new(const std::function<void(const std::string&)>& emit)
 {

@@ -34,6 +34,20 @@ private:
     std::string partial_;
 };
 
+// Appends records to a trail, for the daemons that write their own records
+// (the DNS gate's dns, the command broker's command): opened on the first
+// record, each record one write of one line. A record it cannot write is
+// logged and lost, never thrown.
+class TrailWriter {
+public:
+    explicit TrailWriter(std::string path) : path_(std::move(path)) {}
+    void append(const nlohmann::ordered_json& record) noexcept;
+
+private:
+    std::string path_;
+    UniqueFd fd_;
+};
+
 // Emits each complete line of the trail, converted to the format. Throws
 // ENOENT when the container has no trail.
 void print_trail(const std::string& path, TrailFormat format, const std::function<void(const std::string&)>& emit);

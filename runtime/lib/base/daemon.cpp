@@ -297,4 +297,48 @@ int run(const std::string& what, const std::function<bool()>& start, const std::
     return 0;
 }
 
+std::vector<nlohmann::json> registration_documents(const std::string& dir)
+{
+    std::vector<nlohmann::json> documents;
+    for (const auto& entry : files::list_dir(dir)) {
+        if (entry.name.size() < 6 || entry.name.compare(entry.name.size() - 5, 5, ".json") != 0)
+            continue; // write_file_atomic's temporary files
+        try {
+            documents.push_back(nlohmann::json::parse(files::read_file(dir + "/" + entry.name)));
+        } catch (const std::exception& e) {
+            log_skipped(dir + "/" + entry.name, e.what());
+        }
+    }
+    return documents;
+}
+
+void forget_registered(const Daemon& daemon, const std::string& registration, uint64_t cgroup_id,
+                       const std::function<void()>& remove) noexcept
+{
+    try {
+        if (!files::exists(registration))
+            return;
+        if (auto answer = ask_running(daemon, "forget " + std::to_string(cgroup_id), 10); answer && *answer != "ok")
+            spdlog::warn("{}, forgetting cgroup {}: {}", daemon.what, cgroup_id, *answer);
+        remove();
+    } catch (const Error& e) {
+        spdlog::warn("unregistering cgroup {} from {}: {}", cgroup_id, daemon.what, e.what());
+    }
+}
+
+void restart_if_registered(const Daemon& daemon, const std::string& dir) noexcept
+{
+    try {
+        if (!files::list_dir(dir).empty())
+            ensure_running(daemon);
+    } catch (const Error& e) {
+        spdlog::warn("restarting {}: {}", daemon.what, e.what());
+    }
+}
+
+void log_skipped(const std::string& where, const std::string& why)
+{
+    spdlog::warn("{}: {}; skipped", where, why);
+}
+
 } // namespace cerberus::daemon

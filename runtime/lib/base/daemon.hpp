@@ -10,11 +10,14 @@
 
 #include <sys/epoll.h>
 
+#include <nlohmann/json.hpp>
+
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace cerberus::daemon {
 
@@ -90,8 +93,39 @@ struct Life {
     void serve();
 };
 
+// What create registered with a daemon, one JSON file per container in dir
+// (<cgroup id>.json, written atomically): every one that parses as what
+// convert makes of it; a malformed file is logged and skipped.
+template <typename T>
+std::vector<T> read_registrations(const std::string& dir, T (*convert)(const nlohmann::json&));
+std::vector<nlohmann::json> registration_documents(const std::string& dir);
+void log_skipped(const std::string& dir, const std::string& why);
+
+// delete (and a failed create): a daemon that runs is asked to "forget
+// <cgroup id>", then remove() takes the registration away; nothing to do
+// without a registration file. Never throws: what fails is logged.
+void forget_registered(const Daemon& daemon, const std::string& registration, uint64_t cgroup_id,
+                       const std::function<void()>& remove) noexcept;
+
+// state, list, create: a daemon for the registrations in dir left by one that died.
+void restart_if_registered(const Daemon& daemon, const std::string& dir) noexcept;
+
 // The daemon's process: start() (false when another daemon holds the lock),
 // then serve(); returns its exit status, logging an error as what.
 int run(const std::string& what, const std::function<bool()>& start, const std::function<void()>& serve);
+
+template <typename T>
+std::vector<T> read_registrations(const std::string& dir, T (*convert)(const nlohmann::json&))
+{
+    std::vector<T> out;
+    for (const auto& document : registration_documents(dir)) {
+        try {
+            out.push_back(convert(document));
+        } catch (const std::exception& e) {
+            log_skipped(dir, e.what());
+        }
+    }
+    return out;
+}
 
 } // namespace cerberus::daemon

@@ -4,6 +4,7 @@
 #include "audit/audit.hpp"
 #include "base/error.hpp"
 #include "base/files.hpp"
+#include "broker/broker.hpp"
 #include "dns/dns_gate.hpp"
 #include "kernel/pinned_maps.hpp"
 #include "policy/policy_document.hpp"
@@ -61,12 +62,19 @@ ContainerPolicy ContainerPolicy::decided(const RuntimeOptions& rt, const std::st
 ContainerPolicy ContainerPolicy::decide(const RuntimeOptions& rt, const std::string& id, spec::Spec& spec,
                                         const std::string& rootfs)
 {
-    return decided(rt, id, policy_setup::prepare(rt, spec, rootfs));
+    ContainerPolicy owner = decided(rt, id, policy_setup::prepare(rt, spec, rootfs));
+    if (owner.prepared_.policy)
+        broker::add_mounts(*owner.prepared_.policy, spec, rootfs, owner.state_dir());
+    return owner;
 }
 
 ContainerPolicy ContainerPolicy::decide_for_hook(const RuntimeOptions& rt, const std::string& id,
                                                  policy::Policy policy, spec::Spec& spec, const std::string& rootfs)
 {
+    if (!policy.commands.empty())
+        throw Error("policy.commands: the OCI hook cannot add the command shim's mounts to a container another "
+                    "runtime makes; run it with cerberus",
+                    EINVAL);
     RuntimeOptions under_bpf_lsm = rt;
     under_bpf_lsm.enforcement = policy::enforcement_name(policy::Enforcement::bpf_lsm);
     return decided(rt, id, policy_setup::prepare(under_bpf_lsm, std::move(policy), spec, rootfs));
@@ -149,6 +157,8 @@ void ContainerPolicy::install(uint64_t cgroup_id, UniqueFd cgroup_dir, PolicyRec
     keys_file_ = std::move(records.keys);
     if (!records.document.empty())
         files::write_file_atomic(records.document, policy::policy_document(*prepared_.policy), 0600);
+    if (!prepared_.policy->commands.empty())
+        broker::make_socket_dir(state_dir()); // before the init binds it
     policy::assign_cgroup(prepared_.compiled, cgroup_id_);
     armed_ = true; // install is all or nothing, and removal a no-op for what is not there
     backend_->install(prepared_.compiled, {cgroup_id_, cgroup_dir_.get()}, keys_file_);
@@ -173,6 +183,9 @@ void ContainerPolicy::after_mounts(int root_fd)
         if (policy::has_host_names(*policy)) // its loopback is up and its resolv.conf in place
             dns::register_container(id_, cgroup_id_, audit::trail_path(rt_.audit_dir, id_), *policy,
                                     dns::container_nameservers(root_fd));
+        broker::restart_if_needed(); // for the containers of a broker that died
+        if (!policy->commands.empty()) // the socket directory is bound in
+            broker::register_container(id_, cgroup_id_, audit::trail_path(rt_.audit_dir, id_), *policy, state_dir());
         if (backend_->kind() == policy::Enforcement::landlock) // the BPF programs build the paths they report
             audit::hand_root_to_collector(cgroup_id_, root_fd);
     }
@@ -193,8 +206,10 @@ void ContainerPolicy::roll_back() noexcept
 
 void ContainerPolicy::remove_entries() const
 {
-    if (pin_dir_ == CERB_PIN_DIR) // another build's gate serves the containers of its layout
+    if (pin_dir_ == CERB_PIN_DIR) { // another build's gate and broker serve the containers of its layout
         dns::forget_container(cgroup_id_);
+        broker::forget_container(cgroup_id_);
+    }
     backend_->remove({cgroup_id_, cgroup_dir_.get(), pin_dir_}, keys_file_);
 }
 

@@ -118,6 +118,7 @@ private:
     ContainerPolicy() = default;
     static ContainerPolicy decided(const RuntimeOptions& rt, const std::string& id, policy_setup::Prepared prepared);
     void remove_entries() const;
+    std::string state_dir() const { return rt_.root + "/" + id_; }
 
     RuntimeOptions rt_;
     std::string id_;

@@ -50,26 +50,13 @@ void register_container(const std::string& id, uint64_t cgroup_id, const std::st
 
 void forget_container(uint64_t cgroup_id) noexcept
 {
-    try {
-        if (!files::exists(registration_path(cgroup_id)))
-            return;
-        if (auto answer = daemon::ask_running(gate_daemon(), "forget " + std::to_string(cgroup_id), 10);
-            answer && *answer != "ok")
-            spdlog::warn("the DNS gate, forgetting cgroup {}: {}", cgroup_id, *answer);
-        remove_registration(cgroup_id);
-    } catch (const Error& e) {
-        spdlog::warn("unregistering cgroup {} from the DNS gate: {}", cgroup_id, e.what());
-    }
+    daemon::forget_registered(gate_daemon(), registration_path(cgroup_id), cgroup_id,
+                              [&] { remove_registration(cgroup_id); });
 }
 
 void restart_if_needed() noexcept
 {
-    try {
-        if (!files::list_dir(std::string(run_dir) + "/containers").empty())
-            daemon::ensure_running(gate_daemon());
-    } catch (const Error& e) {
-        spdlog::warn("restarting the DNS gate: {}", e.what());
-    }
+    daemon::restart_if_registered(gate_daemon(), std::string(run_dir) + "/containers");
 }
 
 std::optional<nlohmann::json> admitted(uint64_t cgroup_id)

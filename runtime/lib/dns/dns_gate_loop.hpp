@@ -7,6 +7,7 @@
 #pragma once
 
 #include "audit/audit_format.hpp"
+#include "audit/audit_trail.hpp"
 #include "base/daemon.hpp"
 #include "dns/dns_admission.hpp"
 #include "dns/dns_cache.hpp"
@@ -62,7 +63,7 @@ struct Container {
     std::vector<UniqueFd> sockets; // listening and upstream; closed with the container
     int upstream4 = -1, upstream6 = -1;
     std::vector<uint64_t> watches;
-    UniqueFd trail;
+    std::optional<audit::TrailWriter> trail; // opened on its first record
 };
 
 class Gate {

@@ -3,6 +3,7 @@
 
 #include "base/error.hpp"
 #include "base/files.hpp"
+#include "base/served_containers.hpp"
 
 #include <arpa/inet.h>
 #include <sys/socket.h>
@@ -140,7 +141,7 @@ std::vector<policy::Cidr> networks_of(const Registration& registration)
 
 std::string registration_path(uint64_t cgroup_id)
 {
-    return std::string(run_dir) + "/containers/" + std::to_string(cgroup_id) + ".json";
+    return daemon::registration_file(run_dir, cgroup_id);
 }
 
 std::string admitted_path(uint64_t cgroup_id)
@@ -150,24 +151,12 @@ std::string admitted_path(uint64_t cgroup_id)
 
 void write_registration(const Registration& registration)
 {
-    files::make_dirs(std::string(run_dir) + "/containers", 0700);
-    files::write_file_atomic(registration_path(registration.cgroup_id), to_json(registration).dump() + "\n", 0600);
+    daemon::write_registration_file(run_dir, registration.cgroup_id, to_json(registration));
 }
 
 std::vector<Registration> read_registrations()
 {
-    std::vector<Registration> registrations;
-    std::string dir = std::string(run_dir) + "/containers";
-    for (const auto& entry : files::list_dir(dir)) {
-        if (entry.name.size() < 6 || entry.name.compare(entry.name.size() - 5, 5, ".json") != 0)
-            continue; // write_file_atomic's temporary files
-        try {
-            registrations.push_back(registration_from_json(nlohmann::json::parse(files::read_file(dir + "/" + entry.name))));
-        } catch (const std::exception& e) {
-            spdlog::warn("{}/{}: {}; skipped", dir, entry.name, e.what());
-        }
-    }
-    return registrations;
+    return daemon::read_registrations(std::string(run_dir) + "/containers", registration_from_json);
 }
 
 void remove_registration(uint64_t cgroup_id)

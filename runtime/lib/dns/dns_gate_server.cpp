@@ -3,6 +3,7 @@
 
 #include "base/error.hpp"
 #include "base/files.hpp"
+#include "base/served_containers.hpp"
 #include "cgroup/cgroup_mounts.hpp"
 #include "dns/dns_gate_loop.hpp"
 #include "dns/dns_netns.hpp"
@@ -21,16 +22,6 @@
 #include <utility>
 
 namespace cerberus::dns {
-namespace {
-
-int64_t wall_ns()
-{
-    timespec now{};
-    clock_gettime(CLOCK_REALTIME, &now);
-    return int64_t{now.tv_sec} * 1000000000 + now.tv_nsec;
-}
-
-} // namespace
 
 uint64_t Gate::watch(Kind kind, uint64_t cgroup_id, uint64_t key, int fd, uint32_t events)
 {
@@ -81,17 +72,10 @@ bool Gate::start()
 // create whose request came while the gate was leaving).
 void Gate::add_registered()
 {
-    for (auto& registration : read_registrations()) {
-        uint64_t cgroup_id = registration.cgroup_id;
-        if (containers_.count(cgroup_id))
-            continue;
-        try {
-            add(std::move(registration));
-        } catch (const Error& e) {
-            spdlog::warn("cgroup {}: {}; forgotten", cgroup_id, e.what());
-            forget(cgroup_id);
-        }
-    }
+    daemon::add_unserved(
+        read_registrations(), [&](uint64_t cgroup_id) { return containers_.count(cgroup_id) != 0; },
+        [&](Registration registration) { add(std::move(registration)); },
+        [&](uint64_t cgroup_id) { forget(cgroup_id); });
 }
 
 void Gate::add(Registration registration)
@@ -181,54 +165,38 @@ void Gate::forget(uint64_t cgroup_id)
 
 std::string Gate::serve(uint64_t cgroup_id)
 {
-    try {
-        auto text = files::read_file_if_exists(registration_path(cgroup_id));
-        if (!text)
-            return "no registration " + registration_path(cgroup_id);
-        if (!containers_.count(cgroup_id)) // else a tick found the registration first
-            add(registration_from_json(nlohmann::json::parse(*text)));
+    std::string answer = daemon::serve_registration(registration_path(cgroup_id), cgroup_id,
+                                                    containers_.count(cgroup_id) != 0,
+                                                    [&](const nlohmann::json& j) { add(registration_from_json(j)); });
+    if (answer == "ok")
         write_snapshot(cgroup_id);
-        return "ok";
-    } catch (const std::exception& e) {
-        return std::string("serving cgroup ") + std::to_string(cgroup_id) + ": " + e.what();
-    }
+    return answer;
 }
 
 // "serve <cgroup id>" (create), "forget <cgroup id>" (delete), "snapshot
 // <cgroup id>" (state: what was admitted, written now if it is due).
 void Gate::serve_request()
 {
-    daemon::answer_request(listener_.get(), [&](const std::string& request) -> std::string {
-        if (request.rfind("serve ", 0) == 0)
-            return serve(std::strtoull(request.c_str() + 6, nullptr, 10));
-        if (request.rfind("snapshot ", 0) == 0) {
+    daemon::answer_container_request(
+        listener_.get(), [&](uint64_t cgroup_id) { return serve(cgroup_id); },
+        [&](uint64_t cgroup_id) { forget(cgroup_id); },
+        [&](const std::string& request) -> std::string {
+            if (!request.starts_with("snapshot "))
+                return "unknown request";
             uint64_t cgroup_id = std::strtoull(request.c_str() + 9, nullptr, 10);
             if (!containers_.count(cgroup_id))
                 return "not served";
             if (due_snapshots_.erase(cgroup_id))
                 write_snapshot(cgroup_id);
             return "ok";
-        }
-        if (request.rfind("forget ", 0) != 0)
-            return "unknown request";
-        forget(std::strtoull(request.c_str() + 7, nullptr, 10));
-        return "ok";
-    });
+        });
 }
 
 void Gate::record(Container& container, const audit::DnsVerdict& verdict)
 {
-    const std::string& path = container.registration.trail;
-    if (!container.trail) {
-        container.trail.reset(open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600));
-        if (!container.trail) {
-            spdlog::warn("opening the trail {}: {}; a dns record is lost", path, std::strerror(errno));
-            return;
-        }
-    }
-    std::string line = audit::dump_line(audit::dns_json(container.registration.id, wall_ns(), verdict)) + "\n";
-    if (write(container.trail.get(), line.data(), line.size()) != static_cast<ssize_t>(line.size()))
-        spdlog::warn("writing the trail {}: {}", path, std::strerror(errno));
+    if (!container.trail)
+        container.trail.emplace(container.registration.trail);
+    container.trail->append(audit::dns_json(container.registration.id, audit::wall_now_ns(), verdict));
 }
 
 void Gate::write_snapshot(uint64_t cgroup_id)

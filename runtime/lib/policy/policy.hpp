@@ -57,6 +57,15 @@ struct HostRule {
     PortRange ports;
 };
 
+// One tool of the policy's commands (policy_commands.hpp): argument patterns,
+// kept as written but for their spacing ("push origin feature/*").
+struct CommandRule {
+    std::vector<std::string> allow;
+    std::vector<std::string> deny;
+    bool operator==(const CommandRule&) const = default;
+};
+using Commands = std::map<std::string, CommandRule>; // by the tool's name
+
 // An absent allow-list (nullopt) does not restrict; an empty one allows nothing.
 // Each list has its entry in rule_lists.cpp, which says how it is read,
 // written, narrowed, compiled and worded (docs/architecture.md, "Adding a rule kind").
@@ -68,6 +77,7 @@ struct Policy {
     std::vector<std::string> denied_paths;
     std::optional<std::vector<std::string>> allowed_bins;
     std::vector<int> forbidden_caps; // capability numbers, sorted, unique
+    Commands commands; // the tools the command broker runs on the host; none: no tool brokered
     Enforcement enforcement = Enforcement::automatic; // the weakest backend accepted; automatic: any
 
     bool restricts_paths() const { return allowed_paths || read_only_paths; }

@@ -7,6 +7,8 @@
 
 #include "base/error.hpp"
 #include "policy/policy_access.hpp"
+#include "policy/policy_commands.hpp"
+#include "policy/policy_json.hpp"
 #include "policy/policy_narrow.hpp"
 #include "policy/rule_lists.hpp"
 
@@ -111,6 +113,24 @@ void check_bins_narrowed(const Policy& base, const Policy& annotation)
         const auto& bin = (*annotation.allowed_bins)[i];
         if (std::find(base.allowed_bins->begin(), base.allowed_bins->end(), bin) == base.allowed_bins->end())
             widens("policy.allowed_bins[" + std::to_string(i) + "]", "\"" + bin + "\"");
+    }
+}
+
+void check_commands_narrowed(const Policy& base, const Policy& annotation)
+{
+    for (const auto& [tool, rule] : annotation.commands) {
+        std::string field = "policy.commands." + tool;
+        auto it = base.commands.find(tool);
+        if (it == base.commands.end())
+            widens(field, "a tool the locked default does not broker");
+        const auto& allowed = it->second.allow;
+        for (size_t i = 0; i < rule.allow.size(); ++i) {
+            const std::string& pattern = rule.allow[i];
+            bool covered = std::any_of(allowed.begin(), allowed.end(),
+                                       [&](const std::string& wide) { return pattern_covers(wide, pattern); });
+            if (!covered)
+                widens(entry_field(field + ".allow", i), json_quoted(pattern));
+        }
     }
 }
 

@@ -14,4 +14,7 @@ void check_hosts_narrowed(const Policy& locked_default, const Policy& annotation
 // Each binary must be one the default lists.
 void check_bins_narrowed(const Policy& locked_default, const Policy& annotation);
 
+// Each tool one the default lists, each allow pattern covered by one of the default's for that tool.
+void check_commands_narrowed(const Policy& locked_default, const Policy& annotation);
+
 } // namespace cerberus::policy

@@ -4,6 +4,7 @@
 #include "base/error.hpp"
 #include "cerberus_policy.h"
 #include "policy/policy_access.hpp"
+#include "policy/policy_commands.hpp"
 #include "policy/policy_compile.hpp"
 #include "policy/policy_document.hpp"
 #include "policy/policy_json.hpp"
@@ -265,6 +266,25 @@ constexpr RuleList table[] = {
      .exact_files = false,
      .compile = compile_forbidden_caps,
      .trail_rule = CERB_RULE_FORBIDDEN_CAP},
+    // Carried out by the command broker outside the kernel (broker/): no row, flag, map entry nor kernel rule.
+    {.name = "commands",
+     .label = "cmds",
+     .role = ListRole::grant,
+     .denial = DenialWording::by_entry,
+     .present = has_list<&Policy::commands>,
+     .parse = parse_commands,
+     .check_within = nullptr,
+     .write = write_commands,
+     .enforced_inside = false,
+     .check_narrowed = check_commands_narrowed,
+     .combine = combine_commands,
+     .paths = nullptr,
+     .coverage = {},
+     .policy_flag = 0,
+     .path_kind = 0,
+     .exact_files = false,
+     .compile = nullptr,
+     .trail_rule = 0},
 };
 
 } // namespace

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The rule lists a policy document holds (allowed_hosts, allowed_paths,
-// read_only_paths, denied_paths, allowed_bins, forbidden_caps), each declared
+// read_only_paths, denied_paths, allowed_bins, forbidden_caps, commands), each declared
 // once in one table: its JSON name, how its entries are read, validated and
 // written back, how --lock-policy combines a default's list with an
 // annotation's, which rows of the coverage table it brings, what the kernel
@@ -30,6 +30,7 @@ struct CompiledPolicy; // policy_compile.hpp
 enum class ListRole {
     allow_list, // absent: it restricts nothing; present, even empty: only what it lists
     deny_list,  // absent or empty alike: nothing denied, and documents leave it out
+    grant,      // absent or empty alike: nothing granted (commands: no tool brokered); documents leave it out
 };
 
 // How a denial by the list is named in the trail and by `cerberus policy check`.
@@ -67,7 +68,8 @@ struct RuleList {
     std::vector<std::string>* (*paths)(Policy& policy);
 
     // The kernel side: the coverage rows the list brings when present (a
-    // backend lacking one refuses the policy), the CERB_HAS_* flag it sets,
+    // backend lacking one refuses the policy; none for a list a runtime-side
+    // enforcer carries out whatever the backend, as the broker does commands), the CERB_HAS_* flag it sets,
     // the CERB_PATH_* kind its paths get in the path map (exact_files: keyed
     // as the files they are, not as prefixes of what lies below), and compile
     // for its other entries (networks, the capability mask).
@@ -78,7 +80,7 @@ struct RuleList {
     void (*compile)(const Policy& policy, CompiledPolicy& out);
 
     // The CERB_RULE_* the kernel side reports a denial by the list with; the
-    // trail words it as denial_rule does.
+    // trail words it as denial_rule does; 0 for a list the kernel never judges.
     uint16_t trail_rule;
 
     // paths, for reading.

@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "broker/broker_call.hpp"
+
+#include "base/error.hpp"
+#include "base/files.hpp"
+#include "broker/broker_protocol.hpp"
+
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <sstream>
+
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77 // Linux 6.5
+#endif
+
+namespace cerberus::broker {
+namespace {
+
+constexpr const char* tool_path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+pid_t pid_of_pidfd(int pidfd)
+{
+    std::string info = files::read_file("/proc/self/fdinfo/" + std::to_string(pidfd));
+    size_t at = info.find("\nPid:");
+    return at == std::string::npos ? -1 : static_cast<pid_t>(std::strtol(info.c_str() + at + 5, nullptr, 10));
+}
+
+// The cgroup2 path of pid ("/cerberus-test/x"), from its "0::" line.
+std::string cgroup_of(pid_t pid)
+{
+    std::istringstream lines(files::read_file("/proc/" + std::to_string(pid) + "/cgroup"));
+    for (std::string line; std::getline(lines, line);)
+        if (line.starts_with("0::"))
+            return line.substr(3);
+    throw Error("process " + std::to_string(pid) + " has no cgroup2 line", ESRCH);
+}
+
+// The id of a cgroup2 directory (its kernfs handle); 0 when it is gone.
+uint64_t cgroup_id_of(const std::string& dir)
+{
+    struct {
+        file_handle handle;
+        uint64_t id;
+    } handle{};
+    handle.handle.handle_bytes = sizeof(uint64_t);
+    int mount_id = 0;
+    if (name_to_handle_at(AT_FDCWD, dir.c_str(), &handle.handle, &mount_id, 0) < 0)
+        return 0;
+    uint64_t id;
+    std::memcpy(&id, handle.handle.f_handle, sizeof id);
+    return id;
+}
+
+bool in_cgroup(const std::string& cgroup2, std::string path, uint64_t cgroup_id)
+{
+    for (;;) {
+        if (cgroup_id_of(cgroup2 + path) == cgroup_id)
+            return true;
+        if (path.empty() || path == "/")
+            return false;
+        path.resize(path.rfind('/'));
+    }
+}
+
+[[noreturn]] void child_fails(const char* what)
+{
+    dprintf(2, "cerberus command broker: %s: %s\n", what, std::strerror(errno));
+    _exit(failed_status);
+}
+
+void child_step(long rc, const char* what)
+{
+    if (rc < 0)
+        child_fails(what);
+}
+
+// The forked child: nothing that allocates, no exceptions (the broker is single-threaded).
+[[noreturn]] void run_tool(const Launch& launch, char* const* argv, char* const* envp, pid_t broker)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != broker)
+        _exit(failed_status);
+    setpgid(0, 0);
+    for (int i = 0; i < 3; ++i)
+        child_step(dup2(launch.stdio[i], i), "taking the caller's stdio");
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    signal(SIGPIPE, SIG_DFL);
+    // The agent's directory, cloned from inside its mount namespace (a mount
+    // is cloned only from the namespace it is in), then mounted in a private
+    // copy of the host's, where the tool finds the host's binaries and config.
+    child_step(setns(launch.caller_mnt, CLONE_NEWNS), "entering the container's mount namespace");
+    int tree = static_cast<int>(syscall(SYS_open_tree, launch.cwd, "",
+                                        OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE));
+    child_step(tree, "cloning the working directory");
+    child_step(setns(launch.host_mnt, CLONE_NEWNS), "returning to the host's mount namespace");
+    child_step(unshare(CLONE_NEWNS), "making a mount namespace");
+    child_step(mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr), "making its mounts private");
+    child_step(syscall(SYS_move_mount, tree, "", AT_FDCWD, launch.workdir.c_str(), MOVE_MOUNT_F_EMPTY_PATH),
+               "mounting the working directory");
+    child_step(chdir(launch.workdir.c_str()), "entering the working directory");
+    syscall(SYS_close_range, 3, ~0U, 0);
+    execve(launch.binary.c_str(), argv, envp);
+    child_fails("running the host's tool");
+}
+
+std::vector<char*> pointers(const std::vector<std::string>& strings)
+{
+    std::vector<char*> out;
+    for (const auto& s : strings)
+        out.push_back(const_cast<char*>(s.c_str()));
+    out.push_back(nullptr);
+    return out;
+}
+
+} // namespace
+
+Caller identify_caller(int connection_fd, const std::string& cgroup2, uint64_t cgroup_id)
+{
+    Caller caller;
+    int pidfd = -1;
+    socklen_t len = sizeof pidfd;
+    check(getsockopt(connection_fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len), "SO_PEERPIDFD of the caller");
+    caller.pidfd.reset(pidfd);
+    caller.pid = pid_of_pidfd(pidfd);
+    if (caller.pid <= 0)
+        throw Error("the caller is gone", ESRCH);
+    std::string proc = "/proc/" + std::to_string(caller.pid);
+    caller.root.reset(open((proc + "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    caller.mntns.reset(open((proc + "/ns/mnt").c_str(), O_RDONLY | O_CLOEXEC));
+    std::string cgroup = cgroup_of(caller.pid);
+    // Still alive: what was opened under /proc/<pid> is its own, not a later process's of that number.
+    if (!caller.root || !caller.mntns || syscall(SYS_pidfd_send_signal, pidfd, 0, nullptr, 0) < 0)
+        throw Error("the caller is gone", ESRCH);
+    if (!in_cgroup(cgroup2, cgroup, cgroup_id))
+        throw Error("the caller (pid " + std::to_string(caller.pid) + ", cgroup " + cgroup +
+                        ") is not in the container's cgroup",
+                    EPERM);
+    return caller;
+}
+
+UniqueFd resolve_cwd(const Caller& caller, const std::string& cwd)
+{
+    open_how how{};
+    how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+    how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+    UniqueFd fd(static_cast<int>(syscall(SYS_openat2, caller.root.get(), cwd.c_str(), &how, sizeof how)));
+    if (!fd)
+        throw_errno("the working directory " + cwd + " in the container");
+    return fd;
+}
+
+std::string host_binary(const std::string& tool)
+{
+    std::istringstream dirs(tool_path);
+    for (std::string dir; std::getline(dirs, dir, ':');) {
+        std::string path = dir + "/" + tool;
+        struct stat st{};
+        if (stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0)
+            return path;
+    }
+    throw Error("no " + tool + " on the host's " + tool_path, ENOENT);
+}
+
+std::vector<std::string> tool_environment(const std::string& tool, const std::string& dir)
+{
+    std::vector<std::string> env = {std::string("PATH=") + tool_path, "HOME=/root", "LANG=C.UTF-8"};
+    std::string path = dir + "/" + tool + ".env";
+    UniqueFd fd(open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    if (!fd) {
+        if (errno == ENOENT)
+            return env;
+        throw_errno("opening " + path);
+    }
+    struct stat st{};
+    check(fstat(fd.get(), &st), "fstat " + path);
+    if (!S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022))
+        throw Error(path + ": a credentials file must be a regular file of root's that no one else may write",
+                    EPERM);
+    std::istringstream lines(files::read_file("/proc/self/fd/" + std::to_string(fd.get())));
+    for (std::string line; std::getline(lines, line);)
+        if (!line.empty() && line[0] != '#' && line.find('=') != std::string::npos)
+            env.push_back(line);
+    return env;
+}
+
+RunningTool RunningTool::start(const Launch& launch)
+{
+    auto argv = pointers(launch.argv);
+    auto envp = pointers(launch.env);
+    pid_t broker = getpid();
+    RunningTool tool;
+    tool.started_ = std::chrono::steady_clock::now();
+    tool.pid_ = fork();
+    if (tool.pid_ < 0)
+        throw_errno("fork");
+    if (tool.pid_ == 0)
+        run_tool(launch, argv.data(), envp.data(), broker);
+    tool.pidfd_.reset(static_cast<int>(syscall(SYS_pidfd_open, tool.pid_, 0)));
+    if (!tool.pidfd_) {
+        int err = errno;
+        kill(tool.pid_, SIGKILL);
+        waitpid(tool.pid_, nullptr, 0);
+        throw_errno("pidfd_open", err);
+    }
+    return tool;
+}
+
+RunningTool::RunningTool(RunningTool&& other) noexcept
+    : pid_(std::exchange(other.pid_, 0)), pidfd_(std::move(other.pidfd_)), reaped_(std::exchange(other.reaped_, true)),
+      started_(other.started_)
+{
+}
+
+RunningTool::~RunningTool()
+{
+    if (reaped_ || !pidfd_)
+        return;
+    kill_group();
+    siginfo_t info{};
+    while (waitid(P_PIDFD, static_cast<id_t>(pidfd_.get()), &info, WEXITED) < 0 && errno == EINTR) {
+    }
+}
+
+void RunningTool::kill_group() noexcept
+{
+    if (reaped_ || pid_ <= 0)
+        return;
+    kill(-pid_, SIGKILL); // its children in its group; the leader unreaped keeps the group's number ours
+    syscall(SYS_pidfd_send_signal, pidfd_.get(), SIGKILL, nullptr, 0);
+}
+
+int RunningTool::reap(bool& signaled)
+{
+    kill(-pid_, SIGKILL); // what it left running in its group
+    siginfo_t info{};
+    int rc;
+    while ((rc = waitid(P_PIDFD, static_cast<id_t>(pidfd_.get()), &info, WEXITED)) < 0 && errno == EINTR) {
+    }
+    check(rc, "waitid");
+    reaped_ = true;
+    signaled = info.si_code == CLD_KILLED || info.si_code == CLD_DUMPED;
+    return signaled ? 128 + info.si_status : info.si_status;
+}
+
+std::chrono::milliseconds RunningTool::elapsed() const
+{
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started_);
+}
+
+} // namespace cerberus::broker

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: Apache-2.0
+// One allowed call, on the host: who made it (the peer of the container's
+// socket, by the kernel's word: SO_PEERPIDFD, checked to be in the
+// container's cgroup), where (the agent's working directory resolved inside
+// the caller's root, no symlink leaving it), with what (the host's binary of
+// the tool, the host's environment for it and the credentials of
+// credentials_dir/<tool>.env), and the tool's process: forked by the broker
+// (not in the container's pid namespace), in a private mount namespace where
+// the agent's directory is mounted at run_dir/work, with the caller's stdio.
+#pragma once
+
+#include "base/fd.hpp"
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cerberus::broker {
+
+// The process at the other end of a container's socket.
+struct Caller {
+    UniqueFd pidfd;
+    pid_t pid = 0;
+    UniqueFd root;  // its /proc/<pid>/root
+    UniqueFd mntns; // its mount namespace
+};
+
+// Throws EPERM when the peer is not in the cgroup (or one below it), ESRCH
+// when it is gone. cgroup2 is the unified hierarchy's mount point.
+Caller identify_caller(int connection_fd, const std::string& cgroup2, uint64_t cgroup_id);
+
+// The agent's directory (absolute, as the agent named it), resolved under the
+// caller's root (RESOLVE_IN_ROOT: "..", absolute symlinks and magic links stay
+// inside); throws when it is no directory there.
+UniqueFd resolve_cwd(const Caller& caller, const std::string& cwd);
+
+// The host's binary for tool on the broker's PATH; throws ENOENT when there is none.
+std::string host_binary(const std::string& tool);
+
+// The tool's environment: a fixed PATH, HOME and LANG, then the lines of
+// credentials_dir/<tool>.env (KEY=VALUE, # comments), which must be root's
+// and writable by no one else; no file: none.
+std::vector<std::string> tool_environment(const std::string& tool, const std::string& dir);
+
+struct Launch {
+    std::string binary;
+    std::vector<std::string> argv; // argv[0] the tool's name
+    std::vector<std::string> env;
+    int stdio[3] = {-1, -1, -1};
+    int cwd = -1;       // resolve_cwd's
+    int caller_mnt = -1;
+    int host_mnt = -1;  // the broker's own mount namespace
+    std::string workdir; // where the cwd is mounted in the tool's namespace
+};
+
+// The tool's process, a process group of its own: killed (the whole group)
+// and reaped when this goes before it was reaped; it dies with the broker too
+// (PR_SET_PDEATHSIG).
+class RunningTool {
+public:
+    static RunningTool start(const Launch& launch);
+    RunningTool(RunningTool&& other) noexcept;
+    RunningTool& operator=(RunningTool&&) = delete;
+    ~RunningTool();
+
+    int pidfd() const { return pidfd_.get(); }
+    // Once pidfd is readable: what is left of its group killed, the tool
+    // reaped; its exit status, or 128 + the signal that ended it (signaled set).
+    int reap(bool& signaled);
+    void kill_group() noexcept;
+    std::chrono::milliseconds elapsed() const;
+
+private:
+    RunningTool() = default;
+    pid_t pid_ = 0;
+    UniqueFd pidfd_;
+    bool reaped_ = false;
+    std::chrono::steady_clock::time_point started_;
+};
+
+} // namespace cerberus::broker

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: Apache-2.0
+// The command broker's event loop (broker_server.hpp says what it does).
+#pragma once
+
+#include "audit/audit_format.hpp"
+#include "audit/audit_trail.hpp"
+#include "base/daemon.hpp"
+#include "base/fd.hpp"
+#include "broker/broker_call.hpp"
+#include "broker/broker_protocol.hpp"
+#include "broker/broker_registry.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cerberus::broker {
+
+using Clock = std::chrono::steady_clock;
+constexpr auto tick = std::chrono::seconds(1);
+constexpr auto idle_linger = std::chrono::seconds(10);
+constexpr auto request_wait = std::chrono::seconds(5); // from the connection to the request
+constexpr uint64_t control_watch = 0; // broker.sock; the others are keys of Broker::watches_
+
+enum class Kind { listener, connection, tool };
+
+struct Watch {
+    Kind kind;
+    uint64_t key; // listener: the cgroup id; connection, tool: the call
+    int fd;
+};
+
+struct Served {
+    Registration registration;
+    UniqueFd socket_dir; // O_PATH: the socket is bound through it (its path may be long)
+    UniqueFd listener;
+    uint64_t watch = 0;
+    std::optional<audit::TrailWriter> trail;
+};
+
+struct Call {
+    uint64_t cgroup_id = 0;
+    UniqueFd connection;
+    uint64_t connection_watch = 0;
+    uint64_t tool_watch = 0;
+    Clock::time_point deadline; // for the request
+    std::optional<RunningTool> tool;
+    audit::CommandCall record;
+};
+
+class Broker {
+public:
+    bool start();
+    void run();
+
+private:
+    uint64_t watch(Kind kind, uint64_t key, int fd, uint32_t events);
+    void unwatch(uint64_t& id);
+    void dispatch(const Watch& w, uint32_t events);
+    void serve_request();
+    std::string serve(uint64_t cgroup_id);
+    void add_registered();
+    void add(Registration registration);
+    void forget(uint64_t cgroup_id);
+    void on_tick();
+    void accept_calls(uint64_t cgroup_id, int listener);
+    void read_request(uint64_t call_id);
+    void decide(uint64_t call_id, const Request& request, std::vector<UniqueFd> stdio);
+    void launch(uint64_t call_id, const Request& request, const std::vector<UniqueFd>& stdio);
+    void on_connection(uint64_t call_id, uint32_t events);
+    void finish(uint64_t call_id);
+    void end(uint64_t call_id, const Answer& answer, bool recorded = true);
+
+    daemon::Daemon daemon_ = broker_daemon();
+    UniqueFd lock_, listener_, epoll_, host_mnt_;
+    std::string cgroup2_;
+    std::string workdir_;
+    std::map<uint64_t, Served> containers_;
+    std::map<uint64_t, Call> calls_;
+    std::map<uint64_t, Watch> watches_;
+    uint64_t next_key_ = 1;
+};
+
+} // namespace cerberus::broker

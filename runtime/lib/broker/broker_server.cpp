@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "broker/broker_server.hpp"
+
+#include "base/error.hpp"
+#include "base/files.hpp"
+#include "base/served_containers.hpp"
+#include "base/unix_socket.hpp"
+#include "broker/broker_loop.hpp"
+#include "cgroup/cgroup_mounts.hpp"
+#include "policy/policy_commands.hpp"
+
+#include <fcntl.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include <cstring>
+
+namespace cerberus::broker {
+namespace {
+
+// "/proc/self/fd/N/broker.sock": a socket bound or removed through the
+// directory's fd, whatever the length of the directory's path.
+std::string through(int dir_fd)
+{
+    return "/proc/self/fd/" + std::to_string(dir_fd) + "/" + socket_name;
+}
+
+UniqueFd bind_container_socket(int dir_fd)
+{
+    std::string path = through(dir_fd);
+    unlink(path.c_str()); // a dead broker's
+    UniqueFd listener(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    if (!listener)
+        throw_errno("socket");
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+    check(bind(listener.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), "bind " + path);
+    // The agent may run as any user; only its container sees the directory.
+    check(chmod(path.c_str(), 0666), "chmod " + path);
+    check(listen(listener.get(), 64), "listen " + path);
+    return listener;
+}
+
+void send_answer(int connection, const Answer& answer)
+{
+    std::string text = answer_json(answer);
+    if (send(connection, text.data(), text.size(), MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+        spdlog::debug("answering a call: {}", std::strerror(errno)); // the shim went away
+}
+
+} // namespace
+
+uint64_t Broker::watch(Kind kind, uint64_t key, int fd, uint32_t events)
+{
+    uint64_t id = next_key_++;
+    epoll_event ev{.events = events, .data = {.u64 = id}};
+    check(epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &ev), "epoll_ctl");
+    watches_[id] = {kind, key, fd};
+    return id;
+}
+
+void Broker::unwatch(uint64_t& id)
+{
+    if (auto it = watches_.find(id); it != watches_.end()) {
+        epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, it->second.fd, nullptr);
+        watches_.erase(it);
+    }
+    id = 0;
+}
+
+bool Broker::start()
+{
+    files::make_dirs(run_dir, 0700);
+    lock_ = daemon::open_lock(daemon_);
+    if (!daemon::take_lock(daemon_, lock_.get()))
+        return false;
+    cgroup2_ = cgroups::Mounts::detect().unified;
+    workdir_ = std::string(run_dir) + "/work";
+    files::make_dirs(workdir_, 0700);
+    host_mnt_.reset(open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC));
+    epoll_.reset(epoll_create1(EPOLL_CLOEXEC));
+    if (!host_mnt_ || !epoll_)
+        throw_errno("opening the broker's mount namespace and epoll");
+    add_registered(); // create waits for its socket; a restarted broker serves what it served
+    listener_ = daemon::listen(daemon_, epoll_.get(), {.u64 = control_watch});
+    spdlog::info("command broker {} started, serving {} containers", getpid(), containers_.size());
+    return true;
+}
+
+void Broker::add_registered()
+{
+    daemon::add_unserved(
+        read_registrations(), [&](uint64_t cgroup_id) { return containers_.count(cgroup_id) != 0; },
+        [&](Registration registration) { add(std::move(registration)); },
+        [&](uint64_t cgroup_id) { forget(cgroup_id); });
+}
+
+void Broker::add(Registration registration)
+{
+    uint64_t cgroup_id = registration.cgroup_id;
+    Served served;
+    served.socket_dir.reset(open(registration.socket_dir.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!served.socket_dir)
+        throw_errno("opening " + registration.socket_dir);
+    served.listener = bind_container_socket(served.socket_dir.get());
+    served.registration = std::move(registration);
+    Served& kept = containers_.emplace(cgroup_id, std::move(served)).first->second;
+    kept.watch = watch(Kind::listener, cgroup_id, kept.listener.get(), EPOLLIN);
+}
+
+void Broker::forget(uint64_t cgroup_id)
+{
+    for (auto it = calls_.begin(); it != calls_.end();) {
+        auto next = std::next(it);
+        if (it->second.cgroup_id == cgroup_id)
+            end(it->first, {Answer::Kind::failed, 0, "the container is being deleted"}, false);
+        it = next;
+    }
+    if (auto it = containers_.find(cgroup_id); it != containers_.end()) {
+        unwatch(it->second.watch);
+        unlink(through(it->second.socket_dir.get()).c_str());
+        containers_.erase(it);
+    }
+    try {
+        remove_registration(cgroup_id);
+    } catch (const Error& e) {
+        spdlog::warn("{}", e.what());
+    }
+}
+
+std::string Broker::serve(uint64_t cgroup_id)
+{
+    return daemon::serve_registration(registration_path(cgroup_id), cgroup_id, containers_.count(cgroup_id) != 0,
+                                      [&](const nlohmann::json& j) { add(registration_from_json(j)); });
+}
+
+// "serve <cgroup id>" (create), "forget <cgroup id>" (delete).
+void Broker::serve_request()
+{
+    daemon::answer_container_request(
+        listener_.get(), [&](uint64_t cgroup_id) { return serve(cgroup_id); },
+        [&](uint64_t cgroup_id) { forget(cgroup_id); });
+}
+
+void Broker::accept_calls(uint64_t cgroup_id, int listener)
+{
+    for (;;) {
+        UniqueFd connection(accept4(listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+        if (!connection) {
+            if (errno != EAGAIN && errno != EINTR)
+                spdlog::warn("cgroup {}: accept: {}", cgroup_id, std::strerror(errno));
+            return;
+        }
+        uint64_t id = next_key_++;
+        Call& call = calls_[id];
+        call.cgroup_id = cgroup_id;
+        call.deadline = Clock::now() + request_wait;
+        call.connection = std::move(connection);
+        call.connection_watch = watch(Kind::connection, id, call.connection.get(), EPOLLIN | EPOLLRDHUP);
+    }
+}
+
+void Broker::read_request(uint64_t call_id)
+{
+    Call& call = calls_.at(call_id);
+    std::string buf(max_request_bytes + 1, '\0');
+    std::vector<UniqueFd> fds;
+    int flags = 0;
+    ssize_t n = unix_socket::receive_with_fds(call.connection.get(), buf.data(), buf.size(), MSG_DONTWAIT, fds, &flags);
+    if (n < 0 && errno == EAGAIN)
+        return;
+    if (n <= 0)
+        return end(call_id, {}, false); // gone before asking
+    try {
+        if (flags & (MSG_TRUNC | MSG_CTRUNC) || static_cast<size_t>(n) > max_request_bytes)
+            throw Error("malformed call: longer than " + std::to_string(max_request_bytes) + " bytes", E2BIG);
+        if (fds.size() != 3)
+            throw Error("malformed call: " + std::to_string(fds.size()) + " fds, not stdin, stdout and stderr", EINVAL);
+        buf.resize(static_cast<size_t>(n));
+        decide(call_id, parse_request(buf), std::move(fds));
+    } catch (const Error& e) {
+        spdlog::info("cgroup {}: {}", call.cgroup_id, e.what());
+        end(call_id, {Answer::Kind::failed, 0, e.what()}, false);
+    }
+}
+
+void Broker::decide(uint64_t call_id, const Request& request, std::vector<UniqueFd> stdio)
+{
+    Call& call = calls_.at(call_id);
+    const Registration& registration = containers_.at(call.cgroup_id).registration;
+    auto decision = policy::decide_command(registration.commands, request.tool, request.args);
+    call.record.tool = request.tool;
+    call.record.args = request.args;
+    call.record.cwd = request.cwd;
+    call.record.rule = decision.rule;
+    // Audit mode runs what its rules would deny, but only of a tool the policy lists.
+    bool listed = registration.commands.count(request.tool) != 0;
+    if (!decision.allowed && !(registration.audit && listed)) {
+        call.record.verdict = "denied";
+        return end(call_id, {Answer::Kind::denied, 0, decision.rule});
+    }
+    call.record.verdict = decision.allowed ? "allowed" : "audit";
+    try {
+        launch(call_id, request, stdio);
+    } catch (const Error& e) {
+        call.record.verdict = "failed";
+        call.record.rule += "; " + std::string(e.what());
+        end(call_id, {Answer::Kind::failed, 0, e.what()});
+    }
+}
+
+void Broker::launch(uint64_t call_id, const Request& request, const std::vector<UniqueFd>& stdio)
+{
+    Call& call = calls_.at(call_id);
+    Caller caller = identify_caller(call.connection.get(), cgroup2_, call.cgroup_id);
+    UniqueFd cwd = resolve_cwd(caller, request.cwd);
+    Launch launch;
+    launch.binary = host_binary(request.tool);
+    launch.argv.push_back(request.tool);
+    launch.argv.insert(launch.argv.end(), request.args.begin(), request.args.end());
+    launch.env = tool_environment(request.tool, credentials_dir);
+    for (int i = 0; i < 3; ++i)
+        launch.stdio[i] = stdio[i].get();
+    launch.cwd = cwd.get();
+    launch.caller_mnt = caller.mntns.get();
+    launch.host_mnt = host_mnt_.get();
+    launch.workdir = workdir_;
+    call.tool.emplace(RunningTool::start(launch));
+    call.tool_watch = watch(Kind::tool, call_id, call.tool->pidfd(), EPOLLIN);
+}
+
+// While the tool runs, the connection only ever says that the shim went away:
+// then nothing of the call may go on.
+void Broker::on_connection(uint64_t call_id, uint32_t events)
+{
+    Call& call = calls_.at(call_id);
+    if (!call.tool)
+        return read_request(call_id);
+    char byte;
+    if (!(events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) && recv(call.connection.get(), &byte, 1, MSG_DONTWAIT) != 0)
+        return;
+    call.tool->kill_group();
+    call.record.rule += "; the caller went away, the tool was killed";
+    finish(call_id);
+}
+
+void Broker::finish(uint64_t call_id)
+{
+    Call& call = calls_.at(call_id);
+    bool signaled = false;
+    int status = call.tool->reap(signaled);
+    call.record.duration_ms = call.tool->elapsed().count();
+    if (signaled)
+        call.record.signal = status - 128;
+    else
+        call.record.status = status;
+    end(call_id, signaled ? Answer{Answer::Kind::signaled, status - 128, {}} : Answer{Answer::Kind::exited, status, {}});
+}
+
+// The call's record (unless none was made), its answer, and its end.
+void Broker::end(uint64_t call_id, const Answer& answer, bool recorded)
+{
+    auto it = calls_.find(call_id);
+    Call& call = it->second;
+    if (recorded) {
+        Served& served = containers_.at(call.cgroup_id);
+        if (!served.trail)
+            served.trail.emplace(served.registration.trail);
+        served.trail->append(audit::command_json(served.registration.id, audit::wall_now_ns(), call.record));
+    }
+    if (!answer.text.empty() || answer.kind != Answer::Kind::failed)
+        send_answer(call.connection.get(), answer);
+    unwatch(call.connection_watch);
+    unwatch(call.tool_watch);
+    calls_.erase(it); // a tool still running is killed and reaped
+}
+
+void Broker::on_tick()
+{
+    auto now = Clock::now();
+    std::vector<uint64_t> late;
+    for (const auto& [id, call] : calls_)
+        if (!call.tool && call.deadline <= now)
+            late.push_back(id);
+    for (uint64_t id : late)
+        end(id, {Answer::Kind::failed, 0, "no call came within 5 s of the connection"}, false);
+    std::vector<uint64_t> gone;
+    for (const auto& [cgroup_id, served] : containers_)
+        if (!files::exists(registration_path(cgroup_id)))
+            gone.push_back(cgroup_id);
+    for (uint64_t cgroup_id : gone)
+        forget(cgroup_id);
+    add_registered();
+}
+
+void Broker::dispatch(const Watch& w, uint32_t events)
+{
+    switch (w.kind) {
+    case Kind::listener: return accept_calls(w.key, w.fd);
+    case Kind::connection: return on_connection(w.key, events);
+    case Kind::tool: return finish(w.key);
+    }
+}
+
+void Broker::run()
+{
+    daemon::Life life{daemon_, lock_.get(), epoll_.get(), listener_, {.u64 = control_watch}, tick, idle_linger,
+                      [&](const epoll_event& event) {
+                          if (event.data.u64 == control_watch)
+                              return serve_request();
+                          if (auto it = watches_.find(event.data.u64); it != watches_.end()) {
+                              Watch w = it->second; // dispatch may unwatch it
+                              dispatch(w, event.events);
+                          }
+                      },
+                      [&] {
+                          on_tick();
+                          return !containers_.empty() || !calls_.empty();
+                      },
+                      [&] { return !read_registrations().empty(); }};
+    life.serve();
+}
+
+int run_broker()
+{
+    Broker broker;
+    return daemon::run("command broker", [&] { return broker.start(); }, [&] { broker.run(); });
+}
+
+} // namespace cerberus::broker

@@ -1,0 +1,190 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+# The command broker (policy.commands): a listed tool in the container is the
+# shim, which has the host's tool run by the broker under the policy's rules,
+# with credentials from the host's /etc/cerberus/credentials only; a `command`
+# record per call in the trail. Each denial has an allowed control beside it.
+
+load helpers
+
+CREDENTIALS=/etc/cerberus/credentials
+
+setup() {
+    [ "$(id -u)" -eq 0 ] || skip "needs root"
+    command -v git >/dev/null || skip "needs git"
+    [ -x "${CERBERUS_SHIM:-}" ] || skip "needs CERBERUS_SHIM (tests/integration/run.sh sets it)"
+    setup_bundle
+    ln -sf busybox "$BUNDLE/rootfs/bin/seq"
+    ln -sf busybox "$BUNDLE/rootfs/bin/kill"
+    ln -sf busybox "$BUNDLE/rootfs/bin/tr"
+    AUDIT="$BATS_TEST_TMPDIR/audit"
+}
+
+teardown() {
+    cerb delete --force "$ID" >/dev/null 2>&1 || true
+    [ -z "${SERVER_PID:-}" ] || kill "$SERVER_PID" 2>/dev/null || true
+    [ -z "${CREDENTIAL_FILE:-}" ] || rm -f "$CREDENTIAL_FILE"
+}
+
+with_policy() {
+    edit_config --arg p "$1" '.annotations["io.cerberus.policy"] = $p'
+}
+
+# run_policed ARG...: the container runs them (foreground); its trail is $AUDIT/$ID.jsonl.
+run_policed() {
+    set_args "$@"
+    run cerb --audit-dir "$AUDIT" run -b "$BUNDLE" "$ID"
+    echo "status=$status output: $output"
+}
+
+trail_text() {
+    cerb --audit-dir "$AUDIT" events --denials "$ID"
+}
+
+# The broker's pid, from its lock file, when that process is the broker (this build's layout).
+broker_pid() {
+    local lock pid
+    for lock in /run/cerberus-broker/*/broker.lock; do
+        pid=$(cat "$lock" 2>/dev/null) || continue
+        if tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q '^cerberus command-broker'; then
+            echo "$pid"
+            return
+        fi
+    done
+    return 1
+}
+
+@test "broker: git --version runs the host's git through the broker; without commands the image has none" {
+    set_args sh -c 'git --version'
+    run -127 cerb --audit-dir "$AUDIT" run -b "$BUNDLE" "$ID" # control: busybox has no git, and nothing was added
+    with_policy '{"commands": {"git": {"allow": ["--version"]}}}'
+    run_policed sh -c 'git --version'
+    [ "$status" -eq 0 ]
+    [ "$output" = "$(git --version)" ]
+    run trail_text
+    echo "$output"
+    [[ "$output" == *'command git --version ALLOWED (commands.git.allow[0] "--version"), exit 0 in '* ]]
+}
+
+@test "broker: git push --force origin main is DENIED with its rule named; an allowed push runs" {
+    with_policy '{"commands": {"git": {"allow": ["--version", "push origin feature/*"], "deny": ["push --force *"]}}}'
+    run_policed sh -c 'git push --force origin main'
+    [ "$status" -eq 126 ]
+    [[ "$output" == *'git: denied by the policy (commands.git.deny[0] "push --force *")'* ]]
+    # control: an allowed push runs the host's git (in /, no repository: git's own failure)
+    run_policed sh -c 'git push origin feature/x'
+    [ "$status" -eq 128 ]
+    [[ "$output" == *"not a git repository"* ]]
+    run trail_text
+    echo "$output"
+    [[ "$output" == *'command git push --force origin main DENIED (commands.git.deny[0] "push --force *")'* ]]
+    [[ "$output" == *'command git push origin feature/x ALLOWED (commands.git.allow[1] "push origin feature/*"), exit 128'* ]]
+    run cerb --audit-dir "$AUDIT" events --denials --format json "$ID"
+    [[ "$output" == *'"type":"command","time":'*'"tool":"git","args":["push","--force","origin","main"],"cwd":"/","verdict":"denied","backend":"static"'* ]]
+}
+
+@test "broker: a bad commands entry is refused at create, naming the entry and the bundle" {
+    with_policy '{"commands": {"git": {"allow": ["st*tus"]}}}'
+    run_policed true
+    [ "$status" -ne 0 ]
+    [[ "$output" == *config.json* ]]
+    [[ "$output" == *'policy.commands.git.allow[0]: "st*tus": a "*" stands for a whole word'* ]]
+    with_policy '{"commands": {"git": {"allow": ["status"]}}}' # control
+    run_policed true
+    [ "$status" -eq 0 ]
+}
+
+@test "broker: clone and push of a feature branch over HTTP with a token the agent never sees; main and --force denied" {
+    command -v python3 >/dev/null || skip "needs python3"
+    local srv="$BATS_TEST_TMPDIR/srv" token="tok-$RANDOM$RANDOM$RANDOM"
+    mkdir -p "$srv" "$BATS_TEST_TMPDIR/work"
+    git init -q --bare -b main "$srv/repo.git"
+    git -C "$BATS_TEST_TMPDIR" -c init.defaultBranch=main clone -q "$srv/repo.git" seed 2>/dev/null
+    git -C "$BATS_TEST_TMPDIR/seed" -c user.email=t@t -c user.name=t commit -q --allow-empty -m seed
+    git -C "$BATS_TEST_TMPDIR/seed" push -q origin main
+    python3 "$BATS_TEST_DIRNAME/../helpers/git_http_server.py" "$srv" "$token" "$BATS_TEST_TMPDIR/port" \
+        2>"$BATS_TEST_TMPDIR/server.log" &
+    SERVER_PID=$!
+    for _ in $(seq 50); do [ -s "$BATS_TEST_TMPDIR/port" ] && break; sleep 0.1; done
+    local url="http://127.0.0.1:$(cat "$BATS_TEST_TMPDIR/port")/repo.git"
+    GIT_TERMINAL_PROMPT=0 run git ls-remote "$url" # control: the server wants the token
+    [ "$status" -ne 0 ]
+    mkdir -p "$CREDENTIALS"
+    CREDENTIAL_FILE="$CREDENTIALS/git.env"
+    printf '%s\n' "# the broker's, for the tests" GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=http.extraHeader \
+        "GIT_CONFIG_VALUE_0=Authorization: Bearer $token" GIT_AUTHOR_NAME=agent GIT_AUTHOR_EMAIL=agent@example.org \
+        GIT_COMMITTER_NAME=agent GIT_COMMITTER_EMAIL=agent@example.org GIT_TERMINAL_PROMPT=0 >"$CREDENTIAL_FILE"
+    chmod 600 "$CREDENTIAL_FILE"
+    edit_config --arg w "$BATS_TEST_TMPDIR/work" \
+        '.mounts += [{"destination": "/work", "type": "bind", "source": $w, "options": ["rbind", "rw"]}]'
+    with_policy '{"commands": {"git": {"allow": ["clone -q *", "checkout -b feature/*", "add *", "commit -m *",
+        "push origin feature/*", "push origin main"], "deny": ["push --force *", "push * main"]}}}'
+    # What the agent can see of its processes while a call runs, kept for the host to search: the
+    # agent itself never holds the token, so it cannot grep for it.
+    # (one line: set_args takes a line an argument)
+    run_policed sh -c "cd /work && git clone -q $url r && cd r && git checkout -b feature/a && echo hi > f && git add f && git commit -m change && git push origin feature/a && echo PUSHED; git push origin main; echo main=\$?; git push --force origin feature/a; echo force=\$?; git clone -q $url r2 & cat /proc/[0-9]*/environ /proc/[0-9]*/cmdline > /work/seen 2>/dev/null; wait"
+    [[ "$output" == *PUSHED* ]]
+    [[ "$output" == *"main=126"* && "$output" == *'(commands.git.deny[1] "push * main")'* ]]
+    [[ "$output" == *"force=126"* && "$output" == *'(commands.git.deny[0] "push --force *")'* ]]
+    [ -s "$BATS_TEST_TMPDIR/work/seen" ]
+    # the token: in no process the agent sees, no file of its root or workspace (the clones' .git/config
+    # among them), not in the trail
+    run ! grep -rqs "$token" "$BATS_TEST_TMPDIR/work" "$BUNDLE/rootfs" "$AUDIT"
+    git --git-dir="$srv/repo.git" rev-parse -q --verify refs/heads/feature/a
+    [ "$(git --git-dir="$srv/repo.git" rev-list --count main)" -eq 1 ] # main untouched
+}
+
+@test "broker: malformed calls, huge argv and a caller outside the container get clear errors" {
+    command -v python3 >/dev/null || skip "needs python3"
+    with_policy '{"commands": {"git": {"allow": ["--version"]}}}'
+    set_args sh -c 'git $(seq 1 30000); echo huge=$?; git $(seq 1 3); echo small=$?; sleep 30'
+    cerb --audit-dir "$AUDIT" run -d -b "$BUNDLE" "$ID" </dev/null >"$BATS_TEST_TMPDIR/out" 2>&1
+    for _ in $(seq 50); do grep -q small= "$BATS_TEST_TMPDIR/out" && break; sleep 0.1; done
+    cat "$BATS_TEST_TMPDIR/out"
+    grep -q 'more than the broker takes' "$BATS_TEST_TMPDIR/out"
+    grep -q huge=125 "$BATS_TEST_TMPDIR/out"
+    grep -q small=126 "$BATS_TEST_TMPDIR/out" # control: a call of usual size reaches the broker (and its rules)
+    run python3 - "$ROOT/$ID/broker/broker.sock" <<'EOF'
+import array, json, socket, sys
+def ask(payload, fds=()):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.connect(sys.argv[1])
+    anc = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))] if fds else []
+    s.sendmsg([payload], anc)
+    print(s.recv(65536).decode())
+ask(b"not json", (0, 1, 2))
+ask(b'{"tool": "git", "args": "--version", "cwd": "/"}', (0, 1, 2))
+ask(b'{"tool": "git", "args": ["--version"], "cwd": "/"}')
+ask(b'{"tool": "git", "args": ["--version"], "cwd": "/"}', (0, 1, 2))
+ask(b"x" * 200000, (0, 1, 2))
+EOF
+    echo "$output"
+    [[ "${lines[0]}" == '{"error":"malformed call: not a JSON object"}' ]]
+    [[ "${lines[1]}" == '{"error":"malformed call: \"args\" is not an array"}' ]]
+    [[ "${lines[2]}" == '{"error":"malformed call: 0 fds, not stdin, stdout and stderr"}' ]]
+    [[ "${lines[3]}" == *'is not in the container'"'"'s cgroup'* ]] # a well-formed call, from the host
+    [[ "${lines[4]}" == *'longer than 131072 bytes'* ]]
+    cerb exec "$ID" git --version # control: the same call from inside the container runs
+}
+
+@test "broker: a shim killed mid-call or the broker killed mid-command leave nothing running, the shim fails" {
+    with_policy '{"commands": {"sleep": {"allow": ["*"]}}}'
+    set_args sh -c '/usr/bin/sleep 31.7 & p=$!; /bin/sleep 1; kill -9 $p; /usr/bin/sleep 32.7; echo status=$?; /bin/sleep 60'
+    cerb --audit-dir "$AUDIT" run -d -b "$BUNDLE" "$ID" </dev/null >"$BATS_TEST_TMPDIR/out" 2>&1
+    for _ in $(seq 50); do pgrep -fx 'sleep 32.7' >/dev/null && break; sleep 0.1; done
+    run ! pgrep -fx 'sleep 31.7' # the shim was killed: so was its tool
+    pgrep -fx 'sleep 32.7'   # the next call runs on the host
+    local pid
+    pid=$(broker_pid)
+    kill -9 "$pid"
+    for _ in $(seq 50); do grep -q status= "$BATS_TEST_TMPDIR/out" && break; sleep 0.1; done
+    cat "$BATS_TEST_TMPDIR/out"
+    grep -q 'the command broker ended without answering' "$BATS_TEST_TMPDIR/out"
+    grep -q status=125 "$BATS_TEST_TMPDIR/out"
+    for _ in $(seq 20); do pgrep -fx 'sleep 32.7' >/dev/null || break; sleep 0.1; done
+    run ! pgrep -fx 'sleep 32.7' # died with the broker
+    run trail_text
+    [[ "$output" == *'command sleep 31.7 ALLOWED (commands.sleep.allow[0] "*"; the caller went away, the tool was killed), signal 9'* ]]
+    cerb state "$ID" >/dev/null # starts a broker for the registrations left
+    cerb exec "$ID" /usr/bin/sleep 0 # control: calls run again
+}

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: Apache-2.0
+// The command broker's parts that need no host: what the shim and the broker
+// say (malformed calls refused, naming what is wrong; answers both ways), its
+// registration read back, and the trail's `command` record as JSON and text.
+#include "audit/audit_format.hpp"
+#include "base/error.hpp"
+#include "broker/broker_protocol.hpp"
+#include "broker/broker_registry.hpp"
+#include "policy/policy.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace cerberus;
+using namespace cerberus::broker;
+
+namespace {
+
+std::string refusal(const std::string& text)
+{
+    try {
+        parse_request(text);
+    } catch (const Error& e) {
+        CHECK(e.errnum() == EINVAL);
+        return e.what();
+    }
+    return "accepted";
+}
+
+} // namespace
+
+TEST_CASE("broker protocol: a request read back as sent, malformed ones refused")
+{
+    Request request{"git", {"push", "origin", "feature/a", "with space"}, "/work/r"};
+    Request back = parse_request(request_json(request));
+    CHECK(back.tool == "git");
+    CHECK(back.args == request.args);
+    CHECK(back.cwd == "/work/r");
+    CHECK(refusal("not json") == "malformed call: not a JSON object");
+    CHECK(refusal("[1]") == "malformed call: not a JSON object");
+    CHECK(refusal(R"({"args": [], "cwd": "/"})") == "malformed call: \"tool\" is not a string");
+    CHECK(refusal(R"({"tool": "git", "args": "x", "cwd": "/"})") == "malformed call: \"args\" is not an array");
+    CHECK(refusal(R"({"tool": "git", "args": [1], "cwd": "/"})") ==
+          "malformed call: an argument is not a string without NUL bytes");
+    CHECK(refusal(R"({"tool": "git", "args": ["a\u0000b"], "cwd": "/"})") ==
+          "malformed call: an argument is not a string without NUL bytes");
+    CHECK(refusal(R"({"tool": "git", "args": [], "cwd": "work"})") == "malformed call: \"cwd\" is not an absolute path");
+    Request many{"git", std::vector<std::string>(max_args + 1, "a"), "/"};
+    CHECK(refusal(request_json(many)) == "malformed call: 4097 arguments, more than 4096");
+    Request most{"git", std::vector<std::string>(max_args, "a"), "/"};
+    CHECK(refusal(request_json(most)) == "accepted"); // control: at the limit
+    CHECK(refusal(std::string(max_request_bytes + 1, ' ')).starts_with("malformed call: longer than"));
+}
+
+TEST_CASE("broker protocol: answers both ways, anything else is none")
+{
+    for (const Answer& answer : {Answer{Answer::Kind::exited, 3, {}}, Answer{Answer::Kind::signaled, 9, {}},
+                                 Answer{Answer::Kind::denied, 0, "commands.git.deny[0] \"push --force *\""},
+                                 Answer{Answer::Kind::failed, 0, "no git on the host"}}) {
+        auto back = parse_answer(answer_json(answer));
+        REQUIRE(back);
+        CHECK(back->kind == answer.kind);
+        CHECK(back->number == answer.number);
+        CHECK(back->text == answer.text);
+    }
+    CHECK_FALSE(parse_answer("{}"));
+    CHECK_FALSE(parse_answer(R"({"status": "0"})"));
+    CHECK_FALSE(parse_answer(R"({"status": 0, "signal": 9})"));
+    CHECK_FALSE(parse_answer("garbage"));
+}
+
+TEST_CASE("broker registry: a registration read back, its commands checked again")
+{
+    Registration registration{"agent-7", 42, "/var/log/cerberus/agent-7.jsonl", false, "/run/cerberus/agent-7/broker",
+                              policy::parse_policy(R"({"commands": {"git": {"allow": ["status"], "deny": ["push *"]}}})")
+                                  .commands};
+    Registration back = registration_from_json(to_json(registration));
+    CHECK(back.id == "agent-7");
+    CHECK(back.cgroup_id == 42);
+    CHECK(back.socket_dir == registration.socket_dir);
+    CHECK(back.commands == registration.commands);
+    auto tampered = to_json(registration);
+    tampered["commands"]["../x"] = {{"allow", {"*"}}};
+    CHECK_THROWS_AS(registration_from_json(tampered), Error);
+}
+
+TEST_CASE("trail: a command record as JSON and as text")
+{
+    audit::CommandCall call;
+    call.tool = "git";
+    call.args = {"push", "--force", "origin", "main"};
+    call.cwd = "/work";
+    call.verdict = "denied";
+    call.rule = "commands.git.deny[0] \"push --force *\"";
+    auto record = audit::command_json("agent-7", 1700000000123456789, call);
+    CHECK(audit::dump_line(record) ==
+          R"({"type":"command","time":"2023-11-14T22:13:20.123456789Z","id":"agent-7","tool":"git",)"
+          R"("args":["push","--force","origin","main"],"cwd":"/work","verdict":"denied","backend":"static",)"
+          R"("rule":"commands.git.deny[0] \"push --force *\"","duration_ms":0})");
+    CHECK(audit::text_line(audit::dump_line(record)) ==
+          "22:13:20.123 agent-7 command git push --force origin main DENIED "
+          "(commands.git.deny[0] \"push --force *\") in 0 ms");
+    call.verdict = "allowed";
+    call.status = 0;
+    call.duration_ms = 12;
+    CHECK(audit::text_line(audit::dump_line(audit::command_json("agent-7", 1700000000123456789, call))).ends_with(
+        "ALLOWED (commands.git.deny[0] \"push --force *\"), exit 0 in 12 ms"));
+}
