@@ -188,3 +188,23 @@ EOF
     cerb state "$ID" >/dev/null # starts a broker for the registrations left
     cerb exec "$ID" /usr/bin/sleep 0 # control: calls run again
 }
+
+@test "broker: the tool runs as nobody: root's files unreadable, the host's unwritable; the agent's directory writable, its owner kept" {
+    mkdir -p "$BATS_TEST_TMPDIR/work"
+    edit_config --arg w "$BATS_TEST_TMPDIR/work" '.process.cwd = "/work"
+        | .mounts += [{"destination": "/work", "type": "bind", "source": $w, "options": ["rbind", "rw"]}]'
+    with_policy '{"commands": {"env": {"allow": ["sh -c *"]}}}'
+    marker=/etc/cerberus-broker-test-$$
+    # /usr/bin/env is the shim (the image's env is busybox's, in /bin): the host's env runs the host's sh.
+    local script="id -u; id -G; cat /etc/shadow >/dev/null && echo SHADOW-READ; touch $marker && echo HOST-WRITTEN"
+    run_policed /usr/bin/env sh -c "$script; head -c0 /etc/passwd && echo HOST-READ; echo made >made-by-tool && echo WORK-WRITTEN"
+    rm -f "$marker"
+    [ "$status" -eq 0 ]
+    [ "${lines[0]}" = 65534 ] # nobody, no supplementary group
+    [ "${lines[1]}" = 65534 ]
+    [[ "$output" != *SHADOW-READ* && "$output" == *"/etc/shadow: Permission denied"* ]]
+    [[ "$output" != *HOST-WRITTEN* ]]
+    [[ "$output" == *HOST-READ* ]]    # control: a file everyone may read
+    [[ "$output" == *WORK-WRITTEN* ]] # control: the agent's own directory
+    [ "$(stat -c %u:%g "$BATS_TEST_TMPDIR/work/made-by-tool")" = 0:0 ] # on disk, the caller's owner
+}

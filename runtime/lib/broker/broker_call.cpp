@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <grp.h>
+#include <linux/mount.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -35,6 +37,19 @@ pid_t pid_of_pidfd(int pidfd)
     std::string info = files::read_file("/proc/self/fdinfo/" + std::to_string(pidfd));
     size_t at = info.find("\nPid:");
     return at == std::string::npos ? -1 : static_cast<pid_t>(std::strtol(info.c_str() + at + 5, nullptr, 10));
+}
+
+// The filesystem id (the fourth) of a "Uid:" or "Gid:" line of /proc/<pid>/status.
+unsigned fs_id(const std::string& status, const char* key)
+{
+    size_t at = status.find(std::string("\n") + key);
+    if (at == std::string::npos)
+        throw Error(std::string("no ") + key + " in the caller's status", ESRCH);
+    std::istringstream ids(status.substr(at + std::char_traits<char>::length(key) + 1));
+    unsigned real = 0, effective = 0, saved = 0, fs = 0;
+    if (!(ids >> real >> effective >> saved >> fs))
+        throw Error(std::string("unreadable ") + key + " in the caller's status", EINVAL);
+    return fs;
 }
 
 // The cgroup2 path of pid ("/cerberus-test/x"), from its "0::" line.
@@ -106,12 +121,31 @@ void child_step(long rc, const char* what)
     int tree = static_cast<int>(syscall(SYS_open_tree, launch.cwd, "",
                                         OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE));
     child_step(tree, "cloning the working directory");
+    mount_attr idmap{};
+    idmap.attr_set = MOUNT_ATTR_IDMAP;
+    idmap.userns_fd = static_cast<uint64_t>(launch.idmap);
+    child_step(syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &idmap, sizeof idmap),
+               "mapping the caller's files to the tool's user (an idmapped mount)");
     child_step(setns(launch.host_mnt, CLONE_NEWNS), "returning to the host's mount namespace");
     child_step(unshare(CLONE_NEWNS), "making a mount namespace");
     child_step(mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr), "making its mounts private");
+    // The broker's run directories (root's alone: its sockets, registrations, log) hidden under an empty
+    // tmpfs the tool's user can walk to its working directory.
+    child_step(mount("tmpfs", launch.hidden_dir.c_str(), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=16k"),
+               "hiding the broker's files");
+    for (const auto& dir : launch.workdir_path)
+        child_step(mkdir(dir.c_str(), 0755), "making the way to the working directory");
     child_step(syscall(SYS_move_mount, tree, "", AT_FDCWD, launch.workdir.c_str(), MOVE_MOUNT_F_EMPTY_PATH),
                "mounting the working directory");
     child_step(chdir(launch.workdir.c_str()), "entering the working directory");
+    // Not root from here on: no capabilities left, none to gain by a set-id program.
+    child_step(setgroups(0, nullptr), "dropping supplementary groups");
+    child_step(setresgid(launch.gid, launch.gid, launch.gid), "taking the tool's group");
+    child_step(setresuid(launch.uid, launch.uid, launch.uid), "taking the tool's user");
+    child_step(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs");
+    prctl(PR_SET_PDEATHSIG, SIGKILL); // a change of credentials cleared it
+    if (getppid() != broker)
+        _exit(failed_status);
     syscall(SYS_close_range, 3, ~0U, 0);
     execve(launch.binary.c_str(), argv, envp);
     child_fails("running the host's tool");
@@ -142,6 +176,9 @@ Caller identify_caller(int connection_fd, const std::string& cgroup2, uint64_t c
     caller.root.reset(open((proc + "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     caller.mntns.reset(open((proc + "/ns/mnt").c_str(), O_RDONLY | O_CLOEXEC));
     std::string cgroup = cgroup_of(caller.pid);
+    std::string status = files::read_file(proc + "/status");
+    caller.fsuid = fs_id(status, "Uid:");
+    caller.fsgid = fs_id(status, "Gid:");
     // Still alive: what was opened under /proc/<pid> is its own, not a later process's of that number.
     if (!caller.root || !caller.mntns || syscall(SYS_pidfd_send_signal, pidfd, 0, nullptr, 0) < 0)
         throw Error("the caller is gone", ESRCH);
@@ -175,9 +212,18 @@ std::string host_binary(const std::string& tool)
     throw Error("no " + tool + " on the host's " + tool_path, ENOENT);
 }
 
+std::vector<std::string> directories_below(const std::string& top, const std::string& path)
+{
+    std::vector<std::string> dirs;
+    for (size_t at = path.find('/', top.size() + 1); at != std::string::npos; at = path.find('/', at + 1))
+        dirs.push_back(path.substr(0, at));
+    dirs.push_back(path);
+    return dirs;
+}
+
 std::vector<std::string> tool_environment(const std::string& tool, const std::string& dir)
 {
-    std::vector<std::string> env = {std::string("PATH=") + tool_path, "HOME=/root", "LANG=C.UTF-8"};
+    std::vector<std::string> env = {std::string("PATH=") + tool_path, "HOME=/", "LANG=C.UTF-8"}; // root's home is not the tool's
     std::string path = dir + "/" + tool + ".env";
     UniqueFd fd(open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
     if (!fd) {

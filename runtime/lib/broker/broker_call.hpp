@@ -27,6 +27,8 @@ struct Caller {
     pid_t pid = 0;
     UniqueFd root;  // its /proc/<pid>/root
     UniqueFd mntns; // its mount namespace
+    uid_t fsuid = 0; // its filesystem ids, as the host sees them
+    gid_t fsgid = 0;
 };
 
 // Throws EPERM when the peer is not in the cgroup (or one below it), ESRCH
@@ -40,6 +42,9 @@ UniqueFd resolve_cwd(const Caller& caller, const std::string& cwd);
 
 // The host's binary for tool on the broker's PATH; throws ENOENT when there is none.
 std::string host_binary(const std::string& tool);
+
+// The directories from below top down to path (path under top), for Launch::workdir_path.
+std::vector<std::string> directories_below(const std::string& top, const std::string& path);
 
 // The tool's environment: a fixed PATH, HOME and LANG, then the lines of
 // credentials_dir/<tool>.env (KEY=VALUE, # comments), which must be root's
@@ -55,6 +60,11 @@ struct Launch {
     int caller_mnt = -1;
     int host_mnt = -1;  // the broker's own mount namespace
     std::string workdir; // where the cwd is mounted in the tool's namespace
+    std::string hidden_dir; // a directory above it, hidden under a tmpfs there
+    std::vector<std::string> workdir_path; // the directories made in that tmpfs down to workdir
+    uid_t uid = 0;       // the tool's user (tool_user.hpp)
+    gid_t gid = 0;
+    int idmap = -1;      // the user namespace mapping the caller's ids to it
 };
 
 // The tool's process, a process group of its own: killed (the whole group)

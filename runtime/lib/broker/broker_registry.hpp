@@ -19,7 +19,9 @@
 
 namespace cerberus::broker {
 
-inline constexpr const char* run_dir = "/run/cerberus-broker/" CERB_LAYOUT_ID;
+#define CERB_BROKER_RUN_ROOT "/run/cerberus-broker"
+inline constexpr const char* run_root = CERB_BROKER_RUN_ROOT; // every layout's run_dir; hidden from the tools
+inline constexpr const char* run_dir = CERB_BROKER_RUN_ROOT "/" CERB_LAYOUT_ID;
 inline constexpr const char* credentials_dir = "/etc/cerberus/credentials";
 
 daemon::Daemon broker_daemon();

@@ -6,6 +6,7 @@
 #include "base/served_containers.hpp"
 #include "base/unix_socket.hpp"
 #include "broker/broker_loop.hpp"
+#include "broker/tool_user.hpp"
 #include "cgroup/cgroup_mounts.hpp"
 #include "policy/policy_commands.hpp"
 
@@ -231,6 +232,12 @@ void Broker::launch(uint64_t call_id, const Request& request, const std::vector<
     launch.caller_mnt = caller.mntns.get();
     launch.host_mnt = host_mnt_.get();
     launch.workdir = workdir_;
+    launch.hidden_dir = run_root;
+    launch.workdir_path = directories_below(run_root, workdir_);
+    ToolUser user = tool_user(caller.fsuid, caller.fsgid);
+    launch.uid = user.uid;
+    launch.gid = user.gid;
+    launch.idmap = user.idmap.get();
     call.tool.emplace(RunningTool::start(launch));
     call.tool_watch = watch(Kind::tool, call_id, call.tool->pidfd(), EPOLLIN);
 }
