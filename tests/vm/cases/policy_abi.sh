@@ -33,6 +33,12 @@ abi_run() {
     vm_run_bundle "$bundle"
 }
 
+# Some machines end every int $0x80 of a 64-bit process with SIGSEGV, with or without a policy (a PVM guest
+# was seen doing so): no i386 call can be made there, by the agent either; the x86-64 calls are still checked.
+i386_killed=""
+vm_run abi_run "" "$p abi 32 keyctl"
+[ "$VM_STATUS" -lt 128 ] || i386_killed="int \$0x80 ends a 64-bit process with signal $((VM_STATUS - 128)) on this machine"
+
 # ENOKEY: the BPF hooks refuse keyctl's search for a keyring, which keyctl answers so (policy_reach.sh).
 is_denial() {
     case "$1" in *EPERM* | *EACCES* | *ENOKEY*) return 0 ;; *) return 1 ;; esac
@@ -43,6 +49,18 @@ is_denial() {
 # upper halves set get the same result; without the policy the i386 call is not refused.
 same_rule() {
     check="$1" policy="$2" call="$3" call32="${4:-$3}"
+    if [ -n "$i386_killed" ]; then
+        vm_skip "$check" "$i386_killed"
+        [ "$call32" = "$call" ] || return 0
+        vm_run abi_run "$policy" "$p abi 64 $call; $p abi hi $call"
+        set -- $(echo "$VM_STDOUT" | tr ' ' '_')
+        if [ "$#" -ne 2 ] || ! is_denial "$1" || [ "$2" != "$1" ]; then
+            vm_fail "$check: x86-64 with upper bits" "$(vm__said)"
+        else
+            vm_ok "$check: x86-64 with upper bits"
+        fi
+        return 0
+    fi
     vm_run abi_run "$policy" "$p abi 64 $call; $p abi 32 $call32; $p abi hi $call"
     set -- $(echo "$VM_STDOUT" | tr ' ' '_')
     if [ "$#" -ne 3 ] || ! is_denial "$1"; then
@@ -83,6 +101,11 @@ same_rule "i386 add_key" '{}' add_key
 same_rule "i386 userfaultfd" '{}' userfaultfd
 
 # The direct i386 socket call judges its arguments as x86-64's does: a UDP socket is made.
+if [ -n "$i386_killed" ]; then
+    vm_skip "i386 UDP socket under allowed_hosts" "$i386_killed"
+    rm -rf "$bundle"
+    exit 0
+fi
 vm_expect_output "i386 UDP socket under allowed_hosts" ok abi_run "$hosts" "$p abi 32 socket inet 2 0"
 cannot_hold landlock "i386 socketcall UDP socket under allowed_hosts" \
     "seccomp cannot read socketcall's arguments: its socket and setsockopt are refused whole under allowed_hosts" ||
