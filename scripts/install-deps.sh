@@ -8,7 +8,7 @@ packages=(
     libseccomp-dev libcap-ng-dev nlohmann-json3-dev libspdlog-dev doctest-dev libsystemd-dev
     # Landlock's kernel audit records read by libauparse; libaudit.a for the static PIE.
     libauparse-dev libaudit-dev
-    busybox-static bats jq iproute2 procps psmisc cpio qemu-system-x86 qemu-utils debootstrap e2fsprogs
+    busybox-static bats jq gojq iproute2 procps psmisc cpio qemu-system-x86 qemu-utils debootstrap e2fsprogs
     runc crun hyperfine time
     # The engine tier's CRI client (tests/engines/cri_client.py), its pods' CNI network, and curl
     # for the Docker Engine API (tests/engines/docker.sh).

@@ -104,7 +104,7 @@ ensure_tools() {
     local need=()
     command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
     command -v cpio >/dev/null || need+=(cpio)
-    command -v jq >/dev/null || need+=(jq)
+    command -v gojq >/dev/null || need+=(gojq)
     is_static_busybox || need+=(busybox-static)
     [[ $systemd -eq 0 ]] || command -v qemu-img >/dev/null || need+=(qemu-utils)
     [[ ${#need[@]} -eq 0 ]] && return
@@ -241,7 +241,9 @@ build_initramfs() {
         mknod "$root/dev/console" c 5 1
         mknod "$root/dev/null" c 1 3
     fi
-    install_file "$root" "$(command -v jq)" /usr/bin/jq
+    # The cases' jq is gojq: jq 1.6 parses its builtins on every start, 220 ms under emulation (gojq 35 ms),
+    # and every bundle a case makes is edited with it.
+    install_file "$root" "$(command -v gojq)" /usr/bin/jq
     # For the cases that look into the pinned maps (bpftool is a build dependency, so it is there).
     ! command -v bpftool >/dev/null || install_file "$root" "$(command -v bpftool)" /usr/sbin/bpftool
 
