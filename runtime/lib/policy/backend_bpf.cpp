@@ -45,7 +45,9 @@ struct SetTraits {
     Enforcement kind;
     const char* group;          // <pin dir>/<group>_<program>: the attached programs' links
     const char* refusal_record; // a refused load, remembered for the boot: auto does not retry it on every create
-    const char* routed_record;  // the hooks this kernel routes elsewhere, found at load: coverage() then reads no BTF
+    // The hooks this kernel routes elsewhere, found when this layout's programs loaded (another layout's
+    // programs may differ): coverage() then reads no BTF.
+    const char* routed_record;
     const char* programs;       // for messages
     uint32_t backend_flag;      // CERB_BACKEND_*: the entries these programs enforce
     const void* (*elf_bytes)(size_t*);
@@ -55,7 +57,7 @@ const SetTraits lsm_traits{ProgramSet::bpf_lsm,
                            Enforcement::bpf_lsm,
                            "lsm",
                            "/run/cerberus-enforcement/bpf-lsm.refused",
-                           "/run/cerberus-enforcement/bpf-lsm.routed",
+                           "/run/cerberus-enforcement/" CERB_LAYOUT_ID "/bpf-lsm.routed",
                            "LSM programs",
                            CERB_BACKEND_BPF_LSM,
                            cerberus_policy__elf_bytes};
@@ -63,7 +65,7 @@ const SetTraits fmod_ret_traits{ProgramSet::fmod_ret,
                                 Enforcement::fmod_ret,
                                 "fmod_ret",
                                 "/run/cerberus-enforcement/fmod-ret.refused",
-                                "/run/cerberus-enforcement/fmod-ret.routed",
+                                "/run/cerberus-enforcement/" CERB_LAYOUT_ID "/fmod-ret.routed",
                                 "fmod_ret programs",
                                 CERB_BACKEND_FMOD_RET,
                                 cerberus_policy_fmod_ret__elf_bytes};
