@@ -44,10 +44,9 @@ struct SetTraits {
     ProgramSet set;
     Enforcement kind;
     const char* group;          // <pin dir>/<group>_<program>: the attached programs' links
+    // Both records are kept per layout of the programs (another build's programs may load, or route, otherwise).
     const char* refusal_record; // a refused load, remembered for the boot: auto does not retry it on every create
-    // The hooks this kernel routes elsewhere, found when this layout's programs loaded (another layout's
-    // programs may differ): coverage() then reads no BTF.
-    const char* routed_record;
+    const char* routed_record;  // the hooks this kernel routes elsewhere, found at load: coverage() then reads no BTF
     const char* programs;       // for messages
     uint32_t backend_flag;      // CERB_BACKEND_*: the entries these programs enforce
     const void* (*elf_bytes)(size_t*);
@@ -56,7 +55,7 @@ struct SetTraits {
 const SetTraits lsm_traits{ProgramSet::bpf_lsm,
                            Enforcement::bpf_lsm,
                            "lsm",
-                           "/run/cerberus-enforcement/bpf-lsm.refused",
+                           "/run/cerberus-enforcement/" CERB_LAYOUT_ID "/bpf-lsm.refused",
                            "/run/cerberus-enforcement/" CERB_LAYOUT_ID "/bpf-lsm.routed",
                            "LSM programs",
                            CERB_BACKEND_BPF_LSM,
@@ -64,7 +63,7 @@ const SetTraits lsm_traits{ProgramSet::bpf_lsm,
 const SetTraits fmod_ret_traits{ProgramSet::fmod_ret,
                                 Enforcement::fmod_ret,
                                 "fmod_ret",
-                                "/run/cerberus-enforcement/fmod-ret.refused",
+                                "/run/cerberus-enforcement/" CERB_LAYOUT_ID "/fmod-ret.refused",
                                 "/run/cerberus-enforcement/" CERB_LAYOUT_ID "/fmod-ret.routed",
                                 "fmod_ret programs",
                                 CERB_BACKEND_FMOD_RET,
