@@ -70,7 +70,7 @@ int cmd_check(const RuntimeOptions& rt, const Args& args)
     std::string pick;
     try {
         pick = policy::enforcement_name(
-            policy::choose_backend(policy_setup::requested_enforcement(rt), policy::Policy{}).kind());
+            policy::choose_backend(policy_setup::requested_enforcement(rt), policy::Policy{}).backend->kind());
     } catch (const Error& e) {
         pick = std::string("none: ") + e.what();
     }

@@ -259,9 +259,11 @@ TEST_CASE("landlock audit mode: the calls each rule kind concerns are held for t
 TEST_CASE("coverage: a rule the backend cannot carry out is refused, naming it and the backend")
 {
     EnforceOnly enforce_only;
-    CHECK_NOTHROW(check_coverage(enforce_only, parse_policy(R"({"allowed_paths": ["/w"], "allowed_hosts": []})")));
+    auto enforce_only_table = enforce_only.coverage();
+    CHECK_NOTHROW(check_coverage(enforce_only, enforce_only_table,
+                                 parse_policy(R"({"allowed_paths": ["/w"], "allowed_hosts": []})")));
     try {
-        check_coverage(enforce_only, parse_policy(R"({"mode": "audit", "allowed_paths": ["/w"]})"));
+        check_coverage(enforce_only, enforce_only_table, parse_policy(R"({"mode": "audit", "allowed_paths": ["/w"]})"));
         FAIL("audit of path rules accepted");
     } catch (const Error& e) {
         CHECK(std::string(e.what()).find("policy.allowed_paths: the landlock backend cannot audit") == 0);
@@ -269,8 +271,9 @@ TEST_CASE("coverage: a rule the backend cannot carry out is refused, naming it a
     }
     // The landlock backend audits every kind: the calls are held for the audit collector.
     const Backend& landlock = backend(Enforcement::landlock);
-    CHECK_NOTHROW(check_coverage(landlock, parse_policy(R"({"mode": "audit", "allowed_hosts": []})")));
-    CHECK_NOTHROW(check_coverage(landlock, parse_policy(R"({"mode": "audit", "allowed_paths": ["/w"],
+    auto landlock_table = landlock.coverage();
+    CHECK_NOTHROW(check_coverage(landlock, landlock_table, parse_policy(R"({"mode": "audit", "allowed_hosts": []})")));
+    CHECK_NOTHROW(check_coverage(landlock, landlock_table, parse_policy(R"({"mode": "audit", "allowed_paths": ["/w"],
         "allowed_bins": ["/bin/sh"], "denied_paths": ["/w/s"], "forbidden_caps": ["CAP_CHOWN"]})")));
     // The BPF programs enforce, report and audit every kind whose hooks this kernel has (as built for);
     // the others say which function they lack (test_bpf_hooks.cpp: which kinds, on which kernels).

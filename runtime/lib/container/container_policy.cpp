@@ -20,13 +20,15 @@ namespace {
 
 // The trail's first line for a policy under that backend: the backend, and
 // the rule kinds it cannot report or enforces only in part.
-audit::TrailStart trail_start(const policy::Backend& backend, const policy::Policy& policy)
+audit::TrailStart trail_start(const policy::BackendChoice& choice, const policy::Policy& policy)
 {
+    const policy::Backend& backend = *choice.backend;
+    const auto& table = choice.coverage;
     audit::TrailStart start;
     start.enforcement = policy::enforcement_name(backend.kind());
     start.policy = policy::to_document(policy);
-    auto table = backend.coverage();
-    for (auto kind : policy::unreported_kinds(backend, policy)) {
+    start.passed_over = choice.passed_over;
+    for (auto kind : policy::unreported_kinds(table, policy)) {
         std::string name(policy::rule_kind_name(kind));
         start.not_reported.push_back(name);
         for (const auto& row : table)
@@ -54,7 +56,7 @@ ContainerPolicy ContainerPolicy::decided(const RuntimeOptions& rt, const std::st
     ContainerPolicy owner;
     owner.rt_ = rt;
     owner.id_ = id;
-    owner.backend_ = prepared.backend;
+    owner.backend_ = prepared.choice.backend;
     owner.prepared_ = std::move(prepared);
     return owner;
 }
@@ -162,9 +164,7 @@ void ContainerPolicy::install(uint64_t cgroup_id, UniqueFd cgroup_dir, PolicyRec
     policy::assign_cgroup(prepared_.compiled, cgroup_id_);
     armed_ = true; // install is all or nothing, and removal a no-op for what is not there
     backend_->install(prepared_.compiled, {cgroup_id_, cgroup_dir_.get()}, keys_file_);
-    auto start = trail_start(*backend_, *prepared_.policy);
-    start.passed_over = prepared_.passed_over;
-    audit::register_container(rt_, id_, cgroup_id_, start);
+    audit::register_container(rt_, id_, cgroup_id_, trail_start(prepared_.choice, *prepared_.policy));
 }
 
 void ContainerPolicy::exempt_until_exec(pid_t pid) const

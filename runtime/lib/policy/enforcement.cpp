@@ -80,7 +80,7 @@ const Backend& backend(Enforcement kind)
 // out every rule kind of the policy (in its mode) is taken.
 constexpr Enforcement automatic_order[] = {Enforcement::bpf_lsm, Enforcement::fmod_ret, Enforcement::landlock};
 
-const Backend& choose_backend(Enforcement requested, const Policy& policy, std::string* passed_over)
+BackendChoice choose_backend(Enforcement requested, const Policy& policy)
 {
     std::string demand = std::string("the policy demands at least \"") + enforcement_name(policy.enforcement) + "\"";
     if (requested != Enforcement::automatic && requested < policy.enforcement)
@@ -93,8 +93,9 @@ const Backend& choose_backend(Enforcement requested, const Policy& policy, std::
             throw Error(std::string("enforcement \"") + enforcement_name(requested) + "\": " + probe.why +
                             "; refusing to run the container unprotected",
                         EOPNOTSUPP);
-        check_coverage(chosen, policy);
-        return chosen;
+        BackendChoice choice{&chosen, chosen.coverage(), ""};
+        check_coverage(chosen, choice.coverage, policy);
+        return choice;
     }
     std::string missing;
     auto pass_over = [&](Enforcement kind, const std::string& why) {
@@ -114,15 +115,15 @@ const Backend& choose_backend(Enforcement requested, const Policy& policy, std::
             pass_over(kind, probe.why);
             continue;
         }
+        BackendChoice choice{&candidate, candidate.coverage(), ""};
         try {
-            check_coverage(candidate, policy);
+            check_coverage(candidate, choice.coverage, policy);
         } catch (const Error& e) {
             pass_over(kind, e.what());
             continue;
         }
-        if (passed_over)
-            *passed_over = missing;
-        return candidate;
+        choice.passed_over = missing;
+        return choice;
     }
     throw Error("no enforcement backend this host can run carries out every rule of the policy" +
                     (policy.enforcement == Enforcement::automatic ? std::string() : " (" + demand + ")") + ": " +
@@ -130,9 +131,8 @@ const Backend& choose_backend(Enforcement requested, const Policy& policy, std::
                 EOPNOTSUPP);
 }
 
-void check_coverage(const Backend& backend, const Policy& policy)
+void check_coverage(const Backend& backend, const std::vector<Coverage>& table, const Policy& policy)
 {
-    auto table = backend.coverage();
     for (RuleKind kind : kinds_used(policy)) {
         const Coverage& row = coverage_of(table, kind);
         std::string where = field_of(kind) + ": the " + enforcement_name(backend.kind()) +
@@ -152,9 +152,8 @@ bool uses_kind(const Policy& policy, RuleKind kind)
     return std::find(kinds.begin(), kinds.end(), kind) != kinds.end();
 }
 
-std::vector<RuleKind> unreported_kinds(const Backend& backend, const Policy& policy)
+std::vector<RuleKind> unreported_kinds(const std::vector<Coverage>& table, const Policy& policy)
 {
-    auto table = backend.coverage();
     std::vector<RuleKind> unreported;
     for (RuleKind kind : kinds_used(policy))
         if (!coverage_of(table, kind).reported)

@@ -101,26 +101,34 @@ public:
 // The backend of that kind (never automatic). Throws for a kind this build lacks.
 const Backend& backend(Enforcement kind);
 
+// The backend a policy runs under, with what it covers on this host (asked once: the BPF backends' answer
+// reads their records and pins).
+struct BackendChoice {
+    const Backend* backend = nullptr;
+    std::vector<Coverage> coverage;
+    std::string passed_over; // auto: why each stronger backend was not taken
+};
+
 // The backend a policy runs under: the global flag (--enforcement) and the
 // policy's minimum. A backend asked for must run here and carry out every
 // rule of the policy (refused, naming the rule and the backend, otherwise);
 // auto takes the strongest that does (the BPF LSM, fmod_ret where
 // fmod_ret_not_automatic allows it, Landlock), and says in passed_over why
 // each stronger one was not taken. Throws, naming what each lacks, when none fits.
-const Backend& choose_backend(Enforcement requested, const Policy& policy, std::string* passed_over = nullptr);
+BackendChoice choose_backend(Enforcement requested, const Policy& policy);
 
 // Why auto does not take fmod_ret on this kernel (docs/policy.md, "fmod-ret"), or nullopt.
 std::optional<std::string> fmod_ret_not_automatic();
 
 // Throws EOPNOTSUPP naming the first rule of the policy the backend cannot
-// carry out (in the policy's mode).
-void check_coverage(const Backend& backend, const Policy& policy);
+// carry out (in the policy's mode); table is the backend's coverage().
+void check_coverage(const Backend& backend, const std::vector<Coverage>& table, const Policy& policy);
 
 // True when the policy has rules of that kind (escalation, cgroup_exit, other_processes: always).
 bool uses_kind(const Policy& policy, RuleKind kind);
 
-// The rule kinds the policy uses whose denials this backend cannot report
-// (written once at the top of the trail).
-std::vector<RuleKind> unreported_kinds(const Backend& backend, const Policy& policy);
+// The rule kinds the policy uses whose denials a backend with that coverage
+// cannot report (written once at the top of the trail).
+std::vector<RuleKind> unreported_kinds(const std::vector<Coverage>& table, const Policy& policy);
 
 } // namespace cerberus::policy

@@ -54,17 +54,18 @@ Prepared prepare(const RuntimeOptions& rt, policy::Policy policy, spec::Spec& sp
     require_own_network(policy, spec);
     prepared.policy = std::move(policy);
     // Fail closed before anything is set up: never run the agent unprotected.
-    prepared.backend = &policy::choose_backend(requested_enforcement(rt), *prepared.policy, &prepared.passed_over);
+    prepared.choice = policy::choose_backend(requested_enforcement(rt), *prepared.policy);
     // What the backend carries out only in part on this kernel (a Landlock ABI without truncate, say) is
     // said at create too, in the runtime's log (--log, --debug), not only in the trail's first line and
     // `cerberus check`; not on stderr, which engines and tests read as the container's own.
-    for (const auto& row : prepared.backend->coverage())
+    for (const auto& row : prepared.choice.coverage)
         if (row.enforced == policy::Level::partial && policy::uses_kind(*prepared.policy, row.kind))
-            spdlog::info("the {} backend enforces {} only in part: {}", policy::enforcement_name(prepared.backend->kind()),
+            spdlog::info("the {} backend enforces {} only in part: {}",
+                         policy::enforcement_name(prepared.choice.backend->kind()),
                          policy::rule_kind_name(row.kind), row.note);
     // The kernel matches resolved paths: rules are installed for the files they name in this rootfs.
     prepared.compiled = policy::compile_policy(policy::with_resolved_paths(*prepared.policy, rootfs), 0,
-                                               prepared.backend->path_seed());
+                                               prepared.choice.backend->path_seed());
     prepared.forced = policy::forced_on_processes(*prepared.policy);
     if (spec.process)
         prepared.forced.apply_to(*spec.process);
@@ -73,7 +74,7 @@ Prepared prepare(const RuntimeOptions& rt, policy::Policy policy, spec::Spec& sp
         prepared.compiled.policy.flags |= CERB_HOST_NETWORK; // its loopback device reaches the host's services
     if (policy::shares_pid_namespace(spec))
         prepared.compiled.policy.flags |= CERB_SHARED_PIDS; // processes outside have numbers it can name
-    prepared.backend->adapt_spec(*prepared.policy, spec, rootfs);
+    prepared.choice.backend->adapt_spec(*prepared.policy, spec, rootfs);
     return prepared;
 }
 

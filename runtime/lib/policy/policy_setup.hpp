@@ -19,8 +19,7 @@ namespace cerberus::policy_setup {
 
 struct Prepared {
     std::optional<policy::Policy> policy;
-    const policy::Backend* backend = nullptr;
-    std::string passed_over; // auto: why each stronger backend was not taken
+    policy::BackendChoice choice; // the backend and its coverage, asked once
     policy::CompiledPolicy compiled; // keyed by the cgroup at install (assign_cgroup)
     launch::ProcessConstraints forced; // on every process of the container
     bool active() const { return policy.has_value(); }
