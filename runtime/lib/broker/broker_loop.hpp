@@ -5,6 +5,7 @@
 #include "audit/audit_format.hpp"
 #include "audit/audit_trail.hpp"
 #include "base/daemon.hpp"
+#include "base/event_watches.hpp"
 #include "base/fd.hpp"
 #include "broker/broker_call.hpp"
 #include "broker/broker_protocol.hpp"
@@ -23,7 +24,6 @@ using Clock = std::chrono::steady_clock;
 constexpr auto tick = std::chrono::seconds(1);
 constexpr auto idle_linger = std::chrono::seconds(10);
 constexpr auto request_wait = std::chrono::seconds(5); // from the connection to the request
-constexpr uint64_t control_watch = 0; // broker.sock; the others are keys of Broker::watches_
 
 enum class Kind { listener, connection, tool };
 
@@ -57,8 +57,6 @@ public:
     void run();
 
 private:
-    uint64_t watch(Kind kind, uint64_t key, int fd, uint32_t events);
-    void unwatch(uint64_t& id);
     void dispatch(const Watch& w, uint32_t events);
     void serve_request();
     std::string serve(uint64_t cgroup_id);
@@ -75,13 +73,13 @@ private:
     void end(uint64_t call_id, const Answer& answer, bool recorded = true);
 
     daemon::Daemon daemon_ = broker_daemon();
-    UniqueFd lock_, listener_, epoll_, host_mnt_;
+    UniqueFd lock_, listener_, host_mnt_;
+    daemon::EventWatches<Watch> watches_; // key 0: broker.sock
     std::string cgroup2_;
     std::string workdir_;
     std::map<uint64_t, Served> containers_;
     std::map<uint64_t, Call> calls_;
-    std::map<uint64_t, Watch> watches_;
-    uint64_t next_key_ = 1;
+    uint64_t next_call_ = 1;
 };
 
 } // namespace cerberus::broker

@@ -57,24 +57,6 @@ void send_answer(int connection, const Answer& answer)
 
 } // namespace
 
-uint64_t Broker::watch(Kind kind, uint64_t key, int fd, uint32_t events)
-{
-    uint64_t id = next_key_++;
-    epoll_event ev{.events = events, .data = {.u64 = id}};
-    check(epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &ev), "epoll_ctl");
-    watches_[id] = {kind, key, fd};
-    return id;
-}
-
-void Broker::unwatch(uint64_t& id)
-{
-    if (auto it = watches_.find(id); it != watches_.end()) {
-        epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, it->second.fd, nullptr);
-        watches_.erase(it);
-    }
-    id = 0;
-}
-
 bool Broker::start()
 {
     files::make_dirs(run_dir, 0700);
@@ -85,11 +67,11 @@ bool Broker::start()
     workdir_ = std::string(run_dir) + "/work";
     files::make_dirs(workdir_, 0700);
     host_mnt_.reset(open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC));
-    epoll_.reset(epoll_create1(EPOLL_CLOEXEC));
-    if (!host_mnt_ || !epoll_)
-        throw_errno("opening the broker's mount namespace and epoll");
+    if (!host_mnt_)
+        throw_errno("opening the broker's mount namespace");
+    watches_.open();
     add_registered(); // create waits for its socket; a restarted broker serves what it served
-    listener_ = daemon::listen(daemon_, epoll_.get(), {.u64 = control_watch});
+    listener_ = daemon::listen(daemon_, watches_.epoll_fd(), {.u64 = watches_.control_key});
     spdlog::info("command broker {} started, serving {} containers", getpid(), containers_.size());
     return true;
 }
@@ -112,7 +94,7 @@ void Broker::add(Registration registration)
     served.listener = bind_container_socket(served.socket_dir.get());
     served.registration = std::move(registration);
     Served& kept = containers_.emplace(cgroup_id, std::move(served)).first->second;
-    kept.watch = watch(Kind::listener, cgroup_id, kept.listener.get(), EPOLLIN);
+    kept.watch = watches_.add({Kind::listener, cgroup_id, kept.listener.get()}, EPOLLIN);
 }
 
 void Broker::forget(uint64_t cgroup_id)
@@ -124,7 +106,7 @@ void Broker::forget(uint64_t cgroup_id)
         it = next;
     }
     if (auto it = containers_.find(cgroup_id); it != containers_.end()) {
-        unwatch(it->second.watch);
+        watches_.remove(it->second.watch);
         unlink(through(it->second.socket_dir.get()).c_str());
         containers_.erase(it);
     }
@@ -158,12 +140,12 @@ void Broker::accept_calls(uint64_t cgroup_id, int listener)
                 spdlog::warn("cgroup {}: accept: {}", cgroup_id, std::strerror(errno));
             return;
         }
-        uint64_t id = next_key_++;
+        uint64_t id = next_call_++;
         Call& call = calls_[id];
         call.cgroup_id = cgroup_id;
         call.deadline = Clock::now() + request_wait;
         call.connection = std::move(connection);
-        call.connection_watch = watch(Kind::connection, id, call.connection.get(), EPOLLIN | EPOLLRDHUP);
+        call.connection_watch = watches_.add({Kind::connection, id, call.connection.get()}, EPOLLIN | EPOLLRDHUP);
     }
 }
 
@@ -239,7 +221,7 @@ void Broker::launch(uint64_t call_id, const Request& request, const std::vector<
     launch.gid = user.gid;
     launch.idmap = user.idmap.get();
     call.tool.emplace(RunningTool::start(launch));
-    call.tool_watch = watch(Kind::tool, call_id, call.tool->pidfd(), EPOLLIN);
+    call.tool_watch = watches_.add({Kind::tool, call_id, call.tool->pidfd()}, EPOLLIN);
 }
 
 // While the tool runs, the connection only ever says that the shim went away:
@@ -283,8 +265,8 @@ void Broker::end(uint64_t call_id, const Answer& answer, bool recorded)
     }
     if (!answer.text.empty() || answer.kind != Answer::Kind::failed)
         send_answer(call.connection.get(), answer);
-    unwatch(call.connection_watch);
-    unwatch(call.tool_watch);
+    watches_.remove(call.connection_watch);
+    watches_.remove(call.tool_watch);
     calls_.erase(it); // a tool still running is killed and reaped
 }
 
@@ -317,14 +299,12 @@ void Broker::dispatch(const Watch& w, uint32_t events)
 
 void Broker::run()
 {
-    daemon::Life life{daemon_, lock_.get(), epoll_.get(), listener_, {.u64 = control_watch}, tick, idle_linger,
+    daemon::Life life{daemon_, lock_.get(), watches_.epoll_fd(), listener_, {.u64 = watches_.control_key}, tick,
+                      idle_linger,
                       [&](const epoll_event& event) {
-                          if (event.data.u64 == control_watch)
-                              return serve_request();
-                          if (auto it = watches_.find(event.data.u64); it != watches_.end()) {
-                              Watch w = it->second; // dispatch may unwatch it
-                              dispatch(w, event.events);
-                          }
+                          watches_.route(
+                              event, [&] { serve_request(); },
+                              [&](const Watch& w, uint32_t events) { dispatch(w, events); });
                       },
                       [&] {
                           on_tick();

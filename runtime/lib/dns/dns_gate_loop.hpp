@@ -9,6 +9,7 @@
 #include "audit/audit_format.hpp"
 #include "audit/audit_trail.hpp"
 #include "base/daemon.hpp"
+#include "base/event_watches.hpp"
 #include "dns/dns_admission.hpp"
 #include "dns/dns_cache.hpp"
 #include "dns/dns_gate_registry.hpp"
@@ -32,8 +33,6 @@ constexpr auto udp_wait = std::chrono::seconds(2); // per nameserver, then the n
 constexpr auto tcp_wait = std::chrono::seconds(5);
 constexpr auto tcp_client_idle = std::chrono::seconds(10);
 constexpr size_t max_pending_per_container = 256; // a flooding agent only delays its own answers
-
-constexpr uint64_t control_watch = 0; // the epoll data of gate.sock; the others are keys of Gate::watches_
 
 enum class Kind { client_udp, client_tcp_listen, client_tcp, upstream_udp, upstream_tcp };
 
@@ -72,8 +71,6 @@ public:
     void run();
 
 private:
-    uint64_t watch(Kind kind, uint64_t cgroup_id, uint64_t key, int fd, uint32_t events);
-    void unwatch(uint64_t id);
     void dispatch(const Watch& w, uint32_t events);
     void serve_request();
     std::string serve(uint64_t cgroup_id);
@@ -101,7 +98,8 @@ private:
     void write_snapshot(uint64_t cgroup_id);
 
     daemon::Daemon daemon_ = gate_daemon();
-    UniqueFd lock_, listener_, epoll_;
+    UniqueFd lock_, listener_;
+    daemon::EventWatches<Watch> watches_; // key 0: gate.sock
     std::string cgroup2_;
     std::optional<AdmittedTable> table_;
     std::map<uint64_t, Container> containers_;
@@ -110,10 +108,9 @@ private:
     std::set<uint64_t> due_snapshots_;
     AnswerCache cache_;
     std::vector<uint8_t> buf_ = std::vector<uint8_t>(max_message); // what each read from a socket takes in
-    std::map<uint64_t, Watch> watches_;
     PendingTable pending_{max_pending_per_container};
     std::map<uint64_t, TcpConn> conns_;
-    uint64_t next_key_ = 1;
+    uint64_t next_conn_ = 1;
 };
 
 } // namespace cerberus::dns

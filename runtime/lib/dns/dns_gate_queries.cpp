@@ -40,11 +40,11 @@ void Gate::accept_tcp(uint64_t cgroup_id, int fd)
     UniqueFd conn(accept4(fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
     if (!conn)
         return;
-    uint64_t id = next_key_++;
+    uint64_t id = next_conn_++;
     TcpConn& tcp = conns_[id];
     tcp.cgroup_id = cgroup_id;
     tcp.idle_deadline = Clock::now() + tcp_client_idle;
-    tcp.watch = watch(Kind::client_tcp, cgroup_id, id, conn.get(), EPOLLIN);
+    tcp.watch = watches_.add({Kind::client_tcp, cgroup_id, id, conn.get()}, EPOLLIN);
     tcp.fd = std::move(conn);
 }
 
@@ -58,7 +58,7 @@ void Gate::read_tcp_client(uint64_t conn_id)
     if (read == StreamRead::again)
         return;
     if (read == StreamRead::closed) {
-        unwatch(conn.watch);
+        watches_.remove(conn.watch);
         conns_.erase(it);
         return;
     }
@@ -164,7 +164,7 @@ bool Gate::send_upstream(uint64_t pending_id)
     }
     if (connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), len) < 0 && errno != EINPROGRESS)
         return false;
-    pending.tcp_watch = watch(Kind::upstream_tcp, pending.cgroup_id, pending_id, fd.get(), EPOLLOUT | EPOLLIN);
+    pending.tcp_watch = watches_.add({Kind::upstream_tcp, pending.cgroup_id, pending_id, fd.get()}, EPOLLOUT | EPOLLIN);
     pending.tcp = std::move(fd);
     pending.tcp_in = FrameReader(max_message + 2);
     return true;
@@ -186,8 +186,7 @@ void Gate::on_tcp_upstream(uint64_t pending_id, uint32_t events)
             drop(pending_id);
             return;
         }
-        epoll_event ev{.events = EPOLLIN, .data = {.u64 = pending->tcp_watch}};
-        epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, pending->tcp.get(), &ev);
+        watches_.change(pending->tcp_watch, EPOLLIN);
         return;
     }
     StreamRead read = read_stream(pending->tcp.get(), pending->tcp_in);
@@ -267,7 +266,7 @@ void Gate::admit(Container& container, const Question& question, const std::vect
 void Gate::drop(uint64_t pending_id)
 {
     if (auto pending = pending_.remove(pending_id))
-        unwatch(pending->tcp_watch);
+        watches_.remove(pending->tcp_watch);
 }
 
 void Gate::reply(const Client& client, std::span<const uint8_t> message)

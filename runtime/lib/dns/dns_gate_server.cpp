@@ -23,23 +23,6 @@
 
 namespace cerberus::dns {
 
-uint64_t Gate::watch(Kind kind, uint64_t cgroup_id, uint64_t key, int fd, uint32_t events)
-{
-    uint64_t id = next_key_++;
-    epoll_event ev{.events = events, .data = {.u64 = id}};
-    check(epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &ev), "epoll_ctl");
-    watches_[id] = {kind, cgroup_id, key, fd};
-    return id;
-}
-
-void Gate::unwatch(uint64_t id)
-{
-    if (auto it = watches_.find(id); it != watches_.end()) {
-        epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, it->second.fd, nullptr);
-        watches_.erase(it);
-    }
-}
-
 bool Gate::start()
 {
     files::make_dirs(run_dir, 0700);
@@ -48,9 +31,7 @@ bool Gate::start()
         return false;
     cgroup2_ = cgroups::Mounts::detect().unified;
     table_.emplace(kernel::open_map(kernel::names_map));
-    epoll_.reset(epoll_create1(EPOLL_CLOEXEC));
-    if (!epoll_)
-        throw_errno("epoll_create1");
+    watches_.open();
     // Every registered container first: create waits for the socket, and a
     // restarted gate serves the containers it served before.
     add_registered();
@@ -63,7 +44,7 @@ bool Gate::start()
     table_->rebuild(served, snapshots);
     for (uint64_t cgroup_id : served)
         write_snapshot(cgroup_id);
-    listener_ = daemon::listen(daemon_, epoll_.get(), {.u64 = control_watch});
+    listener_ = daemon::listen(daemon_, watches_.epoll_fd(), {.u64 = watches_.control_key});
     spdlog::info("DNS gate {} started, serving {} containers", getpid(), served.size());
     return true;
 }
@@ -124,17 +105,17 @@ void Gate::add(Registration registration)
     c.upstream6 = up6 ? up6.get() : -1;
     for (auto* fd : {&udp4, &udp6})
         if (*fd) {
-            c.watches.push_back(watch(Kind::client_udp, cgroup_id, 0, fd->get(), EPOLLIN));
+            c.watches.push_back(watches_.add({Kind::client_udp, cgroup_id, 0, fd->get()}, EPOLLIN));
             c.sockets.push_back(std::move(*fd));
         }
     for (auto* fd : {&tcp4, &tcp6})
         if (*fd) {
-            c.watches.push_back(watch(Kind::client_tcp_listen, cgroup_id, 0, fd->get(), EPOLLIN));
+            c.watches.push_back(watches_.add({Kind::client_tcp_listen, cgroup_id, 0, fd->get()}, EPOLLIN));
             c.sockets.push_back(std::move(*fd));
         }
     for (auto* fd : {&up4, &up6})
         if (*fd) {
-            c.watches.push_back(watch(Kind::upstream_udp, cgroup_id, 0, fd->get(), EPOLLIN));
+            c.watches.push_back(watches_.add({Kind::upstream_udp, cgroup_id, 0, fd->get()}, EPOLLIN));
             c.sockets.push_back(std::move(*fd));
         }
 }
@@ -142,12 +123,12 @@ void Gate::add(Registration registration)
 void Gate::forget(uint64_t cgroup_id)
 {
     for (const Pending& pending : pending_.remove_container(cgroup_id))
-        unwatch(pending.tcp_watch);
+        watches_.remove(pending.tcp_watch);
     for (auto it = conns_.begin(); it != conns_.end();)
-        it = it->second.cgroup_id == cgroup_id ? (unwatch(it->second.watch), conns_.erase(it)) : std::next(it);
+        it = it->second.cgroup_id == cgroup_id ? (watches_.remove(it->second.watch), conns_.erase(it)) : std::next(it);
     if (auto it = containers_.find(cgroup_id); it != containers_.end()) {
         for (uint64_t id : it->second.watches)
-            unwatch(id);
+            watches_.remove(id);
         std::string upstream = it->second.upstream;
         containers_.erase(it);
         if (std::none_of(containers_.begin(), containers_.end(),
@@ -227,7 +208,7 @@ void Gate::on_tick()
         drop(id);
     }
     for (auto it = conns_.begin(); it != conns_.end();)
-        it = it->second.idle_deadline <= now ? (unwatch(it->second.watch), conns_.erase(it)) : std::next(it);
+        it = it->second.idle_deadline <= now ? (watches_.remove(it->second.watch), conns_.erase(it)) : std::next(it);
     // A delete that found no gate removed the registration; a cgroup may go without a delete.
     std::vector<uint64_t> gone;
     for (const auto& [cgroup_id, container] : containers_)
@@ -240,16 +221,12 @@ void Gate::on_tick()
 
 void Gate::run()
 {
-    daemon::Life life{daemon_, lock_.get(), epoll_.get(), listener_, {.u64 = control_watch}, tick, idle_linger,
+    daemon::Life life{daemon_, lock_.get(), watches_.epoll_fd(), listener_, {.u64 = watches_.control_key}, tick,
+                      idle_linger,
                       [&](const epoll_event& event) {
-                          if (event.data.u64 == control_watch) {
-                              serve_request();
-                              return;
-                          }
-                          if (auto it = watches_.find(event.data.u64); it != watches_.end()) {
-                              Watch w = it->second; // dispatch may unwatch it
-                              dispatch(w, event.events);
-                          }
+                          watches_.route(
+                              event, [&] { serve_request(); },
+                              [&](const Watch& w, uint32_t events) { dispatch(w, events); });
                       },
                       [&] {
                           on_tick();
