@@ -208,3 +208,26 @@ EOF
     [[ "$output" == *WORK-WRITTEN* ]] # control: the agent's own directory
     [ "$(stat -c %u:%g "$BATS_TEST_TMPDIR/work/made-by-tool")" = 0:0 ] # on disk, the caller's owner
 }
+
+@test "broker: learn mode proposes the calls an audit run made; the learned policy runs them and still denies the others" {
+    with_policy '{"mode": "audit", "commands": {"git": {"allow": ["--version"], "deny": ["push --force *"]}}}'
+    run_policed sh -c 'git --version >/dev/null; git -c core.pager=cat --exec-path; git push --force origin main; echo done'
+    [ "$status" -eq 0 ]
+    [[ "$output" == *done* ]]
+    jq -se 'map(select(.type == "command") | (.args | join(" ")) + " " + .verdict)
+        == ["--version allowed", "-c core.pager=cat --exec-path audit", "push --force origin main audit"]' "$AUDIT/$ID.jsonl"
+    run "$CERBERUS" policy learn --trail "$AUDIT/$ID.jsonl"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    echo "$output" | jq -e '._learned.added == {"commands.git.allow": ["-c core.pager=cat --exec-path"]}'
+    echo "$output" | jq -e '._learned.still_denied | map(.target) == ["git push --force origin main"]'
+    learned="$(echo "$output" | jq -c 'del(._learned)')"
+    cerb delete --force "$ID" >/dev/null 2>&1
+    rm -f "$AUDIT/$ID.jsonl"
+    with_policy "$learned"
+    run_policed sh -c 'git -c core.pager=cat --exec-path >/dev/null && echo learned-ran; git push --force origin main; echo "push=$?"'
+    [[ "$output" == *learned-ran* ]]
+    [[ "$output" == *'push=126'* ]]
+    run_policed sh -c 'git -c core.pager=less --exec-path; echo "other=$?"' # a neighbour of the learned call
+    [[ "$output" == *'other=126'* ]]
+}

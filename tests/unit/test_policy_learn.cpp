@@ -4,6 +4,7 @@
 #include "base/error.hpp"
 #include "policy/policy.hpp"
 #include "policy/policy_check.hpp"
+#include "policy/policy_commands.hpp"
 #include "policy/policy_document.hpp"
 #include "policy/policy_learn.hpp"
 #include "policy/policy_records.hpp"
@@ -260,4 +261,68 @@ TEST_CASE("learn: names from the DNS gate's audit records, not the addresses the
     Policy learned = parse_policy(doc.dump());
     CHECK(has_host_names(learned));
     CHECK(learned.mode == Mode::enforce);
+}
+
+namespace {
+
+json command_record(const std::string& tool, const std::vector<std::string>& args, const std::string& verdict,
+                    const std::string& rule)
+{
+    return {{"type", "command"}, {"tool", tool},  {"args", args},          {"cwd", "/"},
+            {"verdict", verdict}, {"rule", rule}, {"backend", "static"}, {"duration_ms", 3}};
+}
+
+const char* brokered = R"({"mode": "audit", "commands": {"git": {"allow": ["status"], "deny": ["push --force *"]}}})";
+
+} // namespace
+
+TEST_CASE("policy check: a command record is the broker's call, judged by the policy's commands")
+{
+    auto call = action_of_record(command_record("git", {"push", "origin", "main"}, "allowed", "x"));
+    REQUIRE(call);
+    CHECK(call->op == "command");
+    CHECK(call->target == "git push origin main");
+    CHECK(decide(R"({"commands": {"git": {"allow": ["push origin *"]}}})", *call) == std::nullopt); // the control
+    CHECK(decide(R"({"commands": {"git": {"allow": ["push origin feature/*"]}}})", *call) ==
+          "not in commands.git.allow");
+    CHECK(decide(R"({"commands": {"git": {"allow": ["push *"], "deny": ["push * main"]}}})", *call) ==
+          R"(commands.git.deny[0] "push * main")");
+    CHECK(decide("{}", *call) == "not in commands"); // a policy without the tool: the shim is not there
+    // A call that failed before the broker decided is nothing to judge.
+    CHECK_FALSE(action_of_record(command_record("git", {"x"}, "failed", "malformed call")));
+    CHECK_FALSE(action_of_record(json{{"type", "command"}, {"tool", "git"}, {"verdict", "allowed"}}));
+}
+
+TEST_CASE("learn: a brokered call audit mode ran is allowed as exactly itself; deny patterns stay")
+{
+    std::vector<json> records{json::parse(std::string(R"({"type":"start","enforcement":"landlock","policy":)") +
+                                          brokered + "}")};
+    records.push_back(command_record("git", {"status"}, "allowed", R"(commands.git.allow[0] "status")"));
+    records.push_back(command_record("git", {"diff", "HEAD~1"}, "audit", "not in commands.git.allow"));
+    records.push_back(command_record("git", {"diff", "HEAD~1"}, "audit", "not in commands.git.allow")); // twice
+    records.push_back(command_record("git", {"push", "origin", "feature/x"}, "audit", "not in commands.git.allow"));
+    records.push_back(command_record("git", {"push", "--force", "origin", "main"}, "audit",
+                                     R"(commands.git.deny[0] "push --force *")"));
+    records.push_back(command_record("git", {"commit", "-m", "two words"}, "audit", "not in commands.git.allow"));
+    auto doc = learn_from_records(records, "t.jsonl", std::nullopt, "now");
+    CHECK(doc["_learned"]["added"] ==
+          json::parse(R"({"commands.git.allow": ["diff HEAD~1", "push origin feature/x"]})"));
+    Policy learned = parse_policy(doc.dump());
+    CHECK(learned.mode == Mode::enforce);
+    CHECK(learned.commands.at("git").deny == std::vector<std::string>{"push --force *"});
+    std::vector<std::vector<std::string>> ran{{"status"}, {"diff", "HEAD~1"}, {"push", "origin", "feature/x"}};
+    for (const auto& args : ran)
+        CHECK(decide_command(learned.commands, "git", args).allowed);
+    // Exactly those calls: their neighbours stay denied, as do the deny pattern's and the unspellable one.
+    CHECK_FALSE(decide_command(learned.commands, "git", {"diff", "HEAD~2"}).allowed);
+    CHECK_FALSE(decide_command(learned.commands, "git", {"push", "origin", "feature/y"}).allowed);
+    CHECK_FALSE(decide_command(learned.commands, "git", {"push", "--force", "origin", "main"}).allowed);
+    CHECK_FALSE(decide_command(learned.commands, "git", {"commit", "-m", "two words"}).allowed);
+    std::set<std::string> still_denied;
+    for (const auto& entry : doc["_learned"]["still_denied"])
+        still_denied.insert(entry["target"].get<std::string>() + " | " + entry["rule"].get<std::string>());
+    CHECK(still_denied ==
+          std::set<std::string>{R"(git push --force origin main | commands.git.deny[0] "push --force *")",
+                                "git commit -m two words | an argument no pattern word spells (empty, with spaces "
+                                R"(or a "*"))"});
 }

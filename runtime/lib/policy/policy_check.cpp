@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "policy/policy_check.hpp"
 
+#include "policy/policy_commands.hpp"
 #include "policy/rule_lists.hpp"
 #include "rootfs/paths.hpp"
 
@@ -73,10 +74,31 @@ std::optional<std::string> host_rule(const Policy& policy, const std::string& ta
     return rule_list("allowed_hosts").denial_rule();
 }
 
+// A call the broker decided on; not one that failed before a decision (a malformed call).
+std::optional<Action> command_action(const nlohmann::json& record)
+{
+    std::string verdict = text_of(record, "verdict");
+    auto args = record.find("args");
+    if ((verdict != "allowed" && verdict != "denied" && verdict != "audit") || args == record.end() ||
+        !args->is_array())
+        return std::nullopt;
+    Action action{.op = "command", .rule = text_of(record, "rule"), .tool = text_of(record, "tool")};
+    action.target = action.tool;
+    for (const auto& arg : *args) {
+        if (!arg.is_string())
+            return std::nullopt;
+        action.args.push_back(arg.get<std::string>());
+        action.target += " " + action.args.back();
+    }
+    return action;
+}
+
 } // namespace
 
 std::optional<Action> action_of_record(const nlohmann::json& record)
 {
+    if (record.is_object() && text_of(record, "type") == "command")
+        return command_action(record);
     if (!record.is_object() || text_of(record, "type") != "denial")
         return std::nullopt;
     Action action{.op = text_of(record, "op"), .target = text_of(record, "target"), .rule = text_of(record, "rule")};
@@ -142,6 +164,10 @@ std::optional<std::string> denying_rule(const Policy& policy, const Action& acti
             (action.rule == memfd_rule && !policy.allowed_bins))
             return std::nullopt;
         return action.rule;
+    }
+    if (action.op == "command") {
+        auto decision = decide_command(policy.commands, action.tool, action.args);
+        return decision.allowed ? std::nullopt : std::optional(decision.rule);
     }
     if (action.op == "capability") {
         auto number = capability_number(action.target);

@@ -11,19 +11,23 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace cerberus::policy {
 
 // One action of an agent, as a trail record (docs/audit.md) describes it.
 struct Action {
-    std::string op;     // "connect", "open", "exec", "capability", ...
-    std::string target; // "203.0.113.9:443", "[2001:db8::1]:443", a path, "CAP_NET_RAW", ...
+    std::string op;     // "connect", "open", "exec", "capability", "command", ...
+    std::string target; // "203.0.113.9:443", "[2001:db8::1]:443", a path, "CAP_NET_RAW", "git push origin main"
     bool write = false; // an open that asked to write (the record's "access")
     std::string rule;   // the rule the record names
+    std::string tool;               // command: the brokered tool
+    std::vector<std::string> args;  // command: its arguments (argv without argv[0])
 };
 
-// The action of a denial record (type "denial", verdict "denied" or "audit");
-// nullopt for other records.
+// The action of a denial record (type "denial", verdict "denied" or "audit")
+// or of a command record (the broker's decision on a call, whatever it was:
+// a narrower policy may deny what ran); nullopt for other records.
 std::optional<Action> action_of_record(const nlohmann::json& record);
 
 // "203.0.113.9:443" or "[2001:db8::1]:443" (an IPv4-mapped IPv6 address as

@@ -8,7 +8,9 @@
 #include "rootfs/paths.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
+#include <optional>
 #include <set>
 
 namespace cerberus::policy {
@@ -17,11 +19,13 @@ namespace {
 using nlohmann::ordered_json;
 
 const std::string writable_bin_rule = "not in allowed_bins, and the agent may write it";
+const std::string unspellable_call_rule = "an argument no pattern word spells (empty, with spaces or a \"*\")";
 
 struct Needs {
     std::map<std::string, std::pair<Cidr, std::set<uint16_t>>> hosts; // by address text
     std::map<std::string, std::set<uint16_t>> names; // asked names connected to, with the ports
     std::set<std::string> writes, reads, bins;
+    std::map<std::string, std::set<std::string>> calls; // tool -> the calls it needs, as allow patterns
     std::map<std::string, std::set<std::string>> created; // directory -> the names made in it (create_by_directory)
     std::vector<Action> fixable; // every action an added entry must allow
     std::map<std::tuple<std::string, std::string, std::string>, int> still_denied;
@@ -34,12 +38,39 @@ std::string address_text(const Cidr& address)
 
 std::string parent_of(const std::string& path);
 
+// The call as the allow pattern that matches it alone; nullopt when a word of it cannot be spelled.
+std::optional<std::string> exact_pattern(const std::vector<std::string>& args)
+{
+    std::string pattern;
+    for (const auto& arg : args) {
+        bool spellable = !arg.empty() && arg.find('*') == std::string::npos &&
+                         std::none_of(arg.begin(), arg.end(), [](unsigned char c) { return std::isspace(c); });
+        if (!spellable)
+            return std::nullopt;
+        pattern += (pattern.empty() ? "" : " ") + arg;
+    }
+    return pattern;
+}
+
+// A brokered call: its exact call allowed, unless a deny pattern matched it (deny-lists only shrink).
+void collect_call(const Policy& base, const Action& action, const std::string& rule, Needs& needs)
+{
+    bool by_deny = rule.starts_with("commands." + action.tool + ".deny");
+    auto pattern = exact_pattern(action.args);
+    if (by_deny || !base.commands.count(action.tool) || !pattern)
+        ++needs.still_denied[{action.op, action.target, pattern ? rule : unspellable_call_rule}];
+    else
+        needs.calls[action.tool].insert(*pattern);
+}
+
 void collect(const Policy& base, const Action& action, bool create_by_directory, const AskedNames& asked,
              Needs& needs)
 {
     auto rule = denying_rule(base, action);
     if (!rule)
         return;
+    if (action.op == "command")
+        return collect_call(base, action, *rule, needs);
     bool explicit_denial = std::any_of(rule_lists().begin(), rule_lists().end(), [&](const RuleList& list) {
         return list.role == ListRole::deny_list && rule->starts_with(list.denial_rule());
     });
@@ -265,6 +296,15 @@ Learned learn_policy(const Policy& base, const std::vector<Action>& actions, boo
         }
     }
     add_paths(policy.allowed_bins, bins, "allowed_bins", learned.added);
+    for (const auto& [tool, patterns] : needs.calls) {
+        auto& allow = policy.commands[tool].allow;
+        for (const auto& pattern : patterns) {
+            if (std::find(allow.begin(), allow.end(), pattern) != allow.end())
+                continue;
+            allow.push_back(pattern);
+            learned.added["commands." + tool + ".allow"].push_back(pattern);
+        }
+    }
 
     // A longer entry of the base can still decide against a folded directory
     // (a read-only file inside it): such a path gets an entry of its own.
@@ -300,9 +340,10 @@ ordered_json learned_document(const Learned& learned, const ordered_json& source
         section["still_denied"] = learned.still_denied;
         section["why_still_denied"] = "learning only widens allow-lists: denied_paths and forbidden_caps stay as "
                                       "they were; escalations, raw sockets and unresolved paths are denied under "
-                                      "every policy; and a file the agent may write is never made an allowed "
+                                      "every policy; a file the agent may write is never made an allowed "
                                       "binary (list it in read_only_paths and allowed_bins yourself if it belongs "
-                                      "to the image)";
+                                      "to the image); and a command call a deny pattern matched stays denied, as "
+                                      "does one with an argument no pattern word spells";
     }
     if (!learned.only_asked.empty()) {
         section["only_asked"] = learned.only_asked;

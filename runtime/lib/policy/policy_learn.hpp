@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Learn mode: from the actions an audit-mode trail recorded, the smallest
 // widening of the policy the run had (or of a given base) under which none of
-// them would have been denied. Allow-lists only grow: denied_paths and
-// forbidden_caps stay as the base has them, and what no policy can allow
-// (escalations, raw sockets) stays denied; both are listed.
+// them would have been denied. Allow-lists only grow: denied_paths,
+// forbidden_caps and the commands' deny patterns stay as the base has them,
+// and what no policy can allow (escalations, raw sockets) stays denied; both
+// are listed. A brokered call is learned as the allow pattern of exactly it.
 #pragma once
 
 #include "policy/policy.hpp"
