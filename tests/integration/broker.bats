@@ -24,6 +24,7 @@ teardown() {
     cerb delete --force "$ID" >/dev/null 2>&1 || true
     [ -z "${SERVER_PID:-}" ] || kill "$SERVER_PID" 2>/dev/null || true
     [ -z "${CREDENTIAL_FILE:-}" ] || rm -f "$CREDENTIAL_FILE"
+    [ -z "${TOOL_POLICY:-}" ] || rm -f "$TOOL_POLICY"
 }
 
 with_policy() {
@@ -230,4 +231,68 @@ EOF
     [[ "$output" == *'push=126'* ]]
     run_policed sh -c 'git -c core.pager=less --exec-path; echo "other=$?"' # a neighbour of the learned call
     [[ "$output" == *'other=126'* ]]
+}
+
+# The tool's own policy for one test: $CREDENTIALS/env.policy, removed by teardown.
+tool_policy() {
+    TOOL_POLICY="$CREDENTIALS/env.policy"
+    mkdir -p "$CREDENTIALS"
+    printf '%s\n' "$1" >"$TOOL_POLICY"
+    chmod 0644 "$TOOL_POLICY"
+}
+
+@test "broker: a tool's own policy: only its hosts and its files, the agent's directory writable; nothing left after" {
+    command -v python3 >/dev/null || skip "needs python3"
+    mkdir -p "$BATS_TEST_TMPDIR/work"
+    edit_config --arg w "$BATS_TEST_TMPDIR/work" '.process.cwd = "/work"
+        | .mounts += [{"destination": "/work", "type": "bind", "source": $w, "options": ["rbind", "rw"]}]'
+    with_policy '{"commands": {"env": {"allow": ["python3 probe.py"]}}}'
+    local mine=$((40000 + RANDOM % 10000)) other=$((50000 + RANDOM % 10000)) scratch="/tmp/cerberus-tool-$$"
+    # Nothing listens on either port: a connect the policy lets through is refused by the host (111), one it
+    # stops never leaves (1). The script is in the agent's directory, where the tool runs.
+    cat >"$BATS_TEST_TMPDIR/work/probe.py" <<PROBE
+import socket
+for port in ($mine, $other):
+    s = socket.socket()
+    try:
+        s.connect(('127.0.0.1', port)); print(port, 'connected')
+    except OSError as e:
+        print(port, e.errno)
+for name in ('$scratch', 'made-by-tool'):
+    try:
+        open(name, 'w').write('x'); print(name, 'written')
+    except OSError as e:
+        print(name, e.errno)
+print('etc', len(open('/etc/passwd').read()) > 0)
+PROBE
+    run_policed /usr/bin/env python3 probe.py # the control: no policy of the tool's own
+    rm -f "$scratch" "$BATS_TEST_TMPDIR/work/made-by-tool"
+    [[ "$output" == *"$other 111"* && "$output" == *"$scratch written"* ]]
+    tool_policy "{\"allowed_hosts\": [\"127.0.0.1:$mine\"], \"read_only_paths\": [\"/usr\", \"/lib\", \"/lib64\", \"/etc\", \"/bin\", \"/proc\", \"/dev\"]}"
+    run_policed /usr/bin/env python3 probe.py
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"$mine 111"* ]]       # its host: let through
+    [[ "$output" == *"$other 1"* ]]        # another: EPERM
+    [[ "$output" == *"$scratch 13"* ]]     # outside its files: EACCES
+    [ ! -e "$scratch" ]
+    [[ "$output" == *"made-by-tool written"* ]] # the agent's directory
+    [[ "$output" == *"etc True"* ]]             # a file its policy lets it read
+    local cgroup2
+    cgroup2=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+    [ ! -e "$cgroup2/cerberus-tools" ] # each call's cgroup is gone, and their parent with the last
+}
+
+@test "broker: a tool's policy it cannot have fails the call, naming the file and the field; no tool runs" {
+    with_policy '{"commands": {"env": {"allow": ["true"]}}}'
+    tool_policy '{"allowed_hosts": ["example.com:443"]}'
+    run_policed /usr/bin/env true
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"$CREDENTIALS/env.policy: policy.allowed_hosts[0]: host name example.com:443"* ]]
+    tool_policy '{"allowed_hosts": ["192.0.2.1:443"], "denied_paths": ["/etc/shadow"]}'
+    run_policed /usr/bin/env true
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"env.policy: policy.denied_paths: nothing is hidden from a tool"* ]]
+    tool_policy '{"allowed_hosts": ["192.0.2.1:443"]}' # the control
+    run_policed /usr/bin/env true
+    [ "$status" -eq 0 ]
 }

@@ -4,6 +4,7 @@
 #include "base/error.hpp"
 #include "base/files.hpp"
 #include "broker/broker_protocol.hpp"
+#include "cgroup/cgroup.hpp"
 
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -62,26 +63,10 @@ std::string cgroup_of(pid_t pid)
     throw Error("process " + std::to_string(pid) + " has no cgroup2 line", ESRCH);
 }
 
-// The id of a cgroup2 directory (its kernfs handle); 0 when it is gone.
-uint64_t cgroup_id_of(const std::string& dir)
-{
-    struct {
-        file_handle handle;
-        uint64_t id;
-    } handle{};
-    handle.handle.handle_bytes = sizeof(uint64_t);
-    int mount_id = 0;
-    if (name_to_handle_at(AT_FDCWD, dir.c_str(), &handle.handle, &mount_id, 0) < 0)
-        return 0;
-    uint64_t id;
-    std::memcpy(&id, handle.handle.f_handle, sizeof id);
-    return id;
-}
-
 bool in_cgroup(const std::string& cgroup2, std::string path, uint64_t cgroup_id)
 {
     for (;;) {
-        if (cgroup_id_of(cgroup2 + path) == cgroup_id)
+        if (cgroups::directory_id(cgroup2 + path) == cgroup_id)
             return true;
         if (path.empty() || path == "/")
             return false;
@@ -108,6 +93,8 @@ void child_step(long rc, const char* what)
     if (getppid() != broker)
         _exit(failed_status);
     setpgid(0, 0);
+    if (launch.cgroup_procs >= 0) // before the tool can make a socket, or a child that leaves its group
+        child_step(write(launch.cgroup_procs, "0", 1), "joining the tool's cgroup");
     for (int i = 0; i < 3; ++i)
         child_step(dup2(launch.stdio[i], i), "taking the caller's stdio");
     sigset_t none;
@@ -143,6 +130,8 @@ void child_step(long rc, const char* what)
     child_step(setresgid(launch.gid, launch.gid, launch.gid), "taking the tool's group");
     child_step(setresuid(launch.uid, launch.uid, launch.uid), "taking the tool's user");
     child_step(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs");
+    if (launch.landlock_ruleset >= 0)
+        child_step(syscall(SYS_landlock_restrict_self, launch.landlock_ruleset, 0), "entering the tool's policy");
     prctl(PR_SET_PDEATHSIG, SIGKILL); // a change of credentials cleared it
     if (getppid() != broker)
         _exit(failed_status);

@@ -65,6 +65,8 @@ struct Launch {
     uid_t uid = 0;       // the tool's user (tool_user.hpp)
     gid_t gid = 0;
     int idmap = -1;      // the user namespace mapping the caller's ids to it
+    int cgroup_procs = -1;     // the call's cgroup under the tool's policy (ToolConfinement), joined first
+    int landlock_ruleset = -1; // its Landlock ruleset, entered last
 };
 
 // The tool's process, a process group of its own: killed (the whole group)

@@ -10,6 +10,7 @@
 #include "broker/broker_call.hpp"
 #include "broker/broker_protocol.hpp"
 #include "broker/broker_registry.hpp"
+#include "broker/tool_policy.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -47,6 +48,7 @@ struct Call {
     uint64_t connection_watch = 0;
     uint64_t tool_watch = 0;
     Clock::time_point deadline; // for the request
+    std::optional<ToolConfinement> confinement; // undone after the tool (declared before it) was reaped
     std::optional<RunningTool> tool;
     audit::CommandCall record;
 };

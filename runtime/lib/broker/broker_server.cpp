@@ -220,6 +220,12 @@ void Broker::launch(uint64_t call_id, const Request& request, const std::vector<
     launch.uid = user.uid;
     launch.gid = user.gid;
     launch.idmap = user.idmap.get();
+    if (auto policy = read_tool_policy(request.tool, credentials_dir)) {
+        call.confinement.emplace(*policy, cgroup2_, std::to_string(getpid()) + "-" + std::to_string(call_id),
+                                 cwd.get());
+        launch.cgroup_procs = call.confinement->cgroup_procs();
+        launch.landlock_ruleset = call.confinement->ruleset();
+    }
     call.tool.emplace(RunningTool::start(launch));
     call.tool_watch = watches_.add({Kind::tool, call_id, call.tool->pidfd()}, EPOLLIN);
 }
@@ -263,11 +269,14 @@ void Broker::end(uint64_t call_id, const Answer& answer, bool recorded)
             served.trail.emplace(served.registration.trail);
         served.trail->append(audit::command_json(served.registration.id, audit::wall_now_ns(), call.record));
     }
-    if (!answer.text.empty() || answer.kind != Answer::Kind::failed)
-        send_answer(call.connection.get(), answer);
     watches_.remove(call.connection_watch);
     watches_.remove(call.tool_watch);
-    calls_.erase(it); // a tool still running is killed and reaped
+    // What the call made on the host is gone before the caller hears of its end.
+    call.tool.reset(); // a tool still running is killed and reaped
+    call.confinement.reset();
+    if (!answer.text.empty() || answer.kind != Answer::Kind::failed)
+        send_answer(call.connection.get(), answer);
+    calls_.erase(it);
 }
 
 void Broker::on_tick()

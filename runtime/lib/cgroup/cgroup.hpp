@@ -29,6 +29,10 @@ struct CreateRequest {
 
 struct CurrentLimits;
 
+// A cgroup2 directory's id: what bpf_get_current_cgroup_id() returns for its
+// tasks; 0 when there is none (errno says why).
+uint64_t directory_id(const std::string& dir) noexcept;
+
 class Cgroup {
 public:
     // Checks and translates the resources, makes the directories (enabling

@@ -175,21 +175,29 @@ Stats Cgroup::stats() const
     return stats;
 }
 
-uint64_t Cgroup::id() const
+uint64_t directory_id(const std::string& dir) noexcept
 {
     // A cgroup2 directory's file handle is its 64-bit kernfs id.
     alignas(file_handle) unsigned char buffer[sizeof(file_handle) + sizeof(uint64_t)];
     auto* handle = reinterpret_cast<file_handle*>(buffer);
     handle->handle_bytes = sizeof(uint64_t);
     int mount_id = 0;
-    if (::name_to_handle_at(AT_FDCWD, unified_dir_.c_str(), handle, &mount_id, 0) < 0)
-        throw_errno("name_to_handle_at " + unified_dir_);
-    if (handle->handle_bytes != sizeof(uint64_t))
-        throw Error("name_to_handle_at " + unified_dir_ + ": a handle of " + std::to_string(handle->handle_bytes) +
-                        " bytes is not a cgroup id",
-                    EINVAL);
+    if (::name_to_handle_at(AT_FDCWD, dir.c_str(), handle, &mount_id, 0) < 0)
+        return 0;
+    if (handle->handle_bytes != sizeof(uint64_t)) {
+        errno = EINVAL; // not a cgroup2 directory's handle
+        return 0;
+    }
     uint64_t id = 0;
     std::memcpy(&id, handle->f_handle, sizeof id);
+    return id;
+}
+
+uint64_t Cgroup::id() const
+{
+    uint64_t id = directory_id(unified_dir_);
+    if (id == 0)
+        throw_errno("the cgroup id of " + unified_dir_);
     return id;
 }
 

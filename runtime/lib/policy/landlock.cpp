@@ -186,6 +186,16 @@ void add_rules(int ruleset_fd, const RulesetPlan& plan, int root_fd)
                  LANDLOCK_ACCESS_FS_EXECUTE | (plan.handled & LANDLOCK_ACCESS_FS_READ_FILE));
 }
 
+void allow_directory(int ruleset_fd, const RulesetPlan& plan, int dir_fd)
+{
+    landlock_path_beneath_attr rule{};
+    rule.allowed_access = plan.handled & ~(plan.grant_interpreters ? LANDLOCK_ACCESS_FS_EXECUTE : 0);
+    rule.parent_fd = dir_fd;
+    if (rule.allowed_access != 0 &&
+        ::syscall(SYS_landlock_add_rule, ruleset_fd, LANDLOCK_RULE_PATH_BENEATH, &rule, 0) != 0)
+        throw_errno("adding the landlock rule for the working directory");
+}
+
 uint32_t restrict_flags(int abi)
 {
     // The agent runs after an exec: its denials are logged only when asked.

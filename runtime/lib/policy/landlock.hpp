@@ -50,6 +50,12 @@ UniqueFd create_ruleset(const RulesetPlan& plan);
 // (symlinks included). A path that does not exist grants nothing and is skipped.
 void add_rules(int ruleset_fd, const RulesetPlan& plan, int root_fd);
 
+// Grants what the plan grants an allowed_paths entry (reading and writing, and
+// running unless allowed_bins names the programs) beneath the directory open
+// at dir_fd: a place no path names where the ruleset is made (the command
+// broker's tool sees the agent's directory in a mount namespace of its own).
+void allow_directory(int ruleset_fd, const RulesetPlan& plan, int dir_fd);
+
 // landlock_restrict_self flags (ABI 7): the domain's denials logged after exec
 // too, those of domains nested in it not.
 uint32_t restrict_flags(int abi);
