@@ -109,7 +109,7 @@ ToolConfinement::ToolConfinement(const policy::Policy& policy, const std::string
         keys_file_ = std::string(run_dir) + "/calls/" + name + ".keys";
         socket_programs::ensure_loaded();
         policy::install_container_part(compiled, {cgroup_id_, dir_fd_.get()}, keys_file_, CERB_BACKEND_LANDLOCK,
-                                       socket_programs::Set::every);
+                                       socket_programs::Set::addresses); // no names: no DNS gate
     } catch (...) {
         release();
         throw;

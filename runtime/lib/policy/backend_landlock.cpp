@@ -298,7 +298,9 @@ public:
     {
         // Whether Landlock's own records of a denial reach the collector is seen per denial (the audit
         // state can change after create): nothing about it is decided here.
-        install_container_part(compiled, cgroup, keys_file, CERB_BACKEND_LANDLOCK, socket_programs::Set::every);
+        install_container_part(compiled, cgroup, keys_file, CERB_BACKEND_LANDLOCK,
+                               (compiled.policy.flags & CERB_HAS_NAMES) ? socket_programs::Set::every
+                                                                         : socket_programs::Set::addresses);
     }
 
     void remove(const ContainerCgroup& cgroup, const std::string& keys_file) const override

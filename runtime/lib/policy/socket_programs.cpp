@@ -25,20 +25,30 @@ constexpr const char* keepalive_name = "cerberus-sock-hooks"; // in the cgroup v
 struct Program {
     const char* name;
     bpf_attach_type type;
-    bool every_backend; // else only the landlock backend's: the policy programs judge the rest in their hooks
+    Set smallest; // the smallest set it is in (sets nest: egress in addresses, addresses in every)
 };
 constexpr Program programs[] = {
-    {"cerb_connect4", BPF_CGROUP_INET4_CONNECT, false},
-    {"cerb_connect6", BPF_CGROUP_INET6_CONNECT, false},
-    {"cerb_sendmsg4", BPF_CGROUP_UDP4_SENDMSG, false},
-    {"cerb_sendmsg6", BPF_CGROUP_UDP6_SENDMSG, false},
-    {"cerb_recvmsg4", BPF_CGROUP_UDP4_RECVMSG, false}, // the DNS gate's answers (policies with names)
-    {"cerb_recvmsg6", BPF_CGROUP_UDP6_RECVMSG, false},
-    {"cerb_bind4", BPF_CGROUP_INET4_BIND, false},
-    {"cerb_bind6", BPF_CGROUP_INET6_BIND, false},
-    {"cerb_sock_create", BPF_CGROUP_INET_SOCK_CREATE, false},
-    {"cerb_egress", BPF_CGROUP_INET_EGRESS, true},
+    {"cerb_connect4", BPF_CGROUP_INET4_CONNECT, Set::addresses},
+    {"cerb_connect6", BPF_CGROUP_INET6_CONNECT, Set::addresses},
+    {"cerb_sendmsg4", BPF_CGROUP_UDP4_SENDMSG, Set::addresses},
+    {"cerb_sendmsg6", BPF_CGROUP_UDP6_SENDMSG, Set::addresses},
+    {"cerb_recvmsg4", BPF_CGROUP_UDP4_RECVMSG, Set::every}, // the DNS gate's answers
+    {"cerb_recvmsg6", BPF_CGROUP_UDP6_RECVMSG, Set::every},
+    {"cerb_bind4", BPF_CGROUP_INET4_BIND, Set::every}, // the DNS port
+    {"cerb_bind6", BPF_CGROUP_INET6_BIND, Set::every},
+    {"cerb_sock_create", BPF_CGROUP_INET_SOCK_CREATE, Set::addresses},
+    {"cerb_egress", BPF_CGROUP_INET_EGRESS, Set::egress},
 };
+
+bool in_set(const Program& program, Set set)
+{
+    switch (set) {
+    case Set::every: return true;
+    case Set::addresses: return program.smallest != Set::every;
+    case Set::egress: return program.smallest == Set::egress;
+    }
+    return false;
+}
 
 struct SkeletonDeleter {
     void operator()(cerberus_sock* skeleton) const { cerberus_sock__destroy(skeleton); }
@@ -135,7 +145,7 @@ void attach(int cgroup_dir_fd, uint64_t cgroup_id, Set set)
     std::vector<std::pair<UniqueFd, bpf_attach_type>> attached;
     try {
         for (const auto& program : programs) {
-            if (set == Set::egress && !program.every_backend)
+            if (!in_set(program, set))
                 continue;
             UniqueFd prog = open_pin(program.name);
             check(bpf_prog_attach(prog.get(), cgroup_dir_fd, program.type, BPF_F_ALLOW_MULTI),
@@ -162,19 +172,6 @@ void detach(int cgroup_dir_fd, const std::string& pin_dir)
         if (bpf_prog_detach2(prog.get(), cgroup_dir_fd, program.type) < 0 && errno != ENOENT)
             throw_errno(std::string("detaching ") + program.name);
     }
-}
-
-int attached_count(int cgroup_dir_fd)
-{
-    int count = 0;
-    for (const auto& program : programs) {
-        uint32_t ids[64];
-        uint32_t n = 64;
-        uint32_t flags = 0;
-        if (bpf_prog_query(cgroup_dir_fd, program.type, 0, &flags, ids, &n) == 0)
-            count += static_cast<int>(n);
-    }
-    return count;
 }
 
 } // namespace cerberus::socket_programs

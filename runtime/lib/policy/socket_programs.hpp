@@ -18,13 +18,13 @@ void ensure_loaded();
 
 bool loaded();
 
-// Which programs a backend attaches: all of them (the landlock backend, and
-// every backend for a policy with host names: only these programs steer DNS
-// queries to the gate, give its answers their source and refuse binding the
-// DNS port), or only the egress program, which judges where packets really go
-// (options, routing headers, tunnels), for the backends whose hooks judge
-// addresses.
-enum class Set { every, egress };
+// Which programs a backend attaches: all of them for a policy with host names
+// (only these programs steer DNS queries to the gate, give its answers their
+// source and refuse binding the DNS port); without names, those that judge
+// sockets and addresses for the landlock backend, which has no hooks of its
+// own; or only the egress program, which judges where packets really go
+// (options, routing headers, tunnels), for the backends whose hooks judge addresses.
+enum class Set { every, addresses, egress };
 
 // Attaches the set's programs to the cgroup directory and records cgroup_id
 // as their owner; all or nothing.
@@ -34,8 +34,5 @@ void attach(int cgroup_dir_fd, uint64_t cgroup_id, Set set);
 // whichever set was attached; a no-op for those not attached (or nothing
 // pinned there).
 void detach(int cgroup_dir_fd, const std::string& pin_dir);
-
-// How many of them are attached to the directory (tests, `cerberus check`).
-int attached_count(int cgroup_dir_fd);
 
 } // namespace cerberus::socket_programs
