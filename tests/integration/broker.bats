@@ -25,6 +25,7 @@ teardown() {
     [ -z "${SERVER_PID:-}" ] || kill "$SERVER_PID" 2>/dev/null || true
     [ -z "${CREDENTIAL_FILE:-}" ] || rm -f "$CREDENTIAL_FILE"
     [ -z "${TOOL_POLICY:-}" ] || rm -f "$TOOL_POLICY"
+    [ -z "${BROKER_CONFIG:-}" ] || rm -f "$BROKER_CONFIG"
 }
 
 with_policy() {
@@ -295,4 +296,44 @@ PROBE
     tool_policy '{"allowed_hosts": ["192.0.2.1:443"]}' # the control
     run_policed /usr/bin/env true
     [ "$status" -eq 0 ]
+}
+
+# hook_config JSON: the host's broker configuration for one test, removed by teardown.
+hook_config() {
+    BROKER_CONFIG=/etc/cerberus/broker.json
+    printf '%s\n' "$1" >"$BROKER_CONFIG"
+    chmod 0644 "$BROKER_CONFIG"
+}
+
+@test "broker: the host's decision hook (a webhook, OPA's data API) has its say after the rules; no answer denies" {
+    command -v python3 >/dev/null || skip "needs python3"
+    python3 "$BATS_TEST_DIRNAME/../helpers/decision_hook_server.py" "$BATS_TEST_TMPDIR/port" "$BATS_TEST_TMPDIR/hook.log" &
+    SERVER_PID=$!
+    for _ in $(seq 50); do [ -s "$BATS_TEST_TMPDIR/port" ] && break; sleep 0.1; done
+    local hook="http://127.0.0.1:$(cat "$BATS_TEST_TMPDIR/port")"
+    with_policy '{"commands": {"env": {"allow": ["true", "id *", "date *", "sleep *"]}}}'
+    hook_config "{\"decision\": {\"webhook\": \"$hook/decide\", \"timeout_ms\": 1000}}"
+    run_policed sh -c '/usr/bin/env true; echo "true=$?"; /usr/bin/env id -u; echo "id=$?"; /usr/bin/env sleep 0; echo "sleep=$?"; /usr/bin/env false; echo "false=$?"'
+    [[ "$output" == *"true=0"* ]]                                   # the rules and the hook allow
+    [[ "$output" == *"denied by the policy (webhook: id is not for agents)"* && "$output" == *"id=126"* ]]
+    [[ "$output" == *"webhook: no answer"* && "$output" == *"sleep=126"* ]] # later than timeout_ms: denied
+    [[ "$output" == *"false=126"* ]]                                # the control: the rules deny, the hook is not asked
+    jq -se --arg id "$ID" 'map(.body) | length == 3 and .[0].container == $id and .[0].tool == "env"
+        and .[0].rules.allow and map(.args[0]) == ["true", "id", "sleep"]' "$BATS_TEST_TMPDIR/hook.log"
+    run trail_text
+    echo "$output"
+    [[ "$output" == *'command env id -u DENIED (commands.env.allow[1] "id *"; webhook: id is not for agents)'* ]]
+    jq -se 'map(select(.type == "command")) | map(.backend) == ["webhook", "webhook", "webhook", "static"]' "$AUDIT/$ID.jsonl"
+    # OPA's data API: the call as "input", the verdict as "result"; an undefined rule denies.
+    hook_config "{\"decision\": {\"opa\": \"$hook/v1/data/cerberus/commands\"}}"
+    run_policed sh -c '/usr/bin/env true; echo "true=$?"; /usr/bin/env date; echo "date=$?"'
+    [[ "$output" == *"true=0"* ]]
+    [[ "$output" == *"opa: no result"* && "$output" == *"date=126"* ]]
+    jq -se --arg id "$ID" 'map(select(.path == "/v1/data/cerberus/commands")) | length == 2
+        and all(.body.input.container == $id and .body.input.tool == "env")' "$BATS_TEST_TMPDIR/hook.log"
+    # A configuration the broker cannot use fails the call, naming the file and the field.
+    hook_config '{"decision": {"webhook": "https://hooks.example/decide"}}'
+    run_policed /usr/bin/env true
+    [ "$status" -ne 0 ]
+    [[ "$output" == *'/etc/cerberus/broker.json: decision.webhook: "https://hooks.example/decide": an http:// URL'* ]]
 }

@@ -4,6 +4,7 @@
 #include "base/error.hpp"
 #include "base/files.hpp"
 #include "broker/broker_protocol.hpp"
+#include "broker/broker_registry.hpp"
 #include "cgroup/cgroup.hpp"
 
 #include <fcntl.h>
@@ -86,7 +87,8 @@ void child_step(long rc, const char* what)
         child_fails(what);
 }
 
-// The forked child: nothing that allocates, no exceptions (the broker is single-threaded).
+// The forked child: nothing that allocates, no exceptions (a decision hook's thread may hold the allocator's
+// locks at the fork, and its copy of them stays locked).
 [[noreturn]] void run_tool(const Launch& launch, char* const* argv, char* const* envp, pid_t broker)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -213,19 +215,10 @@ std::vector<std::string> directories_below(const std::string& top, const std::st
 std::vector<std::string> tool_environment(const std::string& tool, const std::string& dir)
 {
     std::vector<std::string> env = {std::string("PATH=") + tool_path, "HOME=/", "LANG=C.UTF-8"}; // root's home is not the tool's
-    std::string path = dir + "/" + tool + ".env";
-    UniqueFd fd(open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-    if (!fd) {
-        if (errno == ENOENT)
-            return env;
-        throw_errno("opening " + path);
-    }
-    struct stat st{};
-    check(fstat(fd.get(), &st), "fstat " + path);
-    if (!S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022))
-        throw Error(path + ": a credentials file must be a regular file of root's that no one else may write",
-                    EPERM);
-    std::istringstream lines(files::read_file("/proc/self/fd/" + std::to_string(fd.get())));
+    auto text = read_host_file(dir + "/" + tool + ".env", "a credentials file");
+    if (!text)
+        return env;
+    std::istringstream lines(*text);
     for (std::string line; std::getline(lines, line);)
         if (!line.empty() && line[0] != '#' && line.find('=') != std::string::npos)
             env.push_back(line);

@@ -10,6 +10,7 @@
 #include "broker/broker_call.hpp"
 #include "broker/broker_protocol.hpp"
 #include "broker/broker_registry.hpp"
+#include "broker/decision_hook.hpp"
 #include "broker/tool_policy.hpp"
 
 #include <chrono>
@@ -26,7 +27,7 @@ constexpr auto tick = std::chrono::seconds(1);
 constexpr auto idle_linger = std::chrono::seconds(10);
 constexpr auto request_wait = std::chrono::seconds(5); // from the connection to the request
 
-enum class Kind { listener, connection, tool };
+enum class Kind { listener, connection, hook, tool };
 
 struct Watch {
     Kind kind;
@@ -47,7 +48,12 @@ struct Call {
     UniqueFd connection;
     uint64_t connection_watch = 0;
     uint64_t tool_watch = 0;
+    uint64_t hook_watch = 0;
     Clock::time_point deadline; // for the request
+    // While the host's decision hook is asked: the call as it came, its stdio, and where the answer comes.
+    std::optional<Request> request;
+    std::vector<UniqueFd> stdio;
+    UniqueFd hook_answer;
     std::optional<ToolConfinement> confinement; // undone after the tool (declared before it) was reaped
     std::optional<RunningTool> tool;
     audit::CommandCall record;
@@ -69,6 +75,8 @@ private:
     void accept_calls(uint64_t cgroup_id, int listener);
     void read_request(uint64_t call_id);
     void decide(uint64_t call_id, const Request& request, std::vector<UniqueFd> stdio);
+    void on_hook_answer(uint64_t call_id);
+    void run_decided(uint64_t call_id, const Request& request, const std::vector<UniqueFd>& stdio);
     void launch(uint64_t call_id, const Request& request, const std::vector<UniqueFd>& stdio);
     void on_connection(uint64_t call_id, uint32_t events);
     void finish(uint64_t call_id);

@@ -4,7 +4,8 @@
 // containers/<cgroup id>.json (what create registers: the broker serves
 // exactly these) and work/ (where a call's working directory is mounted, in
 // the call's own mount namespace). Credentials are read from
-// credentials_dir/<tool>.env, a host-side file no annotation names.
+// credentials_dir/<tool>.env, a host-side file no annotation names, as are a
+// tool's policy (tool_policy.hpp) and the broker's configuration (decision_hook.hpp).
 #pragma once
 
 #include "base/daemon.hpp"
@@ -14,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +27,11 @@ inline constexpr const char* run_dir = CERB_BROKER_RUN_ROOT "/" CERB_LAYOUT_ID;
 inline constexpr const char* credentials_dir = "/etc/cerberus/credentials";
 
 daemon::Daemon broker_daemon();
+
+// A host-side file the broker trusts (credentials, a tool's policy, its own configuration): its text, or
+// nullopt when there is none; throws unless it is a regular file of root's that no one else may write
+// (what: "a credentials file", in the message).
+std::optional<std::string> read_host_file(const std::string& path, const std::string& what);
 
 struct Registration {
     std::string id;

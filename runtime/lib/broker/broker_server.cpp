@@ -6,6 +6,7 @@
 #include "base/served_containers.hpp"
 #include "base/unix_socket.hpp"
 #include "broker/broker_loop.hpp"
+#include "broker/decision_hook.hpp"
 #include "broker/tool_user.hpp"
 #include "cgroup/cgroup_mounts.hpp"
 #include "policy/policy_commands.hpp"
@@ -189,6 +190,49 @@ void Broker::decide(uint64_t call_id, const Request& request, std::vector<Unique
         return end(call_id, {Answer::Kind::denied, 0, decision.rule});
     }
     call.record.verdict = decision.allowed ? "allowed" : "audit";
+    std::optional<DecisionHook> hook;
+    try {
+        hook = read_decision_hook(broker_config);
+    } catch (const Error& e) {
+        call.record.verdict = "failed";
+        call.record.rule += "; " + std::string(e.what());
+        return end(call_id, {Answer::Kind::failed, 0, e.what()});
+    }
+    if (!hook)
+        return run_decided(call_id, request, stdio);
+    // The host's hook has its say too, off the loop; the call waits for it with what it brought.
+    call.record.backend = hook->name();
+    call.hook_answer = ask_hook(*hook, hook_call(registration.id, request.tool, request.args, request.cwd,
+                                                 decision.allowed, decision.rule));
+    call.hook_watch = watches_.add({Kind::hook, call_id, call.hook_answer.get()}, EPOLLIN);
+    call.request = request;
+    call.stdio = std::move(stdio);
+}
+
+void Broker::on_hook_answer(uint64_t call_id)
+{
+    Call& call = calls_.at(call_id);
+    HookVerdict verdict = read_hook_verdict(call.hook_answer.get());
+    watches_.remove(std::exchange(call.hook_watch, 0));
+    call.hook_answer.reset();
+    call.record.rule += "; " + verdict.reason;
+    if (!verdict.allowed) {
+        // Audit mode runs what the hook denies too, recorded as what it would have refused.
+        if (!containers_.at(call.cgroup_id).registration.audit) {
+            call.record.verdict = "denied";
+            return end(call_id, {Answer::Kind::denied, 0, verdict.reason});
+        }
+        call.record.verdict = "audit";
+    }
+    Request request = std::move(*call.request);
+    call.request.reset();
+    std::vector<UniqueFd> stdio = std::move(call.stdio);
+    run_decided(call_id, request, stdio);
+}
+
+void Broker::run_decided(uint64_t call_id, const Request& request, const std::vector<UniqueFd>& stdio)
+{
+    Call& call = calls_.at(call_id);
     try {
         launch(call_id, request, stdio);
     } catch (const Error& e) {
@@ -230,16 +274,18 @@ void Broker::launch(uint64_t call_id, const Request& request, const std::vector<
     call.tool_watch = watches_.add({Kind::tool, call_id, call.tool->pidfd()}, EPOLLIN);
 }
 
-// While the tool runs, the connection only ever says that the shim went away:
-// then nothing of the call may go on.
+// While the decision hook is asked or the tool runs, the connection only ever
+// says that the shim went away: then nothing of the call may go on.
 void Broker::on_connection(uint64_t call_id, uint32_t events)
 {
     Call& call = calls_.at(call_id);
-    if (!call.tool)
+    if (!call.tool && !call.request)
         return read_request(call_id);
     char byte;
     if (!(events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) && recv(call.connection.get(), &byte, 1, MSG_DONTWAIT) != 0)
         return;
+    if (!call.tool) // gone while the decision hook was asked: nothing ran
+        return end(call_id, {}, false);
     call.tool->kill_group();
     call.record.rule += "; the caller went away, the tool was killed";
     finish(call_id);
@@ -270,6 +316,7 @@ void Broker::end(uint64_t call_id, const Answer& answer, bool recorded)
         served.trail->append(audit::command_json(served.registration.id, audit::wall_now_ns(), call.record));
     }
     watches_.remove(call.connection_watch);
+    watches_.remove(call.hook_watch);
     watches_.remove(call.tool_watch);
     // What the call made on the host is gone before the caller hears of its end.
     call.tool.reset(); // a tool still running is killed and reaped
@@ -284,7 +331,7 @@ void Broker::on_tick()
     auto now = Clock::now();
     std::vector<uint64_t> late;
     for (const auto& [id, call] : calls_)
-        if (!call.tool && call.deadline <= now)
+        if (!call.tool && !call.request && call.deadline <= now) // a call the decision hook holds has its timeout
             late.push_back(id);
     for (uint64_t id : late)
         end(id, {Answer::Kind::failed, 0, "no call came within 5 s of the connection"}, false);
@@ -302,6 +349,7 @@ void Broker::dispatch(const Watch& w, uint32_t events)
     switch (w.kind) {
     case Kind::listener: return accept_calls(w.key, w.fd);
     case Kind::connection: return on_connection(w.key, events);
+    case Kind::hook: return on_hook_answer(w.key);
     case Kind::tool: return finish(w.key);
     }
 }
