@@ -61,7 +61,7 @@ function recordRow(r, withContainer) {
   const tr = el('tr', 'record');
   tr.dataset.type = r.type || '';
   tr.dataset.container = r.id || '';
-  tr.dataset.op = r.op || '';
+  tr.dataset.op = r.op || (r.type === 'command' ? 'command' : '');
   const cells = [];
   cells.push(el('td', 'time', clock(r.time)));
   if (withContainer) cells.push(el('td', 'container', r.id));
@@ -81,6 +81,15 @@ function recordRow(r, withContainer) {
     cells.push(el('td', 'target', r.name + (r.address ? ' -> ' + r.address : '')));
     cells.push(el('td', 'rule', r.rule));
     cells.push(el('td', 'errno', r.verdict));
+  } else if (r.type === 'command') {
+    // The command broker's: a call of a brokered tool, with what decided it and how the tool ended.
+    if (r.verdict !== 'allowed') tr.classList.add(r.verdict === 'audit' ? 'audit' : 'denied');
+    const ended = r.status !== undefined ? ', exit ' + r.status : r.signal !== undefined ? ', signal ' + r.signal : '';
+    cells.push(el('td', 'process', ''));
+    cells.push(el('td', 'op', 'command'));
+    cells.push(el('td', 'target', [r.tool, ...(Array.isArray(r.args) ? r.args : [])].join(' ')));
+    cells.push(el('td', 'rule', r.rule + (r.backend && r.backend !== 'static' ? ' [' + r.backend + ']' : '')));
+    cells.push(el('td', 'errno', r.verdict + ended));
   } else if (r.type === 'lost') {
     tr.classList.add('lost');
     const td = el('td', 'note', r.count + ' events lost (' + r.total + ' in all)');
@@ -189,10 +198,11 @@ function addOp(op) {
   document.getElementById('filter-op').appendChild(new Option(op, op));
 }
 
-// Newest first; only denials (and audit verdicts) in the feed.
+// Newest first; only denials (and audit verdicts) in the feed: the kernel's, and the command broker's.
 function addToFeed(r) {
-  if (r.type !== 'denial') return;
-  addOp(r.op);
+  const brokered = r.type === 'command' && (r.verdict === 'denied' || r.verdict === 'audit');
+  if (r.type !== 'denial' && !brokered) return;
+  addOp(brokered ? 'command' : r.op);
   const tr = recordRow(r, true);
   tr.hidden = !feedFilterMatches(tr);
   const tbody = document.querySelector('#feed tbody');
