@@ -20,6 +20,12 @@ while read -r script; do
     [ "${VM_KERNEL:-6.1}" = 6.1 ] || tag="$VM_KERNEL"
     [ "$VM_BOOT" = bpf-lsm ] || tag="${tag:+$tag }$VM_BOOT"
     name="$case_name${tag:+ [$tag]}"
+    # The boot's backend refused by this kernel (init.sh asked): only the cases that check that refusal run,
+    # and each other one says why it did not (docs/policy.md's coverage table shows it).
+    if [ -n "$VM_BACKEND_REFUSED" ] && ! grep -q '^# vm-refused-backend: checked' "$script"; then
+        echo "VMTEST skip $name: backend: cannot hold on $VM_BACKEND_REFUSED"
+        continue
+    fi
     limit="$(sed -n 's/^# vm-timeout: *\([0-9][0-9]*\).*/\1/p' "$script" | head -n1)"
     limit="${limit:-${VM_CASE_TIMEOUT:-120}}"
     : >"$VM_RESULTS"

@@ -6,6 +6,7 @@
 #include "cerberus_policy.skel.h"
 #include "cerberus_policy_fmod_ret.skel.h"
 #include "kernel/boot_record.hpp"
+#include "kernel/preemption.hpp"
 #include "policy/bpf_hooks.hpp"
 #include "policy/bpf_objects.hpp"
 #include "policy/container_part.hpp"
@@ -154,6 +155,37 @@ void load_and_pin(const SetTraits& traits)
     });
 }
 
+// The first Linux release on which the lane's churn (tests/vm/cases/soak_fmod_ret.sh) left the fmod_ret
+// programs running; Debian's 6.1 skipped them after it, letting denials through (docs/policy.md, "fmod-ret,
+// settled"). Before it the backend is refused, asked for or not: a kernel with the fix backported is not
+// recognised, and the landlock backend runs there.
+constexpr std::pair<int, int> fmod_ret_sound_from{6, 12};
+
+// Why the fmod_ret programs cannot be relied on here, or nullopt: an older kernel (above), or one that
+// preempts kernel code, where the trampoline skips a program a preempted task was running when another task
+// on that CPU enters it (Debian's 7.2, preempt=lazy: recursion misses on cerb_file_open among others).
+std::optional<std::string> fmod_ret_unsound()
+{
+    utsname host{};
+    int major = 0;
+    int minor = 0;
+    if (uname(&host) != 0 || std::sscanf(host.release, "%d.%d", &major, &minor) != 2 ||
+        std::pair(major, minor) < fmod_ret_sound_from)
+        return std::string("Linux ") + host.release + " is older than " +
+               std::to_string(fmod_ret_sound_from.first) + "." + std::to_string(fmod_ret_sound_from.second) +
+               ": before it the kernel was seen skipping fmod_ret programs after BPF objects came and went, "
+               "letting denials through (docs/policy.md, \"fmod-ret, settled\")";
+    auto model = kernel::preemption_model();
+    if (!model)
+        return std::string("the kernel's preemption model cannot be read (no debugfs): where it preempts kernel "
+                           "code, fmod_ret programs are skipped (docs/policy.md, \"fmod-ret, settled\")");
+    if (kernel::preempts_kernel_code(*model))
+        return "this kernel preempts kernel code (preempt=" + *model +
+               "): a task preempted inside an fmod_ret program makes the trampoline skip that program for the "
+               "next task on its CPU, letting its call through (docs/policy.md, \"fmod-ret, settled\")";
+    return std::nullopt;
+}
+
 class BpfPrograms final : public Backend {
 public:
     explicit BpfPrograms(const SetTraits& traits) : traits_(traits) {}
@@ -163,6 +195,9 @@ public:
     Probe probe() const override
     {
         std::string attached = std::string(traits_.programs) + " attached";
+        if (traits_.set == ProgramSet::fmod_ret)
+            if (auto why = fmod_ret_unsound())
+                return {false, *why};
         if (kernel::group_pinned(traits_.group))
             return {true, attached};
         if (traits_.set == ProgramSet::bpf_lsm) {
@@ -298,25 +333,7 @@ private:
     const SetTraits& traits_;
 };
 
-// The first Linux release on which the lane's churn (tests/vm/cases/fmod_ret_churn.sh) left the fmod_ret
-// programs running; Debian's 6.1 skipped them after it (docs/policy.md, "fmod-ret").
-constexpr std::pair<int, int> fmod_ret_sound_from{6, 12};
-
 } // namespace
-
-std::optional<std::string> fmod_ret_not_automatic()
-{
-    utsname host{};
-    int major = 0;
-    int minor = 0;
-    if (uname(&host) == 0 && std::sscanf(host.release, "%d.%d", &major, &minor) == 2 &&
-        std::pair(major, minor) >= fmod_ret_sound_from)
-        return std::nullopt;
-    return std::string("not taken by auto on Linux ") + host.release + " (before " +
-           std::to_string(fmod_ret_sound_from.first) + "." + std::to_string(fmod_ret_sound_from.second) +
-           " the kernel was seen skipping fmod_ret programs after BPF objects came and went; "
-           "--enforcement fmod-ret asks for it)";
-}
 
 std::string active_lsms(const std::string& securityfs)
 {

@@ -104,12 +104,6 @@ BackendChoice choose_backend(Enforcement requested, const Policy& policy)
     for (auto kind : automatic_order) {
         if (kind < policy.enforcement)
             continue;
-        if (kind == Enforcement::fmod_ret) {
-            if (auto why = fmod_ret_not_automatic()) {
-                pass_over(kind, *why);
-                continue;
-            }
-        }
         const Backend& candidate = backend(kind);
         if (Probe probe = candidate.probe(); !probe.usable) {
             pass_over(kind, probe.why);

@@ -112,13 +112,9 @@ struct BackendChoice {
 // The backend a policy runs under: the global flag (--enforcement) and the
 // policy's minimum. A backend asked for must run here and carry out every
 // rule of the policy (refused, naming the rule and the backend, otherwise);
-// auto takes the strongest that does (the BPF LSM, fmod_ret where
-// fmod_ret_not_automatic allows it, Landlock), and says in passed_over why
+// auto takes the strongest that does (the BPF LSM, fmod_ret, Landlock), and says in passed_over why
 // each stronger one was not taken. Throws, naming what each lacks, when none fits.
 BackendChoice choose_backend(Enforcement requested, const Policy& policy);
-
-// Why auto does not take fmod_ret on this kernel (docs/policy.md, "fmod-ret"), or nullopt.
-std::optional<std::string> fmod_ret_not_automatic();
 
 // Throws EOPNOTSUPP naming the first rule of the policy the backend cannot
 // carry out (in the policy's mode); table is the backend's coverage().
