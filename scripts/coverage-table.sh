@@ -63,7 +63,7 @@ trap 'rm -f "$summary" "$detail"' EXIT
                 END {
                     run = ok + bad
                     if (run + cannot + skipped == 0) { print "not run"; exit }
-                    text = ok "/" run
+                    text = (ok + 0) "/" run
                     if (bad) text = text " (**" bad " fail**)"
                     if (cannot) text = text ", " cannot " cannot"
                     if (skipped) text = text ", " skipped " skipped"
