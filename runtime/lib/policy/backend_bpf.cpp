@@ -177,8 +177,8 @@ std::optional<std::string> fmod_ret_unsound()
                "letting denials through (docs/policy.md, \"fmod-ret, settled\")";
     auto model = kernel::preemption_model();
     if (!model)
-        return std::string("the kernel's preemption model cannot be read (no debugfs): where it preempts kernel "
-                           "code, fmod_ret programs are skipped (docs/policy.md, \"fmod-ret, settled\")");
+        return std::string("the kernel's preemption model cannot be read (debugfs's sched/preempt): where it "
+                           "preempts kernel code, fmod_ret programs are skipped (docs/policy.md, \"fmod-ret, settled\")");
     if (kernel::preempts_kernel_code(*model))
         return "this kernel preempts kernel code (preempt=" + *model +
                "): a task preempted inside an fmod_ret program makes the trampoline skip that program for the "
