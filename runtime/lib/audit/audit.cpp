@@ -68,7 +68,7 @@ void register_container(const RuntimeOptions& rt, const std::string& id, uint64_
     with_context("registering container " + id + " with the audit collector", [&] {
         write_registry_entry({.cgroup_id = cgroup_id, .id = id, .trail = trail, .root = rt.root,
                               .enforcement = start.enforcement, .policy = start.policy,
-                              .audit_log = start.audit_log});
+                              .audit_log = start.audit_log, .calls_observed = start.calls_observed});
     });
     try {
         // One that listens reads the ring buffer and the kernel audit log
@@ -95,16 +95,18 @@ void finish_container(uint64_t cgroup_id, const std::string& pin_dir)
     if (!files::exists(registry_entry))
         return; // never registered, or already finished
     // Nothing ever reached the ring buffer: no trail to write, no collector to
-    // wait for. Landlock's denials take the kernel audit log instead, where no
-    // count says: create recorded whether they reach the trail (kernel audit on).
-    bool audit_log = true;
+    // wait for. Landlock's denials may take the kernel audit log instead, where
+    // no count says (create recorded whether they can reach the trail), unless
+    // the call observer saw each refused call, so that a denial is an event too.
+    bool only_ring_buffer = false;
     try {
         auto entry = nlohmann::json::parse(files::read_file(registry_entry));
-        audit_log = entry.value("audit_log", entry.value("enforcement", "") == "landlock");
+        only_ring_buffer = !entry.value("audit_log", entry.value("enforcement", "") == "landlock") ||
+                           entry.value("calls_observed", false);
     } catch (const std::exception&) {
     }
     if (auto policy = policy_entry(cgroup_id);
-        !audit_log && policy && policy->events_sent == 0 && policy->events_lost == 0) {
+        only_ring_buffer && policy && policy->events_sent == 0 && policy->events_lost == 0) {
         if (unlink(registry_entry.c_str()) == 0 || errno == ENOENT)
             return;
     }

@@ -96,6 +96,7 @@ struct TrailStart {
     std::map<std::string, std::string> why_not_reported; // rule kind -> why, for each of not_reported
     std::vector<std::string> partly_enforced;
     bool audit_log = false; // some of its denials come through the kernel audit log (Landlock's), not the ring buffer
+    bool calls_observed = false; // the call observer reports each of its refusals through the ring buffer
 };
 
 // {"type":"start","time":...,"id":...,"enforcement":...,["passed_over":...,]"mode":...,"policy":{...},

@@ -28,7 +28,8 @@ void write_registry_entry(const RegistryEntry& entry)
                         {"root", entry.root},
                         {"enforcement", entry.enforcement},
                         {"policy", entry.policy},
-                        {"audit_log", entry.audit_log}};
+                        {"audit_log", entry.audit_log},
+                        {"calls_observed", entry.calls_observed}};
     files::write_file_atomic(registry_entry_path(entry.cgroup_id), j.dump(), 0600);
 }
 
@@ -52,6 +53,7 @@ std::vector<RegistryEntry> read_registry()
             entry.enforcement = j.value("enforcement", "");
             entry.policy = j.value("policy", nlohmann::json::object());
             entry.audit_log = j.value("audit_log", entry.enforcement == "landlock"); // older: as landlock may
+            entry.calls_observed = j.value("calls_observed", false);
             entries.push_back(std::move(entry));
         } catch (const std::exception& e) {
             spdlog::warn("registry entry {}: {}", path, e.what());

@@ -21,6 +21,7 @@ struct RegistryEntry {
     std::string enforcement; // the backend that enforces its policy, e.g. "bpf-lsm"
     nlohmann::json policy = nlohmann::json::object(); // the policy document it runs under
     bool audit_log = false; // some of its denials come through the kernel audit log (TrailStart)
+    bool calls_observed = false; // TrailStart
 };
 
 // run_dir/containers

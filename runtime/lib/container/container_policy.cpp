@@ -6,6 +6,7 @@
 #include "base/files.hpp"
 #include "broker/broker.hpp"
 #include "dns/dns_gate.hpp"
+#include "kernel/call_observer.hpp"
 #include "kernel/pinned_maps.hpp"
 #include "policy/policy_document.hpp"
 
@@ -45,6 +46,7 @@ audit::TrailStart trail_start(const policy::BackendChoice& choice, const policy:
         if (backend.kind() == policy::Enforcement::landlock && landlock_files && used && row.reported)
             start.audit_log = true;
     }
+    start.calls_observed = backend.kind() == policy::Enforcement::landlock && kernel::observer_support().calls;
     return start;
 }
 

@@ -116,40 +116,37 @@ const std::string& landlock_unlogged_why(int abi)
 // (kernel/call_observer) sees every refused call whatever the audit state,
 // and the collector pairs Landlock's own records, where the kernel audit log
 // carries them, with its calls (one line a denial); without the observer,
-// Landlock's records alone, while kernel audit is on.
+// Landlock's records alone, while kernel audit is on. The audit state is
+// asked of the kernel only where the observer is missing: the AUDIT_GET
+// costs a create a kernel thread and a wait.
 struct Reporting {
-    bool landlock_logged = false;
-    std::string unlogged_why;
+    int abi = 0;
     kernel::ObserverSupport observer;
 
     bool refusals() const { return observer.calls; }
-    bool landlock_refusals() const { return landlock_logged || observer.calls; }
+    bool landlock_refusals() const { return observer.calls || landlock_unlogged_why(abi).empty(); }
     // For a row whose refusals come from Landlock (from_landlock) or from seccomp and the mounts.
     std::string note(bool from_landlock) const
     {
         if (observer.calls)
             return std::string("the call observer: failed calls judged against the policy at their return (sys_exit "
                                "tracepoint)") +
-                   (from_landlock && unlogged_why.empty()
-                        ? "; Landlock's records from the kernel audit log, while audit is on, paired with them "
-                          "(one line a denial) and alone for what the observer does not see"
-                        : "");
-        if (from_landlock && landlock_logged)
+                   (from_landlock && abi >= 7 ? "; Landlock's records from the kernel audit log, while audit is on, "
+                                                "paired with them (one line a denial) and alone for what the "
+                                                "observer does not see"
+                                              : "");
+        const std::string& unlogged_why = landlock_unlogged_why(abi);
+        if (from_landlock && unlogged_why.empty())
             return "Landlock's records, read from the kernel audit log, while kernel audit stays on (the kernel "
                    "refused the call observer: " + observer.why + ")";
-        std::string why = "not reported: " + (from_landlock ? unlogged_why + "; " : std::string()) +
-                          "the kernel refused the call observer (" + observer.why + ")";
-        return why;
+        return "not reported: " + (from_landlock ? unlogged_why + "; " : std::string()) +
+               "the kernel refused the call observer (" + observer.why + ")";
     }
 };
 
 Reporting reporting(int abi)
 {
-    Reporting r;
-    r.unlogged_why = landlock_unlogged_why(abi);
-    r.landlock_logged = r.unlogged_why.empty();
-    r.observer = kernel::observer_support();
-    return r;
+    return {.abi = abi, .observer = kernel::observer_support()};
 }
 
 std::string joined(const std::string& a, const std::string& b)
