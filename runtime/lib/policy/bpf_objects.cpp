@@ -255,6 +255,10 @@ void PolicyMaps::remove(const policy::PolicyKeys& keys)
         if (bpf_map_delete_elem(fd, key) < 0 && errno != ENOENT)
             throw_errno(std::string("deleting from ") + map_name);
     };
+    // Only the DNS gate admits addresses, and only for a policy that names hosts: the others' delete skips
+    // the scan of every container's admitted addresses. No entry (a delete cut short): scanned.
+    cerb_policy entry{};
+    bool names = bpf_map_lookup_elem(policies_.get(), &keys.cgroup_id, &entry) != 0 || (entry.flags & CERB_HAS_NAMES);
     with_context("removing the policy of cgroup " + std::to_string(keys.cgroup_id), [&] {
         erase(policies_.get(), kernel::policies_map.name, &keys.cgroup_id); // first: the programs stop using the rest
         for (const auto& key : keys.net4)
@@ -264,7 +268,8 @@ void PolicyMaps::remove(const policy::PolicyKeys& keys)
         for (const auto& key : keys.paths)
             erase(paths_.get(), kernel::paths_map.name, &key);
     });
-    remove_names(keys.cgroup_id);
+    if (names)
+        remove_names(keys.cgroup_id);
 }
 
 void PolicyMaps::remove_names(uint64_t cgroup_id)
