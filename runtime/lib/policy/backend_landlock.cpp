@@ -295,9 +295,12 @@ public:
     {
         // Whether Landlock's own records of a denial reach the collector is seen per denial (the audit
         // state can change after create): nothing about it is decided here.
-        install_container_part(compiled, cgroup, keys_file, CERB_BACKEND_LANDLOCK,
-                               (compiled.policy.flags & CERB_HAS_NAMES) ? socket_programs::Set::every
-                                                                         : socket_programs::Set::addresses);
+        // The socket programs let everything through for a policy without allowed_hosts: none is attached.
+        std::optional<socket_programs::Set> programs;
+        if (compiled.policy.flags & CERB_HAS_HOSTS)
+            programs = (compiled.policy.flags & CERB_HAS_NAMES) ? socket_programs::Set::every
+                                                                : socket_programs::Set::addresses;
+        install_container_part(compiled, cgroup, keys_file, CERB_BACKEND_LANDLOCK, programs);
     }
 
     void remove(const ContainerCgroup& cgroup, const std::string& keys_file) const override
