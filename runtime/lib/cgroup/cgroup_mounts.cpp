@@ -92,7 +92,8 @@ Mounts Mounts::parse(std::string_view mountinfo)
 
 Mounts Mounts::detect()
 {
-    return parse(files::read_file("/proc/self/mountinfo"));
+    static const Mounts mounts = parse(files::read_file("/proc/self/mountinfo"));
+    return mounts;
 }
 
 Layout detect_layout()

@@ -32,7 +32,9 @@ struct Mounts {
     // The v1 mount point of controller, or nullopt when it is not on v1.
     std::optional<std::string> v1_mount(const std::string& controller) const;
 
-    // From /proc/self/mountinfo; throws when no cgroup2 is mounted.
+    // From /proc/self/mountinfo, read once per process: the kernel walks every mount to write it, and a
+    // policed create asked four times. The runtime mounts only in its children's namespaces, and the
+    // daemons read it once at start anyway. Throws (each time asked) when no cgroup2 is mounted.
     static Mounts detect();
     static Mounts parse(std::string_view mountinfo);
 };

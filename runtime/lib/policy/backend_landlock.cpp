@@ -154,17 +154,14 @@ std::string joined(const std::string& a, const std::string& b)
     return a.empty() ? b : b.empty() ? a : a + "; " + b;
 }
 
-// Once per process: reading the mount table is most of a probe, and a create probes each time it decides.
-const std::string& cgroup2_location()
+// "" where no cgroup2 is mounted.
+std::string cgroup2_location()
 {
-    static const std::string location = [] {
-        try {
-            return cgroups::Mounts::detect().unified;
-        } catch (const Error&) {
-            return std::string();
-        }
-    }();
-    return location;
+    try {
+        return cgroups::Mounts::detect().unified;
+    } catch (const Error&) {
+        return std::string();
+    }
 }
 
 // A container sharing a pid namespace sees processes outside it: its domain

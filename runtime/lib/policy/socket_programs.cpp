@@ -99,7 +99,7 @@ void load_and_pin()
 // exists. The programs let everything through there (no owner).
 std::string keepalive_dir()
 {
-    static const std::string unified = cgroups::Mounts::detect().unified; // once per process: a create asks often
+    std::string unified = cgroups::Mounts::detect().unified;
     return unified.empty() ? "" : unified + "/" + keepalive_name;
 }
 
