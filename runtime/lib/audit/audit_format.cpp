@@ -260,6 +260,10 @@ ordered_json command_json(const std::string& id, int64_t wall_ns, const CommandC
         j["status"] = *call.status;
     if (call.signal)
         j["signal"] = *call.signal;
+    if (call.bytes_in)
+        j["bytes_in"] = *call.bytes_in;
+    if (call.bytes_out)
+        j["bytes_out"] = *call.bytes_out;
     j["duration_ms"] = call.duration_ms;
     return j;
 }
@@ -319,7 +323,10 @@ std::string text_line(const std::string& json_line)
             line += ", exit " + num("status");
         if (j.contains("signal"))
             line += ", signal " + num("signal");
-        return line + " in " + num("duration_ms") + " ms";
+        line += " in " + num("duration_ms") + " ms";
+        if (j.contains("bytes_in") || j.contains("bytes_out"))
+            line += ", " + num("bytes_in") + " bytes in, " + num("bytes_out") + " out";
+        return line;
     }
     if (str("type") == "dns") {
         line += "dns " + str("name") + " " + str("qtype");

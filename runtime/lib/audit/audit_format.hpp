@@ -78,11 +78,13 @@ struct CommandCall {
     std::string rule;              // "commands.git.deny[0] \"push --force *\"", or why it failed
     std::optional<int> status;     // the tool's exit status, when it ran and exited
     std::optional<int> signal;     // the signal that ended it
+    std::optional<uint64_t> bytes_in;  // when the tool ran: what the caller's stdin gave it, relayed by the broker
+    std::optional<uint64_t> bytes_out; // and what its stdout and stderr gave the caller
     int64_t duration_ms = 0;
 };
 
 // {"type":"command","time":...,"id":...,"tool":...,"args":[...],"cwd":...,"verdict":...,"backend":...,
-// "rule":...[,"status":N][,"signal":N],"duration_ms":N}: written by the command broker.
+// "rule":...[,"status":N][,"signal":N][,"bytes_in":N,"bytes_out":N],"duration_ms":N}: written by the command broker.
 nlohmann::ordered_json command_json(const std::string& id, int64_t wall_ns, const CommandCall& call);
 
 // What a container's trail says first: the policy it runs under and the

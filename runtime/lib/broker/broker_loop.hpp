@@ -11,6 +11,7 @@
 #include "broker/broker_protocol.hpp"
 #include "broker/broker_registry.hpp"
 #include "broker/decision_hook.hpp"
+#include "broker/stdio_relay.hpp"
 #include "broker/tool_policy.hpp"
 
 #include <chrono>
@@ -27,7 +28,7 @@ constexpr auto tick = std::chrono::seconds(1);
 constexpr auto idle_linger = std::chrono::seconds(10);
 constexpr auto request_wait = std::chrono::seconds(5); // from the connection to the request
 
-enum class Kind { listener, connection, hook, tool };
+enum class Kind { listener, connection, hook, tool, relay };
 
 struct Watch {
     Kind kind;
@@ -49,13 +50,16 @@ struct Call {
     uint64_t connection_watch = 0;
     uint64_t tool_watch = 0;
     uint64_t hook_watch = 0;
+    uint64_t relay_watch = 0;
     Clock::time_point deadline; // for the request
     // While the host's decision hook is asked: the call as it came, its stdio, and where the answer comes.
     std::optional<Request> request;
     std::vector<UniqueFd> stdio;
     UniqueFd hook_answer;
     std::optional<ToolConfinement> confinement; // undone after the tool (declared before it) was reaped
+    std::optional<StdioRelay> relay; // stopped after the tool (declared after it) was reaped
     std::optional<RunningTool> tool;
+    std::optional<Answer> outcome; // once the tool was reaped: the answer, sent when its output was delivered
     audit::CommandCall record;
 };
 
@@ -80,6 +84,7 @@ private:
     void launch(uint64_t call_id, const Request& request, const std::vector<UniqueFd>& stdio);
     void on_connection(uint64_t call_id, uint32_t events);
     void finish(uint64_t call_id);
+    void delivered(uint64_t call_id);
     void end(uint64_t call_id, const Answer& answer, bool recorded = true);
 
     daemon::Daemon daemon_ = broker_daemon();

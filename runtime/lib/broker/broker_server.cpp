@@ -252,8 +252,9 @@ void Broker::launch(uint64_t call_id, const Request& request, const std::vector<
     launch.argv.push_back(request.tool);
     launch.argv.insert(launch.argv.end(), request.args.begin(), request.args.end());
     launch.env = tool_environment(request.tool, credentials_dir);
+    call.relay.emplace(stdio);
     for (int i = 0; i < 3; ++i)
-        launch.stdio[i] = stdio[i].get();
+        launch.stdio[i] = call.relay->tool_stdio()[i];
     launch.cwd = cwd.get();
     launch.caller_mnt = caller.mntns.get();
     launch.host_mnt = host_mnt_.get();
@@ -271,6 +272,7 @@ void Broker::launch(uint64_t call_id, const Request& request, const std::vector<
         launch.landlock_ruleset = call.confinement->ruleset();
     }
     call.tool.emplace(RunningTool::start(launch));
+    call.relay->tool_started();
     call.tool_watch = watches_.add({Kind::tool, call_id, call.tool->pidfd()}, EPOLLIN);
 }
 
@@ -286,6 +288,10 @@ void Broker::on_connection(uint64_t call_id, uint32_t events)
         return;
     if (!call.tool) // gone while the decision hook was asked: nothing ran
         return end(call_id, {}, false);
+    if (call.outcome) { // gone while the tool's output was delivered
+        call.record.rule += "; the caller went away before its output was delivered";
+        return delivered(call_id);
+    }
     call.tool->kill_group();
     call.record.rule += "; the caller went away, the tool was killed";
     finish(call_id);
@@ -301,26 +307,46 @@ void Broker::finish(uint64_t call_id)
         call.record.signal = status - 128;
     else
         call.record.status = status;
-    end(call_id, signaled ? Answer{Answer::Kind::signaled, status - 128, {}} : Answer{Answer::Kind::exited, status, {}});
+    call.outcome = signaled ? Answer{Answer::Kind::signaled, status - 128, {}} : Answer{Answer::Kind::exited, status, {}};
+    watches_.remove(std::exchange(call.tool_watch, 0));
+    // The shim exits when answered: what the tool wrote reaches the caller first.
+    call.relay->tool_ended();
+    if (call.relay->done())
+        return delivered(call_id);
+    call.relay_watch = watches_.add({Kind::relay, call_id, call.relay->done_fd()}, EPOLLIN);
 }
 
-// The call's record (unless none was made), its answer, and its end.
+void Broker::delivered(uint64_t call_id)
+{
+    end(call_id, *calls_.at(call_id).outcome);
+}
+
+// What the call made on the host gone, its record (unless none was made), its answer, and its end.
 void Broker::end(uint64_t call_id, const Answer& answer, bool recorded)
 {
     auto it = calls_.find(call_id);
     Call& call = it->second;
+    watches_.remove(call.connection_watch);
+    watches_.remove(call.hook_watch);
+    watches_.remove(call.tool_watch);
+    watches_.remove(call.relay_watch);
+    bool ran = call.tool.has_value();
+    call.tool.reset(); // a tool still running is killed and reaped
+    call.confinement.reset();
+    if (call.relay) {
+        call.relay->stop(); // every thread joined: the counts are final
+        if (ran) {
+            call.record.bytes_in = call.relay->bytes_in();
+            call.record.bytes_out = call.relay->bytes_out();
+        }
+        call.relay.reset();
+    }
     if (recorded) {
         Served& served = containers_.at(call.cgroup_id);
         if (!served.trail)
             served.trail.emplace(served.registration.trail);
         served.trail->append(audit::command_json(served.registration.id, audit::wall_now_ns(), call.record));
     }
-    watches_.remove(call.connection_watch);
-    watches_.remove(call.hook_watch);
-    watches_.remove(call.tool_watch);
-    // What the call made on the host is gone before the caller hears of its end.
-    call.tool.reset(); // a tool still running is killed and reaped
-    call.confinement.reset();
     if (!answer.text.empty() || answer.kind != Answer::Kind::failed)
         send_answer(call.connection.get(), answer);
     calls_.erase(it);
@@ -351,6 +377,7 @@ void Broker::dispatch(const Watch& w, uint32_t events)
     case Kind::connection: return on_connection(w.key, events);
     case Kind::hook: return on_hook_answer(w.key);
     case Kind::tool: return finish(w.key);
+    case Kind::relay: return delivered(w.key);
     }
 }
 
