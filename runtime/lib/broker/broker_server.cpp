@@ -72,6 +72,7 @@ bool Broker::start()
         throw_errno("opening the broker's mount namespace");
     watches_.open();
     add_registered(); // create waits for its socket; a restarted broker serves what it served
+    recover_asks();
     listener_ = daemon::listen(daemon_, watches_.epoll_fd(), {.u64 = watches_.control_key});
     spdlog::info("command broker {} started, serving {} containers", getpid(), containers_.size());
     return true;
@@ -106,6 +107,11 @@ void Broker::forget(uint64_t cgroup_id)
             end(it->first, {Answer::Kind::failed, 0, "the container is being deleted"}, false);
         it = next;
     }
+    try {
+        grants_.drop_container(cgroup_id);
+    } catch (const Error& e) {
+        spdlog::warn("{}", e.what());
+    }
     if (auto it = containers_.find(cgroup_id); it != containers_.end()) {
         watches_.remove(it->second.watch);
         unlink(through(it->second.socket_dir.get()).c_str());
@@ -124,12 +130,13 @@ std::string Broker::serve(uint64_t cgroup_id)
                                       [&](const nlohmann::json& j) { add(registration_from_json(j)); });
 }
 
-// "serve <cgroup id>" (create), "forget <cgroup id>" (delete).
+// "serve <cgroup id>" (create), "forget <cgroup id>" (delete), and an operator's (broker_ask.cpp).
 void Broker::serve_request()
 {
-    daemon::answer_container_request(
+    daemon::answer_container_request_of_peer(
         listener_.get(), [&](uint64_t cgroup_id) { return serve(cgroup_id); },
-        [&](uint64_t cgroup_id) { forget(cgroup_id); });
+        [&](uint64_t cgroup_id) { forget(cgroup_id); },
+        [&](const std::string& request, const ucred& peer) { return answer_operator(request, peer); });
 }
 
 void Broker::accept_calls(uint64_t cgroup_id, int listener)
@@ -183,7 +190,9 @@ void Broker::decide(uint64_t call_id, const Request& request, std::vector<Unique
     call.record.args = request.args;
     call.record.cwd = request.cwd;
     call.record.rule = decision.rule;
-    // Audit mode runs what its rules would deny, but only of a tool the policy lists.
+    // Audit mode runs what its rules would deny or ask about, but only of a tool the policy lists.
+    if (decision.ask && !registration.audit)
+        return ask_operator(call_id, request, std::move(stdio));
     bool listed = registration.commands.count(request.tool) != 0;
     if (!decision.allowed && !(registration.audit && listed)) {
         call.record.verdict = "denied";
@@ -286,6 +295,12 @@ void Broker::on_connection(uint64_t call_id, uint32_t events)
     char byte;
     if (!(events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) && recv(call.connection.get(), &byte, 1, MSG_DONTWAIT) != 0)
         return;
+    if (!call.tool && call.ask) { // gone while an operator was asked: nothing ran
+        call.record.verdict = "denied";
+        call.record.answer = "caller gone";
+        call.record.rule += "; the caller went away while ask " + call.ask->id + " was pending";
+        return end(call_id, {}, true);
+    }
     if (!call.tool) // gone while the decision hook was asked: nothing ran
         return end(call_id, {}, false);
     if (call.outcome) { // gone while the tool's output was delivered
@@ -330,6 +345,7 @@ void Broker::end(uint64_t call_id, const Answer& answer, bool recorded)
     watches_.remove(call.hook_watch);
     watches_.remove(call.tool_watch);
     watches_.remove(call.relay_watch);
+    drop_ask(call_id);
     bool ran = call.tool.has_value();
     call.tool.reset(); // a tool still running is killed and reaped
     call.confinement.reset();
@@ -341,15 +357,20 @@ void Broker::end(uint64_t call_id, const Answer& answer, bool recorded)
         }
         call.relay.reset();
     }
-    if (recorded) {
-        Served& served = containers_.at(call.cgroup_id);
-        if (!served.trail)
-            served.trail.emplace(served.registration.trail);
-        served.trail->append(audit::command_json(served.registration.id, audit::wall_now_ns(), call.record));
-    }
+    if (recorded)
+        record(call.cgroup_id, audit::command_json(containers_.at(call.cgroup_id).registration.id,
+                                                   audit::wall_now_ns(), call.record));
     if (!answer.text.empty() || answer.kind != Answer::Kind::failed)
         send_answer(call.connection.get(), answer);
     calls_.erase(it);
+}
+
+void Broker::record(uint64_t cgroup_id, const nlohmann::ordered_json& record)
+{
+    Served& served = containers_.at(cgroup_id);
+    if (!served.trail)
+        served.trail.emplace(served.registration.trail);
+    served.trail->append(record);
 }
 
 void Broker::on_tick()
@@ -361,6 +382,7 @@ void Broker::on_tick()
             late.push_back(id);
     for (uint64_t id : late)
         end(id, {Answer::Kind::failed, 0, "no call came within 5 s of the connection"}, false);
+    expire_asks_and_grants();
     std::vector<uint64_t> gone;
     for (const auto& [cgroup_id, served] : containers_)
         if (!files::exists(registration_path(cgroup_id)))
