@@ -19,6 +19,7 @@ setup() {
 
 teardown() {
     cerb delete --force "$ID" >/dev/null 2>&1 || true
+    [ -z "${DASHBOARD:-}" ] || kill "$DASHBOARD" 2>/dev/null || true
 }
 
 # start_policed SCRIPT: the container runs sh -c SCRIPT detached, its output in $OUT.
@@ -223,4 +224,23 @@ wait_out() {
     with_policy '{"commands": {"env": {"ask": ["echo *"], "ask_timeout": "5s"}}}' # control
     run_policed true
     [ "$status" -eq 0 ]
+}
+
+@test "ask: the dashboard shows a pending ask, read-only; once answered it is gone" {
+    command -v curl >/dev/null || skip "needs curl"
+    with_policy '{"commands": {"env": {"ask": ["echo *"]}}}'
+    start_policed '/usr/bin/env echo shown; echo "s=$?"; sleep 60'
+    local id port
+    id=$(wait_ask)
+    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    "$CERBERUS" dashboard --audit-dir "$AUDIT" --listen "127.0.0.1:$port" >"$BATS_TEST_TMPDIR/dashboard" 2>&1 &
+    DASHBOARD=$!
+    for _ in $(seq 100); do grep -q "cerberus dashboard: http" "$BATS_TEST_TMPDIR/dashboard" && break; sleep 0.05; done
+    run curl -s "http://127.0.0.1:$port/api/containers"
+    echo "$output" | jq -e --arg c "$ID" --arg id "$id" 'map(select(.id == $c)) | .[0].asks
+        | length == 1 and .[0].id == $id and .[0].tool == "env" and .[0].args == ["echo", "shown"]'
+    "$CERBERUS" ask allow "$id"
+    wait_out s=0
+    run curl -s "http://127.0.0.1:$port/api/containers"
+    echo "$output" | jq -e --arg c "$ID" 'map(select(.id == $c)) | .[0].asks == []' # the control
 }
