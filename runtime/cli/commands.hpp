@@ -32,5 +32,6 @@ int cmd_command_broker(const RuntimeOptions& rt, const Args& args);
 int cmd_check(const RuntimeOptions& rt, const Args& args);
 int cmd_policy(const RuntimeOptions& rt, const Args& args);
 int cmd_dashboard(const RuntimeOptions& rt, const Args& args);
+int cmd_ask(const RuntimeOptions& rt, const Args& args);
 
 } // namespace cerberus::cli

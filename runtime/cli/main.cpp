@@ -47,6 +47,7 @@ constexpr Command commands[] = {
     {"check", cli::cmd_check, "print what this host can enforce, backend by backend and rule by rule"},
     {"policy", cli::cmd_policy, "learn a policy from an audit-mode trail, or check a policy against one"},
     {"dashboard", cli::cmd_dashboard, "serve the live web view of every policed container's denials"},
+    {"ask", cli::cmd_ask, "list, allow or deny the brokered calls policies ask about; list and revoke grants"},
     {"audit-collector", cli::cmd_audit_collector, "collect policy denials into the audit trails", true},
     {"dns-gate", cli::cmd_dns_gate, "answer the DNS queries of policed containers whose policies name hosts", true},
     {"command-broker", cli::cmd_command_broker, "run the host tools policed containers' commands ask for", true},

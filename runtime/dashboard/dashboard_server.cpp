@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "dashboard/dashboard_server.hpp"
 
+#include "audit/audit_format.hpp"
 #include "audit/dashboard_hub.hpp"
 #include "base/error.hpp"
+#include "broker/asks.hpp"
 #include "container/state.hpp"
 #include "dashboard/dashboard_assets.hpp"
 #include "dns/dns_gate.hpp"
@@ -150,10 +152,18 @@ void add_routes(httplib::Server& server, DashboardHub& hub)
     });
     server.Get("/api/containers", [&hub](const Request&, Response& res) {
         nlohmann::json list = hub.containers();
-        for (auto& container : list)
+        auto asks = broker::read_pending_asks(); // shown, never answered here: the page is read-only
+        for (auto& container : list) {
             if (container.contains("cgroup_id"))
                 if (auto names = dns::admitted(container["cgroup_id"].get<uint64_t>()))
                     container["dns"] = *names; // [{name, address, ports, expires}]: what the DNS gate admitted
+            container["asks"] = nlohmann::json::array(); // [{id, tool, args, cwd, pid, deadline}]: calls held
+            for (const auto& ask : asks)
+                if (ask.container == container.value("id", ""))
+                    container["asks"].push_back({{"id", ask.id}, {"tool", ask.tool}, {"args", ask.args},
+                                                 {"cwd", ask.cwd}, {"pid", ask.pid},
+                                                 {"deadline", audit::rfc3339_ns(ask.deadline_ns)}});
+        }
         res.set_content(list.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), "application/json");
     });
     server.Get("/api/trail", [&hub](const Request& req, Response& res) {

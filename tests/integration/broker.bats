@@ -6,6 +6,7 @@
 # record per call in the trail. Each denial has an allowed control beside it.
 
 load helpers
+load broker_helpers
 
 CREDENTIALS=/etc/cerberus/credentials
 
@@ -28,34 +29,6 @@ teardown() {
     [ -z "${BROKER_CONFIG:-}" ] || rm -f "$BROKER_CONFIG"
 }
 
-with_policy() {
-    edit_config --arg p "$1" '.annotations["io.cerberus.policy"] = $p'
-}
-
-# run_policed ARG...: the container runs them (foreground); its trail is $AUDIT/$ID.jsonl.
-run_policed() {
-    set_args "$@"
-    run cerb --audit-dir "$AUDIT" run -b "$BUNDLE" "$ID"
-    echo "status=$status output: $output"
-}
-
-trail_text() {
-    cerb --audit-dir "$AUDIT" events --denials "$ID"
-}
-
-# The broker's pid, from its lock file, when that process is the broker (this build's layout).
-broker_pid() {
-    local lock pid
-    for lock in /run/cerberus-broker/*/broker.lock; do
-        pid=$(cat "$lock" 2>/dev/null) || continue
-        if tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q '^cerberus command-broker'; then
-            echo "$pid"
-            return
-        fi
-    done
-    return 1
-}
-
 @test "broker: git --version runs the host's git through the broker; without commands the image has none" {
     set_args sh -c 'git --version'
     run -127 cerb --audit-dir "$AUDIT" run -b "$BUNDLE" "$ID" # control: busybox has no git, and nothing was added
@@ -66,6 +39,29 @@ broker_pid() {
     run trail_text
     echo "$output"
     [[ "$output" == *'command git --version ALLOWED (commands.git.allow[0] "--version"), exit 0 in '* ]]
+}
+
+@test "broker: the bytes a call moved: what the shim gave the tool's stdin, what came back on stdout and stderr" {
+    with_policy '{"commands": {"env": {"allow": ["sh -c *"]}}}'
+    # 200000 bytes in; out, the tool's count of them ("200000\n") on stdout and 70001 bytes on stderr: the
+    # output arrives whole, before the shim exits. Twice: stdout alone, then both streams counted.
+    local call='head -c 200000 /dev/zero | /usr/bin/env sh -c "wc -c; head -c 70001 /dev/zero >&2"'
+    run_policed sh -c "$call 2>/dev/null; $call 2>&1 | wc -c"
+    [ "$status" -eq 0 ]
+    [ "$(echo "${lines[0]}" | tr -d ' ')" = 200000 ]
+    [ "$(echo "${lines[1]}" | tr -d ' ')" = 70008 ]
+    jq -se 'map(select(.type == "command")) | length == 2 and all(.bytes_in == 200000 and .bytes_out == 70008)' \
+        "$AUDIT/$ID.jsonl"
+    run trail_text
+    echo "$output"
+    [[ "$output" == *'command env sh -c wc -c; head -c 70001 /dev/zero >&2 ALLOWED'*', exit 0 in '*' ms, 200000 bytes in, 70008 out'* ]]
+    run cerb --audit-dir "$AUDIT" events --denials --format json "$ID"
+    [[ "$output" == *'"status":0,"bytes_in":200000,"bytes_out":70008,"duration_ms":'* ]]
+    # control: a call with nothing in and nothing out counts none
+    rm -f "$AUDIT/$ID.jsonl"
+    run_policed sh -c '/usr/bin/env sh -c true </dev/null'
+    [ "$status" -eq 0 ]
+    jq -se 'map(select(.type == "command")) | .[0] | .bytes_in == 0 and .bytes_out == 0' "$AUDIT/$ID.jsonl"
 }
 
 @test "broker: git push --force origin main is DENIED with its rule named; an allowed push runs" {

@@ -104,4 +104,9 @@ TEST_CASE("trail: a command record as JSON and as text")
     call.duration_ms = 12;
     CHECK(audit::text_line(audit::dump_line(audit::command_json("agent-7", 1700000000123456789, call))).ends_with(
         "ALLOWED (commands.git.deny[0] \"push --force *\"), exit 0 in 12 ms"));
+    call.bytes_in = 5;
+    call.bytes_out = 70000;
+    record = audit::command_json("agent-7", 1700000000123456789, call);
+    CHECK(audit::dump_line(record).ends_with(R"("status":0,"bytes_in":5,"bytes_out":70000,"duration_ms":12})"));
+    CHECK(audit::text_line(audit::dump_line(record)).ends_with("exit 0 in 12 ms, 5 bytes in, 70000 out"));
 }

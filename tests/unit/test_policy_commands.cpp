@@ -133,3 +133,73 @@ TEST_CASE("commands: --lock-policy, a default's denial cannot be widened")
     // The annotation without commands keeps the default's.
     CHECK(narrow_policy(parse_policy(base), parse_policy("{}")).commands == parse_policy(base).commands);
 }
+
+TEST_CASE("commands: ask comes after deny and allow; no match is still denied")
+{
+    const char* asking = R"({"commands": {"git": {"allow": ["status", "push origin feature/*"],
+        "ask": ["push origin *", "status"], "deny": ["push origin main"], "ask_timeout": "2s"}}})";
+    auto asked = decide(asking, "git", {"push", "origin", "fix/x"});
+    CHECK(asked.ask);
+    CHECK_FALSE(asked.allowed);
+    CHECK(asked.rule == R"(commands.git.ask[0] "push origin *")");
+    auto allowed = decide(asking, "git", {"push", "origin", "feature/x"}); // allow before ask
+    CHECK(allowed.allowed);
+    CHECK_FALSE(allowed.ask);
+    CHECK(decide(asking, "git", {"status"}).allowed); // listed in both: allowed
+    auto denied = decide(asking, "git", {"push", "origin", "main"}); // deny before ask
+    CHECK_FALSE(denied.allowed);
+    CHECK_FALSE(denied.ask);
+    CHECK(denied.rule == R"(commands.git.deny[0] "push origin main")");
+    auto unmatched = decide(asking, "git", {"fetch"});
+    CHECK_FALSE(unmatched.allowed);
+    CHECK_FALSE(unmatched.ask);
+    CHECK(unmatched.rule == "not in commands.git.allow");
+    const auto& rule = parse_policy(asking).commands.at("git");
+    CHECK(ask_timeout_of(rule) == std::chrono::seconds(2));
+    CHECK(ask_timeout_of(parse_policy(git_policy).commands.at("git")) == std::chrono::seconds(60)); // the default
+    // written back as read
+    auto written = write_commands(parse_policy(asking));
+    CHECK(written["git"]["ask"] == nlohmann::json::array({"push origin *", "status"}));
+    CHECK(written["git"]["ask_timeout"] == "2s");
+    CHECK(parse_policy(R"({"commands": )" + written.dump() + "}").commands == parse_policy(asking).commands);
+}
+
+TEST_CASE("commands: ask_timeout validated, naming the field")
+{
+    CHECK(parse_error(R"({"commands": {"git": {"ask": ["push *"], "ask_timeout": "10m"}}})") == "accepted");
+    CHECK(parse_error(R"({"commands": {"git": {"ask": ["push *"], "ask_timeout": "soon"}}})")
+              .starts_with(R"(policy.commands.git.ask_timeout: "soon": a duration of at most 24h)"));
+    CHECK(parse_error(R"({"commands": {"git": {"ask": ["push *"], "ask_timeout": "0s"}}})")
+              .starts_with("policy.commands.git.ask_timeout:"));
+    CHECK(parse_error(R"({"commands": {"git": {"ask": ["push *"], "ask_timeout": "25h"}}})")
+              .starts_with("policy.commands.git.ask_timeout:"));
+    CHECK(parse_error(R"({"commands": {"git": {"ask": ["push *"], "ask_timeout": 60}}})")
+              .starts_with("policy.commands.git.ask_timeout: expected a duration"));
+    CHECK(parse_error(R"({"commands": {"git": {"allow": ["push *"], "ask_timeout": "5s"}}})")
+              .starts_with("policy.commands.git.ask_timeout: a timeout for asks, and the tool has no"));
+    CHECK(parse_error(R"({"commands": {"git": {"ask": ["st*tus"]}}})")
+              .starts_with(R"(policy.commands.git.ask[0]: "st*tus")"));
+}
+
+TEST_CASE("commands: --lock-policy, ask is narrower than allow and wider than deny")
+{
+    const char* base = R"({"commands": {"git": {"allow": ["status"], "ask": ["push origin *"], "deny": ["push --force *"]}}})";
+    // asking what the default allows or asks: narrower
+    CHECK(narrow_error(base, R"({"commands": {"git": {"ask": ["status", "push origin feature/*"]}}})") == "accepted");
+    // allowing what the default only asks: wider
+    CHECK(narrow_error(base, R"({"commands": {"git": {"allow": ["push origin feature/*"]}}})") ==
+          "policy.commands.git.allow[0]: \"push origin feature/*\" widens the locked default policy");
+    // asking what the default denies or leaves out: wider
+    CHECK(narrow_error(base, R"({"commands": {"git": {"ask": ["fetch *"]}}})") ==
+          "policy.commands.git.ask[0]: \"fetch *\" widens the locked default policy");
+    // denying what the default asks: fine, and the default's denials stay
+    Policy narrowed = narrow_policy(parse_policy(base),
+                                    parse_policy(R"({"commands": {"git": {"ask": ["push origin *"], "deny": ["push origin main"]}}})"));
+    CHECK_FALSE(decide_command(narrowed.commands, "git", {"push", "origin", "main"}).ask);
+    CHECK(decide_command(narrowed.commands, "git", {"push", "origin", "x"}).ask);
+    // the default's timeout when the annotation names none
+    CHECK(narrow_policy(parse_policy(R"({"commands": {"git": {"ask": ["*"], "ask_timeout": "5s"}}})"),
+                        parse_policy(R"({"commands": {"git": {"ask": ["status"]}}})"))
+              .commands.at("git")
+              .ask_timeout == std::chrono::seconds(5));
+}

@@ -288,6 +288,14 @@ TEST_CASE("policy check: a command record is the broker's call, judged by the po
     CHECK(decide(R"({"commands": {"git": {"allow": ["push *"], "deny": ["push * main"]}}})", *call) ==
           R"(commands.git.deny[0] "push * main")");
     CHECK(decide("{}", *call) == "not in commands"); // a policy without the tool: the shim is not there
+    CHECK_FALSE(call->bytes_in); // a record without the counts (a denied call, an older trail)
+    auto counted = command_record("git", {"status"}, "allowed", "x");
+    counted["bytes_in"] = 5;
+    counted["bytes_out"] = 70000;
+    auto moved = action_of_record(counted);
+    REQUIRE(moved);
+    CHECK(moved->bytes_in == 5u);
+    CHECK(moved->bytes_out == 70000u);
     // A call that failed before the broker decided is nothing to judge.
     CHECK_FALSE(action_of_record(command_record("git", {"x"}, "failed", "malformed call")));
     CHECK_FALSE(action_of_record(json{{"type", "command"}, {"tool", "git"}, {"verdict", "allowed"}}));

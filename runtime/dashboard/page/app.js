@@ -158,6 +158,13 @@ function renderContainers(list) {
       (admitted.length > 0 ? '; ' + admitted.length + ' admitted by DNS' : ''));
     policy.title = JSON.stringify(c.policy) + admitted.map((a) =>
       '\n' + a.name + ' -> ' + a.address + ':' + a.ports + ' until ' + a.expires).join('');
+    // Calls held for an operator (`cerberus ask allow|deny ID` answers them; the page only shows them).
+    const asks = Array.isArray(c.asks) ? c.asks : [];
+    if (asks.length > 0) {
+      policy.textContent += '; ' + asks.length + ' asked';
+      policy.title += asks.map((a) => '\nask ' + a.id + ': ' + a.tool + ' ' + a.args.join(' ') +
+        ' (pid ' + a.pid + ', until ' + a.deadline + ')').join('');
+    }
     tr.appendChild(policy);
     tr.appendChild(el('td', 'denials num', c.denials));
     tr.appendChild(el('td', 'audits num', c.audits));

@@ -247,12 +247,24 @@ ordered_json dns_json(const std::string& id, int64_t wall_ns, const DnsVerdict& 
     return j;
 }
 
+namespace {
+
+// A brokered call's head: the record's and the call's (the tool, its arguments, the agent's directory).
+ordered_json call_head(const char* type, const std::string& id, int64_t wall_ns, const std::string& tool,
+                       const std::vector<std::string>& args, const std::string& cwd)
+{
+    ordered_json j = record_head(type, id, wall_ns);
+    j["tool"] = tool;
+    j["args"] = args;
+    j["cwd"] = cwd;
+    return j;
+}
+
+} // namespace
+
 ordered_json command_json(const std::string& id, int64_t wall_ns, const CommandCall& call)
 {
-    ordered_json j = record_head("command", id, wall_ns);
-    j["tool"] = call.tool;
-    j["args"] = call.args;
-    j["cwd"] = call.cwd;
+    ordered_json j = call_head("command", id, wall_ns, call.tool, call.args, call.cwd);
     j["verdict"] = call.verdict;
     j["backend"] = call.backend;
     j["rule"] = call.rule;
@@ -260,7 +272,25 @@ ordered_json command_json(const std::string& id, int64_t wall_ns, const CommandC
         j["status"] = *call.status;
     if (call.signal)
         j["signal"] = *call.signal;
+    if (call.bytes_in)
+        j["bytes_in"] = *call.bytes_in;
+    if (call.bytes_out)
+        j["bytes_out"] = *call.bytes_out;
     j["duration_ms"] = call.duration_ms;
+    if (!call.answer.empty())
+        j["answer"] = call.answer;
+    if (call.answered_by)
+        j["answered_by"] = *call.answered_by;
+    return j;
+}
+
+ordered_json ask_json(const std::string& id, int64_t wall_ns, const AskedCall& call)
+{
+    ordered_json j = call_head("ask", id, wall_ns, call.tool, call.args, call.cwd);
+    j["ask"] = call.ask_id;
+    j["pid"] = call.pid;
+    j["rule"] = call.rule;
+    j["deadline"] = rfc3339_ns(call.deadline_ns);
     return j;
 }
 
@@ -309,17 +339,29 @@ std::string text_line(const std::string& json_line)
         list("partly_enforced", "partly enforced");
         return line;
     }
-    if (str("type") == "command") {
-        line += "command " + str("tool");
+    auto call_line = [&](const std::string& kind) {
+        line += kind + " " + str("tool");
         if (j.contains("args") && j["args"].is_array())
             for (const auto& arg : j["args"])
                 line += " " + (arg.is_string() ? arg.get<std::string>() : arg.dump());
+    };
+    if (str("type") == "ask") {
+        call_line("ask " + str("ask"));
+        std::string deadline = str("deadline");
+        return line + " ASKED (" + str("rule") + "), pid " + num("pid") + ", answer by " +
+               (deadline.size() >= 19 ? deadline.substr(11, 8) : deadline);
+    }
+    if (str("type") == "command") {
+        call_line("command");
         line += " " + upper(str("verdict")) + " (" + str("rule") + ")";
         if (j.contains("status"))
             line += ", exit " + num("status");
         if (j.contains("signal"))
             line += ", signal " + num("signal");
-        return line + " in " + num("duration_ms") + " ms";
+        line += " in " + num("duration_ms") + " ms";
+        if (j.contains("bytes_in") || j.contains("bytes_out"))
+            line += ", " + num("bytes_in") + " bytes in, " + num("bytes_out") + " out";
+        return line;
     }
     if (str("type") == "dns") {
         line += "dns " + str("name") + " " + str("qtype");

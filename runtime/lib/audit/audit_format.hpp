@@ -78,12 +78,35 @@ struct CommandCall {
     std::string rule;              // "commands.git.deny[0] \"push --force *\"", or why it failed
     std::optional<int> status;     // the tool's exit status, when it ran and exited
     std::optional<int> signal;     // the signal that ended it
+    std::optional<uint64_t> bytes_in;  // when the tool ran: what the caller's stdin gave it, relayed by the broker
+    std::optional<uint64_t> bytes_out; // and what its stdout and stderr gave the caller
     int64_t duration_ms = 0;
+    // backend "ask": how the ask was decided ("once", "for 10m", "always", "deny", "timeout", "grant g-..."),
+    // and by whom (the answering operator's uid; none for a timeout, a grant, a restart)
+    std::string answer;
+    std::optional<uint32_t> answered_by;
 };
 
 // {"type":"command","time":...,"id":...,"tool":...,"args":[...],"cwd":...,"verdict":...,"backend":...,
-// "rule":...[,"status":N][,"signal":N],"duration_ms":N}: written by the command broker.
+// "rule":...[,"status":N][,"signal":N][,"bytes_in":N,"bytes_out":N],"duration_ms":N[,"answer":...
+// [,"answered_by":N]]}: written by the command broker.
 nlohmann::ordered_json command_json(const std::string& id, int64_t wall_ns, const CommandCall& call);
+
+// A call the policy's commands ask about, held until an operator answers (the
+// command record that follows says how it was decided).
+struct AskedCall {
+    std::string ask_id;
+    std::string tool;
+    std::vector<std::string> args;
+    std::string cwd;
+    int64_t pid = 0; // the caller, as the host sees it
+    std::string rule;
+    int64_t deadline_ns = 0;
+};
+
+// {"type":"ask","time":...,"id":...,"tool":...,"args":[...],"cwd":...,"ask":...,"pid":N,"rule":...,
+// "deadline":...}: written by the command broker.
+nlohmann::ordered_json ask_json(const std::string& id, int64_t wall_ns, const AskedCall& call);
 
 // What a container's trail says first: the policy it runs under and the
 // backend that enforces it, with the rule kinds of the policy whose denials

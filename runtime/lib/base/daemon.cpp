@@ -233,13 +233,22 @@ void answer_request(int listen_fd, const std::function<std::string(const std::st
                    [&](const std::string& request, UniqueFd, const StillWorking&) { return answer(request); });
 }
 
-void answer_request(int listen_fd, const FullAnswer& answer)
+namespace {
+
+using AnswerOfPeer = std::function<std::string(const std::string& request, UniqueFd fd,
+                                               const StillWorking& still_working, const ucred& peer)>;
+
+void answer_one(int listen_fd, const AnswerOfPeer& answer)
 {
     UniqueFd conn(accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC));
     if (!conn)
         return;
     timeval timeout{.tv_sec = 1, .tv_usec = 0};
     setsockopt(conn.get(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+    ucred peer{};
+    socklen_t peer_len = sizeof peer;
+    if (getsockopt(conn.get(), SOL_SOCKET, SO_PEERCRED, &peer, &peer_len) < 0)
+        return;
     char buf[128];
     UniqueFd passed;
     ssize_t n = unix_socket::receive_with_fd(conn.get(), buf, sizeof(buf), 0, passed);
@@ -248,8 +257,23 @@ void answer_request(int listen_fd, const FullAnswer& answer)
     int fd = conn.get();
     std::string text = answer(std::string(buf, static_cast<size_t>(n)), std::move(passed), [fd] {
         send(fd, still_working_word.data(), still_working_word.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-    });
+    }, peer);
     send(conn.get(), text.data(), text.size(), MSG_NOSIGNAL);
+}
+
+} // namespace
+
+void answer_request(int listen_fd, const FullAnswer& answer)
+{
+    answer_one(listen_fd, [&](const std::string& request, UniqueFd fd, const StillWorking& still_working,
+                              const ucred&) { return answer(request, std::move(fd), still_working); });
+}
+
+void answer_request_of_peer(int listen_fd, const PeerAnswer& answer)
+{
+    answer_one(listen_fd, [&](const std::string& request, UniqueFd, const StillWorking&, const ucred& peer) {
+        return answer(request, peer);
+    });
 }
 
 void Life::serve()

@@ -9,6 +9,7 @@
 #include "base/fd.hpp"
 
 #include <sys/epoll.h>
+#include <sys/socket.h>
 
 #include <nlohmann/json.hpp>
 
@@ -70,6 +71,9 @@ void answer_request(int listen_fd, const std::function<std::string(const std::st
 using StillWorking = std::function<void()>;
 using FullAnswer = std::function<std::string(const std::string& request, UniqueFd fd, const StillWorking& still_working)>;
 void answer_request(int listen_fd, const FullAnswer& answer);
+// The same with who asked (SO_PEERCRED, the kernel's word), for an answer that depends on it.
+using PeerAnswer = std::function<std::string(const std::string& request, const ucred& peer)>;
+void answer_request_of_peer(int listen_fd, const PeerAnswer& answer);
 
 // The life both daemons share. serve() runs the event loop: epoll_wait on
 // epoll_fd, on_event for each event, on_tick every tick (it returns whether

@@ -4,6 +4,8 @@
 // them, and the registrations they serve, at start, on request and each tick.
 #pragma once
 
+#include <sys/socket.h>
+
 #include <nlohmann/json.hpp>
 
 #include <spdlog/spdlog.h>
@@ -26,6 +28,11 @@ void write_registration_file(const std::string& run_dir, uint64_t cgroup_id, con
 void answer_container_request(int listen_fd, const std::function<std::string(uint64_t)>& serve,
                               const std::function<void(uint64_t)>& forget,
                               const std::function<std::string(const std::string&)>& other = nullptr);
+
+// The same, other told who asked (a daemon's own requests that depend on it).
+void answer_container_request_of_peer(int listen_fd, const std::function<std::string(uint64_t)>& serve,
+                                      const std::function<void(uint64_t)>& forget,
+                                      const std::function<std::string(const std::string&, const ucred&)>& other);
 
 // serve's answer for the registration file at path: "ok" once add has served
 // it (unless served already: a tick found it first), else why not.

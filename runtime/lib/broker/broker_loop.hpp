@@ -7,14 +7,19 @@
 #include "base/daemon.hpp"
 #include "base/event_watches.hpp"
 #include "base/fd.hpp"
+#include "broker/asks.hpp"
 #include "broker/broker_call.hpp"
 #include "broker/broker_protocol.hpp"
 #include "broker/broker_registry.hpp"
 #include "broker/decision_hook.hpp"
+#include "broker/stdio_relay.hpp"
 #include "broker/tool_policy.hpp"
+
+#include <sys/socket.h>
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -27,7 +32,7 @@ constexpr auto tick = std::chrono::seconds(1);
 constexpr auto idle_linger = std::chrono::seconds(10);
 constexpr auto request_wait = std::chrono::seconds(5); // from the connection to the request
 
-enum class Kind { listener, connection, hook, tool };
+enum class Kind { listener, connection, hook, tool, relay };
 
 struct Watch {
     Kind kind;
@@ -49,13 +54,18 @@ struct Call {
     uint64_t connection_watch = 0;
     uint64_t tool_watch = 0;
     uint64_t hook_watch = 0;
+    uint64_t relay_watch = 0;
     Clock::time_point deadline; // for the request
-    // While the host's decision hook is asked: the call as it came, its stdio, and where the answer comes.
+    // While the host's decision hook or an operator is asked: the call as it came, its stdio, and where
+    // the hook's answer comes.
     std::optional<Request> request;
     std::vector<UniqueFd> stdio;
     UniqueFd hook_answer;
+    std::optional<PendingAsk> ask; // while an operator is asked (broker_ask.cpp)
     std::optional<ToolConfinement> confinement; // undone after the tool (declared before it) was reaped
+    std::optional<StdioRelay> relay; // stopped after the tool (declared after it) was reaped
     std::optional<RunningTool> tool;
+    std::optional<Answer> outcome; // once the tool was reaped: the answer, sent when its output was delivered
     audit::CommandCall record;
 };
 
@@ -80,7 +90,18 @@ private:
     void launch(uint64_t call_id, const Request& request, const std::vector<UniqueFd>& stdio);
     void on_connection(uint64_t call_id, uint32_t events);
     void finish(uint64_t call_id);
+    void delivered(uint64_t call_id);
     void end(uint64_t call_id, const Answer& answer, bool recorded = true);
+    void record(uint64_t cgroup_id, const nlohmann::ordered_json& record);
+    // broker_ask.cpp
+    void ask_operator(uint64_t call_id, const Request& request, std::vector<UniqueFd> stdio);
+    std::string answer_operator(const std::string& request, const ucred& peer);
+    std::string answer_ask(const std::string& id, const AskAnswer& answer, uid_t uid);
+    void settle_ask(uint64_t call_id, bool allowed, const std::string& how, std::optional<uid_t> by,
+                    const std::string& words);
+    void expire_asks_and_grants();
+    void recover_asks();
+    void drop_ask(uint64_t call_id) noexcept;
 
     daemon::Daemon daemon_ = broker_daemon();
     UniqueFd lock_, listener_, host_mnt_;
@@ -90,6 +111,10 @@ private:
     std::map<uint64_t, Served> containers_;
     std::map<uint64_t, Call> calls_;
     uint64_t next_call_ = 1;
+    GrantBook grants_{grants_path()};
+    std::map<std::string, uint64_t> asked_;       // ask id -> the call it holds
+    std::map<std::string, std::string> answered_; // ask id -> how it was answered, for a late second answer
+    std::deque<std::string> answered_order_;      // oldest first, that answered_ stays small
 };
 
 } // namespace cerberus::broker

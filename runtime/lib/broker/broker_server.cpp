@@ -72,6 +72,7 @@ bool Broker::start()
         throw_errno("opening the broker's mount namespace");
     watches_.open();
     add_registered(); // create waits for its socket; a restarted broker serves what it served
+    recover_asks();
     listener_ = daemon::listen(daemon_, watches_.epoll_fd(), {.u64 = watches_.control_key});
     spdlog::info("command broker {} started, serving {} containers", getpid(), containers_.size());
     return true;
@@ -106,6 +107,11 @@ void Broker::forget(uint64_t cgroup_id)
             end(it->first, {Answer::Kind::failed, 0, "the container is being deleted"}, false);
         it = next;
     }
+    try {
+        grants_.drop_container(cgroup_id);
+    } catch (const Error& e) {
+        spdlog::warn("{}", e.what());
+    }
     if (auto it = containers_.find(cgroup_id); it != containers_.end()) {
         watches_.remove(it->second.watch);
         unlink(through(it->second.socket_dir.get()).c_str());
@@ -124,12 +130,13 @@ std::string Broker::serve(uint64_t cgroup_id)
                                       [&](const nlohmann::json& j) { add(registration_from_json(j)); });
 }
 
-// "serve <cgroup id>" (create), "forget <cgroup id>" (delete).
+// "serve <cgroup id>" (create), "forget <cgroup id>" (delete), and an operator's (broker_ask.cpp).
 void Broker::serve_request()
 {
-    daemon::answer_container_request(
+    daemon::answer_container_request_of_peer(
         listener_.get(), [&](uint64_t cgroup_id) { return serve(cgroup_id); },
-        [&](uint64_t cgroup_id) { forget(cgroup_id); });
+        [&](uint64_t cgroup_id) { forget(cgroup_id); },
+        [&](const std::string& request, const ucred& peer) { return answer_operator(request, peer); });
 }
 
 void Broker::accept_calls(uint64_t cgroup_id, int listener)
@@ -183,7 +190,9 @@ void Broker::decide(uint64_t call_id, const Request& request, std::vector<Unique
     call.record.args = request.args;
     call.record.cwd = request.cwd;
     call.record.rule = decision.rule;
-    // Audit mode runs what its rules would deny, but only of a tool the policy lists.
+    // Audit mode runs what its rules would deny or ask about, but only of a tool the policy lists.
+    if (decision.ask && !registration.audit)
+        return ask_operator(call_id, request, std::move(stdio));
     bool listed = registration.commands.count(request.tool) != 0;
     if (!decision.allowed && !(registration.audit && listed)) {
         call.record.verdict = "denied";
@@ -252,8 +261,9 @@ void Broker::launch(uint64_t call_id, const Request& request, const std::vector<
     launch.argv.push_back(request.tool);
     launch.argv.insert(launch.argv.end(), request.args.begin(), request.args.end());
     launch.env = tool_environment(request.tool, credentials_dir);
+    call.relay.emplace(stdio);
     for (int i = 0; i < 3; ++i)
-        launch.stdio[i] = stdio[i].get();
+        launch.stdio[i] = call.relay->tool_stdio()[i];
     launch.cwd = cwd.get();
     launch.caller_mnt = caller.mntns.get();
     launch.host_mnt = host_mnt_.get();
@@ -271,6 +281,7 @@ void Broker::launch(uint64_t call_id, const Request& request, const std::vector<
         launch.landlock_ruleset = call.confinement->ruleset();
     }
     call.tool.emplace(RunningTool::start(launch));
+    call.relay->tool_started();
     call.tool_watch = watches_.add({Kind::tool, call_id, call.tool->pidfd()}, EPOLLIN);
 }
 
@@ -284,8 +295,18 @@ void Broker::on_connection(uint64_t call_id, uint32_t events)
     char byte;
     if (!(events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) && recv(call.connection.get(), &byte, 1, MSG_DONTWAIT) != 0)
         return;
+    if (!call.tool && call.ask) { // gone while an operator was asked: nothing ran
+        call.record.verdict = "denied";
+        call.record.answer = "caller gone";
+        call.record.rule += "; the caller went away while ask " + call.ask->id + " was pending";
+        return end(call_id, {}, true);
+    }
     if (!call.tool) // gone while the decision hook was asked: nothing ran
         return end(call_id, {}, false);
+    if (call.outcome) { // gone while the tool's output was delivered
+        call.record.rule += "; the caller went away before its output was delivered";
+        return delivered(call_id);
+    }
     call.tool->kill_group();
     call.record.rule += "; the caller went away, the tool was killed";
     finish(call_id);
@@ -301,29 +322,55 @@ void Broker::finish(uint64_t call_id)
         call.record.signal = status - 128;
     else
         call.record.status = status;
-    end(call_id, signaled ? Answer{Answer::Kind::signaled, status - 128, {}} : Answer{Answer::Kind::exited, status, {}});
+    call.outcome = signaled ? Answer{Answer::Kind::signaled, status - 128, {}} : Answer{Answer::Kind::exited, status, {}};
+    watches_.remove(std::exchange(call.tool_watch, 0));
+    // The shim exits when answered: what the tool wrote reaches the caller first.
+    call.relay->tool_ended();
+    if (call.relay->done())
+        return delivered(call_id);
+    call.relay_watch = watches_.add({Kind::relay, call_id, call.relay->done_fd()}, EPOLLIN);
 }
 
-// The call's record (unless none was made), its answer, and its end.
+void Broker::delivered(uint64_t call_id)
+{
+    end(call_id, *calls_.at(call_id).outcome);
+}
+
+// What the call made on the host gone, its record (unless none was made), its answer, and its end.
 void Broker::end(uint64_t call_id, const Answer& answer, bool recorded)
 {
     auto it = calls_.find(call_id);
     Call& call = it->second;
-    if (recorded) {
-        Served& served = containers_.at(call.cgroup_id);
-        if (!served.trail)
-            served.trail.emplace(served.registration.trail);
-        served.trail->append(audit::command_json(served.registration.id, audit::wall_now_ns(), call.record));
-    }
     watches_.remove(call.connection_watch);
     watches_.remove(call.hook_watch);
     watches_.remove(call.tool_watch);
-    // What the call made on the host is gone before the caller hears of its end.
+    watches_.remove(call.relay_watch);
+    drop_ask(call_id);
+    bool ran = call.tool.has_value();
     call.tool.reset(); // a tool still running is killed and reaped
     call.confinement.reset();
+    if (call.relay) {
+        call.relay->stop(); // every thread joined: the counts are final
+        if (ran) {
+            call.record.bytes_in = call.relay->bytes_in();
+            call.record.bytes_out = call.relay->bytes_out();
+        }
+        call.relay.reset();
+    }
+    if (recorded)
+        record(call.cgroup_id, audit::command_json(containers_.at(call.cgroup_id).registration.id,
+                                                   audit::wall_now_ns(), call.record));
     if (!answer.text.empty() || answer.kind != Answer::Kind::failed)
         send_answer(call.connection.get(), answer);
     calls_.erase(it);
+}
+
+void Broker::record(uint64_t cgroup_id, const nlohmann::ordered_json& record)
+{
+    Served& served = containers_.at(cgroup_id);
+    if (!served.trail)
+        served.trail.emplace(served.registration.trail);
+    served.trail->append(record);
 }
 
 void Broker::on_tick()
@@ -335,6 +382,7 @@ void Broker::on_tick()
             late.push_back(id);
     for (uint64_t id : late)
         end(id, {Answer::Kind::failed, 0, "no call came within 5 s of the connection"}, false);
+    expire_asks_and_grants();
     std::vector<uint64_t> gone;
     for (const auto& [cgroup_id, served] : containers_)
         if (!files::exists(registration_path(cgroup_id)))
@@ -351,6 +399,7 @@ void Broker::dispatch(const Watch& w, uint32_t events)
     case Kind::connection: return on_connection(w.key, events);
     case Kind::hook: return on_hook_answer(w.key);
     case Kind::tool: return finish(w.key);
+    case Kind::relay: return delivered(w.key);
     }
 }
 

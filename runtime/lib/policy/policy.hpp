@@ -8,6 +8,7 @@
 #include "process/process_launch.hpp"
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -62,6 +63,8 @@ struct HostRule {
 struct CommandRule {
     std::vector<std::string> allow;
     std::vector<std::string> deny;
+    std::vector<std::string> ask; // held until an operator answers (`cerberus ask`)
+    std::optional<std::chrono::milliseconds> ask_timeout; // unanswered that long: denied (none: 60 s)
     bool operator==(const CommandRule&) const = default;
 };
 using Commands = std::map<std::string, CommandRule>; // by the tool's name

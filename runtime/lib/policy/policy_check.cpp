@@ -90,6 +90,13 @@ std::optional<Action> command_action(const nlohmann::json& record)
         action.args.push_back(arg.get<std::string>());
         action.target += " " + action.args.back();
     }
+    auto count = [&](const char* key) -> std::optional<uint64_t> {
+        auto it = record.find(key);
+        bool count = it != record.end() && it->is_number_integer() && it->get<int64_t>() >= 0;
+        return count ? std::optional(it->get<uint64_t>()) : std::nullopt;
+    };
+    action.bytes_in = count("bytes_in");
+    action.bytes_out = count("bytes_out");
     return action;
 }
 

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +24,7 @@ struct Action {
     std::string rule;   // the rule the record names
     std::string tool;               // command: the brokered tool
     std::vector<std::string> args;  // command: its arguments (argv without argv[0])
+    std::optional<uint64_t> bytes_in, bytes_out; // command: what the call moved, when its tool ran
 };
 
 // The action of a denial record (type "denial", verdict "denied" or "audit")

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "policy/policy_commands.hpp"
 
+#include "base/duration.hpp"
 #include "base/error.hpp"
 #include "policy/policy_json.hpp"
 
 #include <algorithm>
 #include <cctype>
+#include <iterator>
 #include <sstream>
 
 namespace cerberus::policy {
@@ -83,18 +85,44 @@ std::vector<std::string> patterns(const json& value, const std::string& field)
     return list;
 }
 
+// A tool's outcome lists, in the order they decide (deny wins, then allow, then
+// ask): the one place each is named, read, written and matched.
+struct OutcomeList {
+    const char* key;
+    std::vector<std::string> CommandRule::*patterns;
+};
+constexpr OutcomeList outcome_lists[] = {
+    {"deny", &CommandRule::deny}, {"allow", &CommandRule::allow}, {"ask", &CommandRule::ask}};
+
+constexpr auto longest_ask_timeout = std::chrono::hours(24);
+
+std::chrono::milliseconds parse_ask_timeout(const json& value, const std::string& field)
+{
+    expect(value, json::value_t::string, "a duration (\"60s\", \"10m\")", field);
+    auto duration = parse_duration(value.get<std::string>());
+    if (!duration || *duration > longest_ask_timeout)
+        invalid(field, json_quoted(value.get<std::string>()) +
+                           ": a duration of at most 24h, a whole number and a unit (\"500ms\", \"60s\", \"10m\", \"1h\")");
+    return *duration;
+}
+
 CommandRule parse_rule(const json& value, const std::string& field)
 {
-    expect(value, json::value_t::object, "an object with \"allow\" and \"deny\"", field);
+    expect(value, json::value_t::object, "an object with \"allow\", \"ask\" and \"deny\"", field);
     CommandRule rule;
     for (const auto& [key, list] : value.items()) {
-        if (key == "allow")
-            rule.allow = patterns(list, field + ".allow");
-        else if (key == "deny")
-            rule.deny = patterns(list, field + ".deny");
+        auto outcome = std::find_if(std::begin(outcome_lists), std::end(outcome_lists),
+                                    [&](const OutcomeList& o) { return key == o.key; });
+        if (outcome != std::end(outcome_lists))
+            rule.*(outcome->patterns) = patterns(list, field + "." + key);
+        else if (key == "ask_timeout")
+            rule.ask_timeout = parse_ask_timeout(list, field + "." + key);
         else
-            invalid(field, "unknown field " + json_quoted(key) + " (expected \"allow\" or \"deny\")");
+            invalid(field, "unknown field " + json_quoted(key) +
+                               " (expected \"allow\", \"ask\", \"deny\" or \"ask_timeout\")");
     }
+    if (rule.ask_timeout && rule.ask.empty())
+        invalid(field + ".ask_timeout", "a timeout for asks, and the tool has no \"ask\" patterns");
     return rule;
 }
 
@@ -127,21 +155,28 @@ CommandDecision decide_command(const Commands& commands, const std::string& tool
 {
     auto it = commands.find(tool);
     if (it == commands.end())
-        return {false, "not in commands"};
+        return {false, false, "not in commands"};
     std::string field = "commands." + tool;
-    const CommandRule& rule = it->second;
-    for (size_t i = 0; i < rule.deny.size(); ++i)
-        if (matches(words_of(rule.deny[i]), args))
-            return {false, entry_field(field + ".deny", i) + " " + json_quoted(rule.deny[i])};
-    for (size_t i = 0; i < rule.allow.size(); ++i)
-        if (matches(words_of(rule.allow[i]), args))
-            return {true, entry_field(field + ".allow", i) + " " + json_quoted(rule.allow[i])};
-    return {false, "not in " + field + ".allow"};
+    for (const auto& outcome : outcome_lists) {
+        const auto& list = it->second.*(outcome.patterns);
+        for (size_t i = 0; i < list.size(); ++i)
+            if (matches(words_of(list[i]), args)) {
+                std::string key = outcome.key;
+                return {key == "allow", key == "ask",
+                        entry_field(field + "." + key, i) + " " + json_quoted(list[i])};
+            }
+    }
+    return {false, false, "not in " + field + ".allow"};
+}
+
+std::chrono::milliseconds ask_timeout_of(const CommandRule& rule)
+{
+    return rule.ask_timeout.value_or(default_ask_timeout);
 }
 
 void parse_commands(const json& value, const std::string& field, Policy& policy)
 {
-    expect(value, json::value_t::object, "an object (tool name -> {\"allow\": [...], \"deny\": [...]})", field);
+    expect(value, json::value_t::object, "an object (tool name -> {\"allow\": [...], \"ask\": [...], \"deny\": [...]})", field);
     Commands commands;
     for (const auto& [tool, rule] : value.items()) {
         std::string entry = field + "." + tool;
@@ -158,9 +193,12 @@ nlohmann::ordered_json write_commands(const Policy& policy)
     nlohmann::ordered_json out = nlohmann::ordered_json::object();
     for (const auto& [tool, rule] : policy.commands) {
         nlohmann::ordered_json entry;
-        entry["allow"] = rule.allow;
-        if (!rule.deny.empty())
-            entry["deny"] = rule.deny;
+        entry["allow"] = rule.allow; // an empty allow is written: documents have always held it
+        for (const auto& outcome : outcome_lists)
+            if (const auto& list = rule.*(outcome.patterns); !list.empty())
+                entry[outcome.key] = list;
+        if (rule.ask_timeout)
+            entry["ask_timeout"] = duration_text(*rule.ask_timeout);
         out[tool] = std::move(entry);
     }
     return out;
@@ -179,6 +217,8 @@ void combine_commands(const Policy& base, const Policy& annotation, Policy& narr
         auto it = base.commands.find(tool);
         if (it == base.commands.end())
             continue;
+        if (!rule.ask_timeout)
+            rule.ask_timeout = it->second.ask_timeout;
         for (const auto& denied : it->second.deny)
             if (std::find(rule.deny.begin(), rule.deny.end(), denied) == rule.deny.end())
                 rule.deny.push_back(denied);

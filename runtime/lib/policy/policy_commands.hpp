@@ -3,14 +3,16 @@
 // for the agent. A tool's name maps to allow and deny patterns over its
 // arguments (argv without argv[0]), word by word: a word `*` is any one word,
 // a word ending in `*` (`feature/*`) any one word beginning so, and a last
-// word `*` the rest (none or more words). Deny wins; a call no allow pattern
-// matches is denied, as is any call of a tool not listed. docs/policy.md.
+// word `*` the rest (none or more words). Deny wins, then allow, then ask (the
+// call is held until an operator answers, ask_timeout at most); a call no
+// pattern matches is denied, as is any call of a tool not listed. docs/policy.md.
 #pragma once
 
 #include "policy/policy.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,8 +23,13 @@ namespace cerberus::policy {
 // trail words it: `commands.git.deny[0] "push --force *"`, `not in commands.git.allow`.
 struct CommandDecision {
     bool allowed = false;
+    bool ask = false; // an ask pattern matched: neither allowed nor denied until an operator answers
     std::string rule;
 };
+
+// How long an asked call of the rule waits for its answer.
+inline constexpr std::chrono::milliseconds default_ask_timeout{60'000};
+std::chrono::milliseconds ask_timeout_of(const CommandRule& rule);
 
 // The decision for tool called with args under the policy's commands.
 CommandDecision decide_command(const Commands& commands, const std::string& tool,

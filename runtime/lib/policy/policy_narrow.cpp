@@ -13,6 +13,7 @@
 #include "policy/rule_lists.hpp"
 
 #include <algorithm>
+#include <initializer_list>
 
 namespace cerberus::policy {
 
@@ -116,21 +117,29 @@ void check_bins_narrowed(const Policy& base, const Policy& annotation)
     }
 }
 
+// Each allow pattern within the default's allow patterns; each ask pattern
+// within its allow or ask patterns (asking is narrower than allowing, wider
+// than denying: any deny pattern is fine).
 void check_commands_narrowed(const Policy& base, const Policy& annotation)
 {
+    auto check = [](const std::vector<std::string>& patterns, const std::string& field,
+                    std::initializer_list<const std::vector<std::string>*> wider) {
+        for (size_t i = 0; i < patterns.size(); ++i) {
+            bool covered = std::any_of(wider.begin(), wider.end(), [&](const std::vector<std::string>* list) {
+                return std::any_of(list->begin(), list->end(),
+                                   [&](const std::string& wide) { return pattern_covers(wide, patterns[i]); });
+            });
+            if (!covered)
+                widens(entry_field(field, i), json_quoted(patterns[i]));
+        }
+    };
     for (const auto& [tool, rule] : annotation.commands) {
         std::string field = "policy.commands." + tool;
         auto it = base.commands.find(tool);
         if (it == base.commands.end())
             widens(field, "a tool the locked default does not broker");
-        const auto& allowed = it->second.allow;
-        for (size_t i = 0; i < rule.allow.size(); ++i) {
-            const std::string& pattern = rule.allow[i];
-            bool covered = std::any_of(allowed.begin(), allowed.end(),
-                                       [&](const std::string& wide) { return pattern_covers(wide, pattern); });
-            if (!covered)
-                widens(entry_field(field + ".allow", i), json_quoted(pattern));
-        }
+        check(rule.allow, field + ".allow", {&it->second.allow});
+        check(rule.ask, field + ".ask", {&it->second.allow, &it->second.ask});
     }
 }
 
