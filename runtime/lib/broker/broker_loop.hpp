@@ -14,6 +14,7 @@
 #include "broker/decision_hook.hpp"
 #include "broker/stdio_relay.hpp"
 #include "broker/tool_policy.hpp"
+#include "broker/tool_user.hpp"
 
 #include <sys/socket.h>
 
@@ -93,6 +94,7 @@ private:
     void delivered(uint64_t call_id);
     void end(uint64_t call_id, const Answer& answer, bool recorded = true);
     void record(uint64_t cgroup_id, const nlohmann::ordered_json& record);
+    const ToolUser& tool_user_for(uid_t caller_uid, gid_t caller_gid);
     // broker_ask.cpp
     void ask_operator(uint64_t call_id, const Request& request, std::vector<UniqueFd> stdio);
     std::string answer_operator(const std::string& request, const ucred& peer);
@@ -115,6 +117,7 @@ private:
     std::map<std::string, uint64_t> asked_;       // ask id -> the call it holds
     std::map<std::string, std::string> answered_; // ask id -> how it was answered, for a late second answer
     std::deque<std::string> answered_order_;      // oldest first, that answered_ stays small
+    std::map<std::pair<uid_t, gid_t>, ToolUser> tool_users_; // by the caller's filesystem ids
 };
 
 } // namespace cerberus::broker

@@ -270,7 +270,7 @@ void Broker::launch(uint64_t call_id, const Request& request, const std::vector<
     launch.workdir = workdir_;
     launch.hidden_dir = run_root;
     launch.workdir_path = directories_below(run_root, workdir_);
-    ToolUser user = tool_user(caller.fsuid, caller.fsgid);
+    const ToolUser& user = tool_user_for(caller.fsuid, caller.fsgid);
     launch.uid = user.uid;
     launch.gid = user.gid;
     launch.idmap = user.idmap.get();
@@ -283,6 +283,20 @@ void Broker::launch(uint64_t call_id, const Request& request, const std::vector<
     call.tool.emplace(RunningTool::start(launch));
     call.relay->tool_started();
     call.tool_watch = watches_.add({Kind::tool, call_id, call.tool->pidfd()}, EPOLLIN);
+}
+
+// The mapping namespace of a caller's ids, made once and kept: making one forks the broker (a millisecond
+// and more of each call). Callers' ids are few; past 64 the kept ones are dropped.
+const ToolUser& Broker::tool_user_for(uid_t caller_uid, gid_t caller_gid)
+{
+    auto key = std::pair{caller_uid, caller_gid};
+    auto it = tool_users_.find(key);
+    if (it == tool_users_.end()) {
+        if (tool_users_.size() >= 64)
+            tool_users_.clear(); // a tool started has its own copy of the descriptor
+        it = tool_users_.emplace(key, tool_user(caller_uid, caller_gid)).first;
+    }
+    return it->second;
 }
 
 // While the decision hook is asked or the tool runs, the connection only ever
