@@ -86,10 +86,33 @@ check_both "after the gate's restart"
 expect "on the ports recorded before" \
     [ "$(gate_port_of "$first_cgroup") $(gate_port_of "$second_cgroup")" = "$first_port $second_port" ]
 
+# A port taken while the gate is away (here by a process of the namespace outside both containers): the
+# restarted gate cannot bind it again, and that container fails closed; the other is served.
+gate_pid=$(head -n1 "$run_dir/gate.lock")
+{ kill -KILL "$gate_pid" && for _ in $(seq 50); do kill -0 "$gate_pid" 2>/dev/null || break; sleep 0.1; done; } 2>/dev/null
+gate_pid=
+# nsenter itself, not in_pod (a function backgrounded runs in a subshell), and the system's python, so that $!
+# is the squatter's pid (nsenter execs it; a version manager's shim would fork).
+nsenter --net="/proc/$holder_pid/ns/net" /usr/bin/python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.53.0.1", int(sys.argv[1])))
+time.sleep(600)' "$second_port" >/dev/null 2>&1 &
+squatter_pid=$!
+for _ in $(seq 50); do [ "$(gate_sockets "$second_port" u)" = 1 ] && break; sleep 0.1; done
+expect "the second's port is taken while the gate is away" [ "$(gate_sockets "$second_port" u)" = 1 ]
+cerb state "$ID" >/dev/null
+for _ in $(seq 50); do [ "$(gate_sockets "$first_port" u)" = 2 ] && break; sleep 0.1; done
+expect "the restarted gate serves the first" resolves "$ID" allowed.example 203.0.113.7
+expect "the second's queries are refused, never sent to the port's holder" \
+    output_has "EPERM" cerb exec "$second" probe dns other.example 192.0.2.53 udp
+expect "the gate's log says why" grep -q "binding the DNS gate's port $second_port of $second again" "$run_dir/gate.log"
+expect "its port is gone from cerb_dns_gates" [ -z "$(gate_port_of "$second_cgroup")" ]
+kill "$squatter_pid"
+wait "$squatter_pid" 2>/dev/null
+
 expect "delete the second" cerb delete --force "$second"
 expect "the first still resolves its own name" resolves "$ID" allowed.example 203.0.113.7
-expect "the second's port is gone from cerb_dns_gates" [ -z "$(gate_port_of "$second_cgroup")" ]
-expect "and its sockets from the namespace" [ "$(gate_sockets "$second_port" u)$(gate_sockets "$second_port" t)" = 00 ]
+expect "the second's sockets are gone from the namespace" [ "$(gate_sockets "$second_port" u)$(gate_sockets "$second_port" t)" = 00 ]
 expect "control: the first's are there" [ "$(gate_sockets "$first_port" u)$(gate_sockets "$first_port" t)" = 22 ]
 second=
 expect "delete the first" cerb delete --force "$ID"
