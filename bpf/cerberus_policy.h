@@ -33,6 +33,7 @@
 #define CERB_MAP_SETUP_TASKS cerb_setup_tasks
 #define CERB_MAP_NAMES cerb_names
 #define CERB_MAP_DNS_PEERS cerb_dns_peers
+#define CERB_MAP_DNS_GATES cerb_dns_gates
 /* Pinned by the runtime under that name: the socket programs' per-cgroup owner
  * storage (cerb_sock_owner in cerberus_sock.bpf.c), key and value a cgroup id. */
 #define CERB_PIN_SOCK_OWNER "sock_owner"
@@ -88,9 +89,9 @@
 
 /* Where the cgroup socket programs send every DNS query (TCP or UDP to port
  * CERB_DNS_PORT, to any address) of a container with CERB_HAS_NAMES: the DNS
- * gate's sockets in the container's own network namespace. IPv4 and
- * IPv4-mapped destinations go to CERB_DNS_GATE_IP4 (127.53.0.1), IPv6 ones to
- * ::1. */
+ * gate's sockets for that container in its own network namespace, on the
+ * port CERB_MAP_DNS_GATES records for it. IPv4 and IPv4-mapped destinations
+ * go to CERB_DNS_GATE_IP4 (127.53.0.1), IPv6 ones to ::1. */
 #define CERB_DNS_PORT 53
 #define CERB_DNS_GATE_IP4 0x7f350001 /* host byte order */
 
@@ -163,6 +164,18 @@ struct cerb_name_value {
     __u64 expires_ns; /* bpf_ktime_get_boot_ns; the programs ignore the entry from then on */
     struct cerb_net_value ports;
     __u32 pad;
+};
+
+/* CERB_MAP_DNS_GATES: a hash, written only by the DNS gate: cgroup id -> the
+ * port its sockets for that container are bound to, on both gate addresses,
+ * TCP and UDP. Containers sharing a network namespace (a pod's) each have
+ * their own, so each query reaches the gate on the socket of its sender's
+ * policy. A container with names and no entry has no gate: its queries are
+ * refused. */
+struct cerb_dns_gate {
+    __u16 port; /* host byte order */
+    __u16 pad;
+    __u32 pad2;
 };
 
 /* CERB_MAP_DNS_PEERS: an LRU hash, socket cookie -> where the socket's last
@@ -269,6 +282,7 @@ enum cerb_rule {
     CERB_RULE_MEMFD = 20, /* memfds under allowed_bins, where vm.memfd_noexec cannot keep them from running */
     CERB_RULE_OUTSIDE_CONTAINER = 21, /* a process outside the container, or the host's keyrings */
     CERB_RULE_OWNER_UNREMEMBERED = 22, /* a file's owner set when every container's owned files fill the map */
+    CERB_RULE_NO_DNS_GATE = 23, /* a DNS query under names while the gate has no socket for the container */
 };
 
 #define CERB_VERDICT_DENIED 1

@@ -54,6 +54,33 @@ static __always_inline bool to_gate(struct bpf_sock_addr *ctx, struct cerb_polic
     return steered_to_gate(policy, port) && own_netns_of(ctx);
 }
 
+/* The port of the gate's sockets for this container (host byte order); 0
+ * when the gate does not serve it. Never another container's: the entry is
+ * keyed by the container's own cgroup id. */
+static __always_inline __u16 own_gate_port(__u64 cgroup_id)
+{
+    struct cerb_dns_gate *gate = bpf_map_lookup_elem(&cerb_dns_gates, &cgroup_id);
+    return gate ? gate->port : 0;
+}
+
+/* The gate port of the container a recvmsg program runs for. */
+static __always_inline __u16 owner_gate_port(void)
+{
+    __u64 *owner = bpf_get_local_storage(&cerb_sock_owner, 0);
+    return *owner ? own_gate_port(*owner) : 0;
+}
+
+/* A query with no gate to go to (the gate could not bind the container's
+ * port again after a restart, or was never told of it) fails: it must never
+ * reach another socket on the loopback. */
+static __always_inline int refuse_unserved_query(struct cerb_policy *policy, __u64 cgroup_id, __u16 op,
+                                                 __u16 family, const void *addr, int addr_len)
+{
+    return refuse_address(policy, cgroup_id, op, CERB_RULE_NO_DNS_GATE, family, addr, addr_len, CERB_DNS_PORT)
+               ? DENY
+               : ALLOW;
+}
+
 /* Keeps where the query was sent, for the answer's source (cerb_recvmsg4|6). */
 static __always_inline void remember_peer(struct bpf_sock_addr *ctx, const void *addr, int addr_len, __u16 family)
 {
@@ -68,12 +95,12 @@ static __always_inline void remember_peer(struct bpf_sock_addr *ctx, const void 
 
 /* A destination steered already (a v6 socket's v4-mapped query passes connect6,
  * then connect4 with what connect6 made of it) is not the one the query named. */
-static __always_inline void steer4(struct bpf_sock_addr *ctx, __u32 ip)
+static __always_inline void steer4(struct bpf_sock_addr *ctx, __u32 ip, __u16 gate_port)
 {
     if (ip != bpf_htonl(CERB_DNS_GATE_IP4))
         remember_peer(ctx, &ip, 4, AF_INET);
     ctx->user_ip4 = bpf_htonl(CERB_DNS_GATE_IP4);
-    ctx->user_port = bpf_htons(CERB_DNS_PORT);
+    ctx->user_port = bpf_htons(gate_port);
 }
 
 static __always_inline bool is_v4_mapped(const __u32 *ip)
@@ -89,7 +116,7 @@ static __always_inline bool is_gate6(const __u32 *ip)
 }
 
 /* IPv4-mapped destinations go to the gate's IPv4 address, others to ::1. */
-static __always_inline void steer6(struct bpf_sock_addr *ctx, const __u32 *ip)
+static __always_inline void steer6(struct bpf_sock_addr *ctx, const __u32 *ip, __u16 gate_port)
 {
     if (!is_gate6(ip))
         remember_peer(ctx, ip, 16, AF_INET6);
@@ -98,7 +125,7 @@ static __always_inline void steer6(struct bpf_sock_addr *ctx, const __u32 *ip)
     ctx->user_ip6[1] = 0;
     ctx->user_ip6[2] = mapped ? bpf_htonl(0xffff) : 0;
     ctx->user_ip6[3] = mapped ? bpf_htonl(CERB_DNS_GATE_IP4) : bpf_htonl(1);
-    ctx->user_port = bpf_htons(CERB_DNS_PORT);
+    ctx->user_port = bpf_htons(gate_port);
 }
 
 #define LOOPBACK_IFINDEX 1 /* the loopback device, in every network namespace */
@@ -138,7 +165,10 @@ static __always_inline int check_inet4(struct bpf_sock_addr *ctx, __u16 op)
                    ? DENY
                    : ALLOW;
     if (to_gate(ctx, policy, port)) {
-        steer4(ctx, ip);
+        __u16 gate_port = own_gate_port(cgroup_id);
+        if (!gate_port)
+            return refuse_unserved_query(policy, cgroup_id, op, AF_INET, &ip, 4);
+        steer4(ctx, ip, gate_port);
         return ALLOW;
     }
     if (inet4_allowed(cgroup_id, (const __u8 *)&ip, port, own_netns_of(ctx)))
@@ -162,7 +192,10 @@ static __always_inline int check_inet6(struct bpf_sock_addr *ctx, __u16 op)
                    ? DENY
                    : ALLOW;
     if (to_gate(ctx, policy, port)) {
-        steer6(ctx, ip);
+        __u16 gate_port = own_gate_port(cgroup_id);
+        if (!gate_port)
+            return refuse_unserved_query(policy, cgroup_id, op, AF_INET6, ip, 16);
+        steer6(ctx, ip, gate_port);
         return ALLOW;
     }
     if (inet6_allowed(cgroup_id, (const __u8 *)ip, port, own_netns_of(ctx)))
@@ -200,12 +233,15 @@ int cerb_sendmsg6(struct bpf_sock_addr *ctx)
 
 /* An answer from the gate (to a query steer4|6 sent there) is given the
  * source the query named: resolvers drop answers from another address than
- * the one they asked. Only datagrams from the gate's address and port, on a
- * socket the programs steered, are changed. */
+ * the one they asked. Only datagrams from the gate's address and the
+ * container's own gate port, on a socket the programs steered, are changed. */
 SEC("cgroup/recvmsg4")
 int cerb_recvmsg4(struct bpf_sock_addr *ctx)
 {
-    if (ctx->user_ip4 != bpf_htonl(CERB_DNS_GATE_IP4) || ctx->user_port != bpf_htons(CERB_DNS_PORT))
+    if (ctx->user_ip4 != bpf_htonl(CERB_DNS_GATE_IP4))
+        return ALLOW;
+    __u16 gate_port = owner_gate_port();
+    if (!gate_port || ctx->user_port != bpf_htons(gate_port))
         return ALLOW;
     __u64 cookie = bpf_get_socket_cookie(ctx);
     struct cerb_dns_peer *peer = bpf_map_lookup_elem(&cerb_dns_peers, &cookie);
@@ -222,7 +258,10 @@ SEC("cgroup/recvmsg6")
 int cerb_recvmsg6(struct bpf_sock_addr *ctx)
 {
     __u32 ip[4] = {ctx->user_ip6[0], ctx->user_ip6[1], ctx->user_ip6[2], ctx->user_ip6[3]};
-    if (!is_gate6(ip) || ctx->user_port != bpf_htons(CERB_DNS_PORT))
+    if (!is_gate6(ip))
+        return ALLOW;
+    __u16 gate_port = owner_gate_port();
+    if (!gate_port || ctx->user_port != bpf_htons(gate_port))
         return ALLOW;
     __u64 cookie = bpf_get_socket_cookie(ctx);
     struct cerb_dns_peer *peer = bpf_map_lookup_elem(&cerb_dns_peers, &cookie);
@@ -333,6 +372,12 @@ static __always_inline int refuse_packet(struct cerb_policy *policy, __u64 cgrou
     return verdict(policy, EPERM) ? DENY : ALLOW;
 }
 
+/* A packet to the container's own gate port: a query the programs steered. */
+static __always_inline bool to_own_gate(struct cerb_policy *policy, __u64 cgroup_id, __u16 port)
+{
+    return (policy->flags & CERB_HAS_NAMES) && port && port == own_gate_port(cgroup_id);
+}
+
 /* The destination port of a TCP or UDP header at offset (0 for others). */
 static __always_inline __u16 destination_port(struct __sk_buff *skb, __u32 offset, __u8 protocol)
 {
@@ -372,7 +417,7 @@ static __always_inline int check_packet4(struct __sk_buff *skb, struct bpf_sock 
     __u32 peer = sk->dst_ip4;
     bool own_netns = !(policy->flags & CERB_HOST_NETWORK);
     /* A query sendmsg4 steered to the gate from a socket connected elsewhere passes too. */
-    if ((peer && peer == ip.daddr) || (ip.daddr == bpf_htonl(CERB_DNS_GATE_IP4) && steered_to_gate(policy, port)) ||
+    if ((peer && peer == ip.daddr) || (ip.daddr == bpf_htonl(CERB_DNS_GATE_IP4) && to_own_gate(policy, cgroup_id, port)) ||
         inet4_allowed(cgroup_id, (const __u8 *)&ip.daddr, port, own_netns))
         return ALLOW;
     return refuse_packet(policy, cgroup_id, AF_INET, &ip.daddr, 4, port);
@@ -416,7 +461,7 @@ static __always_inline int check_packet6(struct __sk_buff *skb, struct bpf_sock 
         return refuse_packet(policy, cgroup_id, AF_INET6, &ip.daddr, 16, port);
     bool to_peer = !all_zero((const __u8 *)peer, 16) && peer[0] == daddr[0] && peer[1] == daddr[1] &&
                    peer[2] == daddr[2] && peer[3] == daddr[3];
-    if (to_peer || (is_gate6(daddr) && steered_to_gate(policy, port)) ||
+    if (to_peer || (is_gate6(daddr) && to_own_gate(policy, cgroup_id, port)) ||
         inet6_allowed(cgroup_id, (const __u8 *)daddr, port, !(policy->flags & CERB_HOST_NETWORK)))
         return ALLOW;
     return refuse_packet(policy, cgroup_id, AF_INET6, &ip.daddr, 16, port);

@@ -186,6 +186,15 @@ struct {
     __type(value, struct cerb_name_value);
 } CERB_MAP_NAMES SEC(".maps");
 
+/* Written by the DNS gate, read by the socket programs. */
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(pinning, LIBBPF_PIN_BY_NAME);
+    __uint(max_entries, CERB_MAX_CONTAINERS);
+    __type(key, __u64);
+    __type(value, struct cerb_dns_gate);
+} CERB_MAP_DNS_GATES SEC(".maps");
+
 /* Written and read by the socket programs only: an LRU, so that sockets
  * closed with a query in flight never fill it. */
 struct {

@@ -44,3 +44,9 @@ teardown() {
     edit_config '.annotations["io.cerberus.policy"] = "{\"mode\":\"audit\",\"allowed_hosts\":[\"allowed.example:443\"]}"'
     run_script learn
 }
+
+@test "dns gate: two containers with different names in one network namespace, each resolves only its own (landlock backend)" {
+    "$CERBERUS" check | grep -q '^  landlock  usable' || skip "this host cannot run the landlock backend"
+    edit_config '.annotations["io.cerberus.policy"] = "{\"allowed_hosts\":[\"allowed.example:443\"]}"'
+    run_script pod
+}

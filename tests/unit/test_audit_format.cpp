@@ -154,6 +154,18 @@ TEST_CASE("audit: binding the DNS port under host names names the address and th
     CHECK(rule_text(bind) == "the DNS port is the gate's under host names");
 }
 
+TEST_CASE("audit: a DNS query with no gate to go to names the address it asked and why it failed")
+{
+    cerb_event query = base_event(CERB_OP_SENDMSG, CERB_RULE_NO_DNS_GATE, 1);
+    query.target_kind = CERB_TARGET_ADDRESS;
+    query.family = AF_INET;
+    query.port = 53;
+    uint8_t resolver[4] = {192, 0, 2, 53};
+    std::memcpy(query.addr, resolver, 4);
+    CHECK(target_text(query) == "192.0.2.53:53");
+    CHECK(rule_text(query) == "no DNS gate serves the container: its queries fail closed");
+}
+
 TEST_CASE("audit: bytes that are not UTF-8 do not break the line")
 {
     cerb_event e = path_event(CERB_OP_OPEN, CERB_RULE_NOT_IN_ALLOWED_PATHS, "/tmp/\xff\xfe");

@@ -431,9 +431,9 @@ audit_run_dir() {
 }
 
 # policy_entries_of CGROUP_ID: how many entries of the pinned policy maps (the addresses the DNS gate
-# admitted among them) are keyed by the cgroup id.
+# admitted and its port among them) are keyed by the cgroup id.
 policy_entries_of() {
-    entries_of "$1" cerb_policies:0 cerb_paths:0 cerb_net4:4 cerb_net6:4 cerb_names:0
+    entries_of "$1" cerb_policies:0 cerb_paths:0 cerb_net4:4 cerb_net6:4 cerb_names:0 cerb_dns_gates:0
 }
 
 # names_entries_of CGROUP_ID: how many addresses the DNS gate admitted for the cgroup (cerb_names).

@@ -143,6 +143,7 @@ std::string rule_text(const cerb_event& e)
     case CERB_RULE_MEMFD: return "memfds are refused under allowed_bins";
     case CERB_RULE_OUTSIDE_CONTAINER: return "not in the container: another process, the host's keyrings";
     case CERB_RULE_OWNER_UNREMEMBERED: return "no room to remember who set a file's owner";
+    case CERB_RULE_NO_DNS_GATE: return "no DNS gate serves the container: its queries fail closed";
     }
     return "rule-" + std::to_string(e.rule);
 }

@@ -12,6 +12,7 @@
 #include "base/event_watches.hpp"
 #include "dns/dns_admission.hpp"
 #include "dns/dns_cache.hpp"
+#include "dns/dns_gate_ports.hpp"
 #include "dns/dns_gate_registry.hpp"
 #include "dns/dns_pending.hpp"
 
@@ -102,6 +103,7 @@ private:
     daemon::EventWatches<Watch> watches_; // key 0: gate.sock
     std::string cgroup2_;
     std::optional<AdmittedTable> table_;
+    std::optional<GatePorts> ports_;
     std::map<uint64_t, Container> containers_;
     // Containers whose snapshot is behind the map: written at the next tick, or when state asks for it (a
     // file per answer would cost each query).

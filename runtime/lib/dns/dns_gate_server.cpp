@@ -31,6 +31,7 @@ bool Gate::start()
         return false;
     cgroup2_ = cgroups::Mounts::detect().unified;
     table_.emplace(kernel::open_map(kernel::names_map));
+    ports_.emplace();
     watches_.open();
     // Every registered container first: create waits for the socket, and a
     // restarted gate serves the containers it served before.
@@ -73,42 +74,46 @@ void Gate::add(Registration registration)
     struct stat netns_stat{};
     check(fstat(container.netns.get(), &netns_stat), "fstat of the container's network namespace");
     container.netns_inode = netns_stat.st_ino;
+    std::string netns_name = "net:[" + std::to_string(netns_stat.st_ino) + "]";
     // The same address in two namespaces may be two resolvers; the gate holds the namespace open, so its
     // inode names no other while the container is served.
-    container.upstream = "net:[" + std::to_string(netns_stat.st_ino) + "]";
+    container.upstream = netns_name;
     for (const auto& text : container.registration.nameservers)
         container.upstream += " " + text;
-    // The gate's address is the same in every namespace, and a query carries no sign of whose container
-    // sent it: one container with names per namespace.
-    for (const auto& [other_id, other] : containers_)
-        if (other.netns_inode == netns_stat.st_ino && other_id != cgroup_id)
-            throw Error("network namespace net:[" + std::to_string(netns_stat.st_ino) + "] is served for " +
-                            other.registration.id +
-                            " already: the DNS gate serves one container with host names per network namespace",
-                        EBUSY);
-    UniqueFd udp4, tcp4, udp6, tcp6, up4, up6;
-    in_netns(container.netns.get(), [&] {
-        udp4 = gate_socket(AF_INET, SOCK_DGRAM);
-        tcp4 = gate_socket(AF_INET, SOCK_STREAM);
-        udp6 = gate_socket(AF_INET6, SOCK_DGRAM);
-        if (udp6)
-            tcp6 = gate_socket(AF_INET6, SOCK_STREAM);
-        for (const auto& server : container.nameservers) {
-            UniqueFd& up = server.family == AF_INET ? up4 : up6;
-            if (!up)
-                up.reset(check(socket(server.family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0),
-                               "socket for the nameservers"));
-        }
-    });
+    // Each container of a namespace has sockets of its own, on its own port: the socket a query arrives on
+    // says whose policy judges it. A restarted gate binds the port the programs steer to already.
+    std::optional<uint16_t> recorded = ports_->recorded(cgroup_id);
+    GateSockets gate;
+    UniqueFd up4, up6;
+    try {
+        in_netns(container.netns.get(), [&] {
+            gate = gate_sockets(recorded.value_or(0), ports_->all());
+            for (const auto& server : container.nameservers) {
+                UniqueFd& up = server.family == AF_INET ? up4 : up6;
+                if (!up)
+                    up.reset(check(socket(server.family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0),
+                                   "socket for the nameservers"));
+            }
+        });
+    } catch (const Error& e) {
+        if (!recorded)
+            throw;
+        throw e.wrap("binding the DNS gate's port " + std::to_string(*recorded) + " of " +
+                     container.registration.id + " again in " + netns_name +
+                     ": its lookups fail closed until it is created again");
+    }
+    ports_->record(cgroup_id, gate.port);
+    spdlog::info("serving {} (cgroup {}) on port {} in {}", container.registration.id, cgroup_id, gate.port,
+                 netns_name);
     Container& c = containers_.emplace(cgroup_id, std::move(container)).first->second;
     c.upstream4 = up4 ? up4.get() : -1;
     c.upstream6 = up6 ? up6.get() : -1;
-    for (auto* fd : {&udp4, &udp6})
+    for (auto* fd : {&gate.udp4, &gate.udp6})
         if (*fd) {
             c.watches.push_back(watches_.add({Kind::client_udp, cgroup_id, 0, fd->get()}, EPOLLIN));
             c.sockets.push_back(std::move(*fd));
         }
-    for (auto* fd : {&tcp4, &tcp6})
+    for (auto* fd : {&gate.tcp4, &gate.tcp6})
         if (*fd) {
             c.watches.push_back(watches_.add({Kind::client_tcp_listen, cgroup_id, 0, fd->get()}, EPOLLIN));
             c.sockets.push_back(std::move(*fd));
@@ -137,6 +142,7 @@ void Gate::forget(uint64_t cgroup_id)
     }
     due_snapshots_.erase(cgroup_id);
     table_->forget(cgroup_id);
+    ports_->forget(cgroup_id);
     try {
         remove_registration(cgroup_id);
     } catch (const Error& e) {

@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <string>
 
 namespace cerberus::dns {
 
@@ -47,7 +48,15 @@ socklen_t sockaddr_of(const Endpoint& endpoint, sockaddr_storage& addr)
     return sizeof(sockaddr_in6);
 }
 
-UniqueFd gate_socket(int family, int type)
+namespace {
+
+// Tries of a port the kernel picks before giving up: one is taken on another address or protocol only when the
+// namespace's ephemeral ports are nearly all in use.
+constexpr int port_tries = 16;
+
+// The gate's socket of that family and type on the gate's address and port (0: one the kernel picks); an empty
+// fd when the address is not there (a namespace without ::1, a kernel without IPv6).
+UniqueFd gate_socket(int family, int type, uint16_t port)
 {
     UniqueFd fd(socket(family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!fd && family == AF_INET6 && errno == EAFNOSUPPORT)
@@ -55,8 +64,11 @@ UniqueFd gate_socket(int family, int type)
     if (!fd)
         throw_errno("socket");
     int on = 1;
-    setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
-    Endpoint endpoint{family, {}, CERB_DNS_PORT};
+    // Only TCP: a restarted gate binds the port again past its old connections in TIME_WAIT, and a listening
+    // socket keeps every other bind off its port. A UDP socket would share the port with anyone asking for it.
+    if (type == SOCK_STREAM)
+        setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+    Endpoint endpoint{family, {}, port};
     if (family == AF_INET) {
         uint32_t gate = htonl(CERB_DNS_GATE_IP4);
         std::memcpy(endpoint.addr.data(), &gate, 4);
@@ -69,11 +81,54 @@ UniqueFd gate_socket(int family, int type)
     if (bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), len) < 0) {
         if (family == AF_INET6 && errno == EADDRNOTAVAIL)
             return UniqueFd();
-        throw_errno(family == AF_INET ? "binding 127.53.0.1:53" : "binding [::1]:53");
+        throw_errno((family == AF_INET ? "binding 127.53.0.1:" : "binding [::1]:") + std::to_string(port));
     }
     if (type == SOCK_STREAM)
         check(listen(fd.get(), 64), "listen");
     return fd;
+}
+
+uint16_t bound_port(int fd)
+{
+    sockaddr_storage addr{};
+    socklen_t len = sizeof(addr);
+    check(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), "getsockname of the gate's socket");
+    return endpoint_of(addr).port;
+}
+
+GateSockets bind_gate_sockets(uint16_t port)
+{
+    GateSockets sockets;
+    sockets.udp4 = gate_socket(AF_INET, SOCK_DGRAM, port);
+    sockets.port = port != 0 ? port : bound_port(sockets.udp4.get());
+    sockets.tcp4 = gate_socket(AF_INET, SOCK_STREAM, sockets.port);
+    sockets.udp6 = gate_socket(AF_INET6, SOCK_DGRAM, sockets.port);
+    if (sockets.udp6)
+        sockets.tcp6 = gate_socket(AF_INET6, SOCK_STREAM, sockets.port);
+    return sockets;
+}
+
+} // namespace
+
+GateSockets gate_sockets(uint16_t port, const std::set<uint16_t>& reserved)
+{
+    if (port != 0)
+        return bind_gate_sockets(port);
+    std::vector<GateSockets> passed_over; // held until one fits, so that the kernel picks another port
+    for (int tried = 1; tried <= port_tries; ++tried) {
+        try {
+            GateSockets sockets = bind_gate_sockets(0);
+            if (!reserved.contains(sockets.port))
+                return sockets;
+            passed_over.push_back(std::move(sockets));
+        } catch (const Error& e) {
+            if (e.errnum() != EADDRINUSE)
+                throw;
+        }
+    }
+    throw Error("no port free on 127.53.0.1 and [::1], TCP and UDP, for the DNS gate after " +
+                    std::to_string(port_tries) + " tries",
+                EADDRINUSE);
 }
 
 std::vector<uint8_t> frame(std::span<const uint8_t> message)

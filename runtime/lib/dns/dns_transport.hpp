@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <span>
 #include <vector>
 
@@ -23,11 +24,21 @@ inline constexpr size_t max_message = 65535;
 Endpoint endpoint_of(const sockaddr_storage& addr);
 socklen_t sockaddr_of(const Endpoint& endpoint, sockaddr_storage& addr);
 
-// The gate's socket of that family and type (SOCK_DGRAM, or SOCK_STREAM,
-// listening) on 127.53.0.1:53 or [::1]:53, non-blocking, in the network
-// namespace the calling thread is in; an empty fd when the address is not
-// there (a namespace without ::1, a kernel without IPv6).
-UniqueFd gate_socket(int family, int type);
+// The gate's sockets for one container, in the network namespace the
+// calling thread is in, non-blocking: UDP and TCP (listening) on
+// 127.53.0.1 and [::1], all on one port; the IPv6 ones empty when ::1 is not
+// there (a namespace without it, a kernel without IPv6).
+struct GateSockets {
+    UniqueFd udp4, tcp4, udp6, tcp6;
+    uint16_t port = 0;
+};
+
+// On port (a restarted gate's recorded one: throws when it cannot be bound),
+// or with 0 on a port the kernel picks that is free on every address and
+// protocol and not reserved (recorded for another container, whose gate may
+// not have bound it again yet). Each container of a namespace has its own:
+// no socket is shared.
+GateSockets gate_sockets(uint16_t port, const std::set<uint16_t>& reserved);
 
 // The message with its length in front.
 std::vector<uint8_t> frame(std::span<const uint8_t> message);

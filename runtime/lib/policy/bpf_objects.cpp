@@ -186,6 +186,7 @@ std::optional<PolicyMaps> PolicyMaps::open_pinned(const std::string& pin_dir)
     maps.paths_ = kernel::open_map(kernel::paths_map, pin_dir);
     maps.config_ = kernel::open_map(kernel::config_map, pin_dir);
     maps.names_ = kernel::open_map(kernel::names_map, pin_dir);
+    maps.dns_gates_ = kernel::open_map(kernel::dns_gates_map, pin_dir);
     return maps;
 }
 
@@ -277,6 +278,9 @@ void PolicyMaps::remove_names(uint64_t cgroup_id)
     with_context("removing the admitted addresses of cgroup " + std::to_string(cgroup_id), [&] {
         delete_matching<cerb_name_key>(names_.get(), kernel::names_map.name,
                                        [&](const cerb_name_key& key) { return key.cgroup_id == cgroup_id; });
+        // The gate deletes its port at forget; a gate that died before it leaves it here.
+        if (bpf_map_delete_elem(dns_gates_.get(), &cgroup_id) < 0 && errno != ENOENT)
+            throw_errno(std::string("deleting from ") + kernel::dns_gates_map.name);
     });
 }
 

@@ -54,7 +54,8 @@ public:
     void remove_by_scan(uint64_t cgroup_id);
 
     // Deletes every CERB_MAP_NAMES entry of the cgroup (the gate writes them,
-    // so no record of their keys exists: the whole map is looked through).
+    // so no record of their keys exists: the whole map is looked through) and
+    // its CERB_MAP_DNS_GATES entry.
     void remove_names(uint64_t cgroup_id);
 
     // True when the cgroup has a policy entry.
@@ -63,7 +64,7 @@ public:
 private:
     PolicyMaps() = default;
 
-    UniqueFd policies_, net4_, net6_, paths_, config_, names_;
+    UniqueFd policies_, net4_, net6_, paths_, config_, names_, dns_gates_;
 };
 
 // Marks pid, the runtime's process in the container of cgroup_id, as a set-up

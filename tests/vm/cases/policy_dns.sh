@@ -6,8 +6,9 @@
 # unlisted name is REFUSED and written to the trail; a query sent straight to another resolver address, over
 # UDP or TCP, IPv4 or IPv6, is steered to the gate and answered in that address's name; a wildcard matches one
 # label or more and not its parent; an answer in a private range is not admitted unless the policy lists the
-# range; audit mode answers everything; a gate that dies fails closed and a cerberus command restarts it; bad
-# names are refused at create; delete leaves nothing. Each denial beside its control without the policy.
+# range; audit mode answers everything; a gate that dies fails closed and a cerberus command restarts it; two
+# containers with different names in one network namespace each resolve only their own; bad names are refused
+# at create; delete leaves nothing. Each denial beside its control without the policy.
 # vm-timeout: 420
 # rule-kinds: allowed_hosts
 # vm-boots: bpf-lsm no-bpf-lsm landlock
@@ -171,12 +172,23 @@ else
     vm_fail "the gate runs, its pid in its lock file" "no pid in $gate_dir/gate.lock"
 fi
 
-# --- one container with names per network namespace ------------------------------------------------------
-vm_expect_refused "a second container with names in a served network namespace is refused" \
-    "one container with host names per network namespace" start second "$names"
-vm_expect_failure "and leaves no container behind" "does not exist" cerberus state second
-vm_expect_contains "control: a container without names joins that namespace" '"running"' \
-    sh -c 'cerberus state plain'
+# --- two containers with names in one network namespace (a pod's) ----------------------------------------
+# Each has the gate's sockets on a port of its own: its queries reach its own policy, never the other's.
+start second '{"allowed_hosts": ["evil.test:80"]}' ||
+    vm_fail "a second container with names joins a served network namespace" "exit $?"
+vm_expect_contains "the second resolves its own name" "answers=198.51.100.66" \
+    inside second $p dns evil.test "$resolver" udp
+vm_expect_not_denied "and reaches its address" inside second $p connect tcp 198.51.100.66 80
+vm_expect_contains "it is refused the first's name" "rcode=REFUSED" inside second $p dns svc.test "$resolver" udp
+vm_expect_errno "and the first's address" EPERM inside second $p connect tcp 198.51.100.2 80
+vm_expect_contains "the first still resolves its own name" "answers=198.51.100.2" \
+    inside named $p dns svc.test "$resolver" udp
+vm_expect_contains "and is refused the second's, over TCP too" "rcode=REFUSED" \
+    inside named $p dns evil.test "$resolver" tcp
+second_cgroup="$(cgroup_id_of second)"
+cerberus delete --force second >/dev/null 2>&1
+vm_expect_output "deleting the second leaves no entry of it, its gate port included" 0 policy_entries_of "$second_cgroup"
+vm_expect_contains "and the first resolving" "answers=198.51.100.2" inside named $p dns svc.test "$resolver" udp
 
 # --- bad input, and nothing left behind ------------------------------------------------------------------
 bad() {
