@@ -110,7 +110,9 @@ CommandRule parse_rule(const json& value, const std::string& field)
 {
     expect(value, json::value_t::object, "an object with \"allow\", \"ask\" and \"deny\"", field);
     CommandRule rule;
-    for (const auto& [key, list] : value.items()) {
+    for (const auto& item : value.items()) {
+        const std::string& key = item.key(); // a named variable: clang before 16 captures no structured binding
+        const json& list = item.value();
         auto outcome = std::find_if(std::begin(outcome_lists), std::end(outcome_lists),
                                     [&](const OutcomeList& o) { return key == o.key; });
         if (outcome != std::end(outcome_lists))
