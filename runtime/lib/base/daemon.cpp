@@ -282,8 +282,10 @@ void Life::serve()
     auto next_tick = Clock::now() + tick;
     auto busy_at = Clock::now();
     for (;;) {
+        // Rounded up: truncated, the last part of a millisecond before a tick would be
+        // waited out by epoll_wait(0) in a loop.
         int wait_ms = static_cast<int>(
-            std::chrono::duration_cast<std::chrono::milliseconds>(next_tick - Clock::now()).count());
+            std::chrono::ceil<std::chrono::milliseconds>(next_tick - Clock::now()).count());
         epoll_event events[32];
         int n = epoll_wait(epoll_fd, events, 32, std::max(wait_ms, 0));
         if (n < 0 && errno != EINTR)
