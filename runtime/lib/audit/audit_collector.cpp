@@ -303,7 +303,9 @@ void Collector::on_tick()
     // record either: such events end by age.
     write_landlock(landlock_.take(Completion::aged));
     write_held_records(false);
-    refresh_audit_state();
+    // The kernel answers AUDIT_GET from a thread it starts for it: asked only while it can matter.
+    if (!trails_.empty())
+        refresh_audit_state();
     for (auto& [cgroup_id, trail] : trails_)
         report_lost(cgroup_id, trail);
     sync_all();
