@@ -119,17 +119,38 @@ void finish_container(uint64_t cgroup_id, const std::string& pin_dir)
     }
 }
 
-void hand_root_to_collector(uint64_t cgroup_id, int root_fd)
+namespace {
+
+void warn_root_not_taken(uint64_t cgroup_id, const std::string& why)
+{
+    spdlog::warn("handing the root of cgroup {} to the audit collector: {}; the names of calls whose process is "
+                 "gone are judged as written",
+                 cgroup_id, why);
+}
+
+} // namespace
+
+RootHandOver::RootHandOver(uint64_t cgroup_id, int root_fd) : cgroup_id_(cgroup_id)
 {
     try {
-        auto answer = daemon::ask_running_with_fd(collector_daemon(), "root " + std::to_string(cgroup_id), root_fd, 10);
-        if (answer != "ok")
-            throw Error("the audit collector answered: " + answer.value_or("nothing (none runs)"), EIO);
+        answer_ = daemon::send_running_with_fd(collector_daemon(), "root " + std::to_string(cgroup_id), root_fd, 10);
     } catch (const Error& e) {
-        spdlog::warn("handing the root of cgroup {} to the audit collector: {}; the names of calls whose process "
-                     "is gone are judged as written",
-                     cgroup_id, e.what());
+        warn_root_not_taken(cgroup_id, e.what());
     }
+}
+
+void RootHandOver::confirm() noexcept
+{
+    if (cgroup_id_ == 0)
+        return;
+    try {
+        auto answer = answer_.wait();
+        if (answer != "ok")
+            warn_root_not_taken(cgroup_id_, "the audit collector answered: " + answer.value_or("nothing (none runs)"));
+    } catch (const std::exception& e) {
+        warn_root_not_taken(cgroup_id_, e.what());
+    }
+    cgroup_id_ = 0;
 }
 
 void supervise(uint64_t cgroup_id, int socket_fd)

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace cerberus::audit {
 
@@ -45,9 +46,30 @@ void finish_container(uint64_t cgroup_id, const std::string& pin_dir);
 
 // create, under the landlock backend, once the container's mounts are in
 // place: its root, where the collector resolves the names of calls whose
-// process is gone by the time it reads them. Logs (never throws) when no
-// collector takes it.
-void hand_root_to_collector(uint64_t cgroup_id, int root_fd);
+// process is gone by the time it reads them. The collector's answer is read
+// by confirm(), called before the agent can run: create goes on meanwhile
+// (the collector's wake-up was a round trip on every policed start). Neither
+// throws; a collector that does not take the root is logged.
+class RootHandOver {
+public:
+    RootHandOver() = default;
+    RootHandOver(uint64_t cgroup_id, int root_fd);
+    RootHandOver(RootHandOver&& other) noexcept
+        : cgroup_id_(std::exchange(other.cgroup_id_, 0)), answer_(std::move(other.answer_))
+    {
+    }
+    RootHandOver& operator=(RootHandOver&& other) noexcept
+    {
+        cgroup_id_ = std::exchange(other.cgroup_id_, 0);
+        answer_ = std::move(other.answer_);
+        return *this;
+    }
+    void confirm() noexcept;
+
+private:
+    uint64_t cgroup_id_ = 0;
+    daemon::PendingAnswer answer_;
+};
 
 // create and exec, audit mode under the landlock backend: the socket the
 // container process will send its seccomp listener on (the other end is

@@ -125,7 +125,7 @@ void report_ready() noexcept
     close(fd);
 }
 
-std::string exchange(const Daemon& daemon, int fd, const std::string& request, int timeout_s, int passed_fd = -1)
+void send_request(const Daemon& daemon, int fd, const std::string& request, int timeout_s, int passed_fd)
 {
     timeval timeout{.tv_sec = timeout_s, .tv_usec = 0};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
@@ -133,13 +133,23 @@ std::string exchange(const Daemon& daemon, int fd, const std::string& request, i
         with_context("sending to " + daemon.what, [&] { unix_socket::send_with_fd(fd, request, passed_fd); });
     else
         check(send(fd, request.data(), request.size(), MSG_NOSIGNAL), "sending to " + daemon.what);
+}
+
+std::string read_answer(const std::string& what, int fd)
+{
     for (;;) {
         char answer[512];
-        ssize_t n = check(recv(fd, answer, sizeof(answer), 0), "waiting for " + daemon.what);
+        ssize_t n = check(recv(fd, answer, sizeof(answer), 0), "waiting for " + what);
         std::string text(answer, static_cast<size_t>(n));
         if (text != still_working_word)
             return text;
     }
+}
+
+std::string exchange(const Daemon& daemon, int fd, const std::string& request, int timeout_s, int passed_fd = -1)
+{
+    send_request(daemon, fd, request, timeout_s, passed_fd);
+    return read_answer(daemon.what, fd);
 }
 
 } // namespace
@@ -182,13 +192,27 @@ std::optional<std::string> ask_running(const Daemon& daemon, const std::string& 
     return exchange(daemon, fd.get(), request, timeout_s);
 }
 
-std::optional<std::string> ask_running_with_fd(const Daemon& daemon, const std::string& request, int passed_fd,
-                                               int timeout_s)
+std::optional<std::string> PendingAnswer::wait()
+{
+    if (!fd_)
+        return std::nullopt;
+    UniqueFd fd = std::move(fd_);
+    return read_answer(what_, fd.get());
+}
+
+PendingAnswer send_running_with_fd(const Daemon& daemon, const std::string& request, int passed_fd, int timeout_s)
 {
     UniqueFd fd = connect_daemon(daemon);
     if (!fd)
-        return std::nullopt;
-    return exchange(daemon, fd.get(), request, timeout_s, passed_fd);
+        return {};
+    send_request(daemon, fd.get(), request, timeout_s, passed_fd);
+    return {daemon.what, std::move(fd)};
+}
+
+std::optional<std::string> ask_running_with_fd(const Daemon& daemon, const std::string& request, int passed_fd,
+                                               int timeout_s)
+{
+    return send_running_with_fd(daemon, request, passed_fd, timeout_s).wait();
 }
 
 UniqueFd open_lock(const Daemon& daemon)

@@ -18,6 +18,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cerberus::daemon {
@@ -48,7 +49,25 @@ std::string ask(const Daemon& daemon, const std::string& request, int timeout_s)
 // Same, but only to a daemon already listening: nullopt when none does.
 std::optional<std::string> ask_running(const Daemon& daemon, const std::string& request, int timeout_s);
 
-// ask_running with passed_fd sent along (SCM_RIGHTS).
+// A request sent whose answer is read later, so that the caller goes on
+// working while the daemon does. Empty when no daemon listened.
+class PendingAnswer {
+public:
+    PendingAnswer() = default;
+    PendingAnswer(std::string what, UniqueFd fd) : what_(std::move(what)), fd_(std::move(fd)) {}
+    // The answer, waited for up to the request's timeout; nullopt when
+    // nothing was sent (or it was already read). Throws as ask does.
+    std::optional<std::string> wait();
+
+private:
+    std::string what_;
+    UniqueFd fd_;
+};
+
+// ask_running with passed_fd sent along (SCM_RIGHTS), the answer read later.
+PendingAnswer send_running_with_fd(const Daemon& daemon, const std::string& request, int passed_fd, int timeout_s);
+
+// The same, waiting for the answer.
 std::optional<std::string> ask_running_with_fd(const Daemon& daemon, const std::string& request, int passed_fd,
                                                int timeout_s);
 

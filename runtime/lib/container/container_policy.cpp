@@ -114,7 +114,8 @@ ContainerPolicy::ContainerPolicy(ContainerPolicy&& other) noexcept
       backend_(other.backend_), cgroup_id_(other.cgroup_id_), cgroup_dir_(std::move(other.cgroup_dir_)),
       keys_file_(std::move(other.keys_file_)), pin_dir_(std::move(other.pin_dir_)),
       document_(std::move(other.document_)), adopted_(other.adopted_), armed_(std::exchange(other.armed_, false)),
-      restrictions_(std::move(other.restrictions_)), supervisor_(std::move(other.supervisor_))
+      restrictions_(std::move(other.restrictions_)), supervisor_(std::move(other.supervisor_)),
+      root_handover_(std::move(other.root_handover_))
 {
 }
 
@@ -189,7 +190,7 @@ void ContainerPolicy::after_mounts(int root_fd)
         if (!policy->commands.empty()) // the socket directory is bound in
             broker::register_container(id_, cgroup_id_, audit::trail_path(rt_.audit_dir, id_), *policy, state_dir());
         if (backend_->kind() == policy::Enforcement::landlock) // the BPF programs build the paths they report
-            audit::hand_root_to_collector(cgroup_id_, root_fd);
+            root_handover_ = audit::RootHandOver(cgroup_id_, root_fd);
     }
     if (supervisor_.collector_end)
         audit::supervise(cgroup_id_, supervisor_.collector_end.get());

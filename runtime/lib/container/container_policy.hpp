@@ -18,6 +18,7 @@
 // removes what install added: a failed create leaves no entry behind.
 #pragma once
 
+#include "audit/audit.hpp"
 #include "base/fd.hpp"
 #include "base/runtime_options.hpp"
 #include "container/state.hpp"
@@ -103,8 +104,13 @@ public:
     // there); the collector gets the supervisor socket's other end.
     void after_mounts(int root_fd);
 
-    // create succeeded: the policy stays for as long as the container.
-    void keep() noexcept { armed_ = false; }
+    // create succeeded: the policy stays for as long as the container (the
+    // collector has confirmed it holds the root, before the agent can run).
+    void keep() noexcept
+    {
+        root_handover_.confirm();
+        armed_ = false;
+    }
     // A failed create, in its unwinding order: the entries only (the
     // container never registered a trail worth finishing).
     void roll_back() noexcept;
@@ -136,6 +142,7 @@ private:
     struct SupervisorPair {
         UniqueFd collector_end, process_end;
     } supervisor_;
+    audit::RootHandOver root_handover_;         // after_mounts to keep
 };
 
 } // namespace cerberus::container
