@@ -2,6 +2,8 @@
 #include "audit/event_drain.hpp"
 
 #include "base/error.hpp"
+#include "base/files.hpp"
+#include "cgroup/cgroup_mounts.hpp"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -51,6 +53,26 @@ UniqueFd make_eventfd()
     return fd;
 }
 
+// Under cgroup v1's real-time group scheduling, a thread may run real-time
+// only in a cpu cgroup given real-time runtime, and a container engine's or a
+// test's cgroup has none: the collector starts in whichever cgroup its starter
+// runs in. This thread is the host's reader, not its starter's: it moves to
+// the cpu hierarchy's root (v1 moves single threads) when the root allows
+// real-time runtime. False when there is no such place.
+bool move_to_real_time_cgroup()
+{
+    try {
+        auto cpu = cgroups::Mounts::detect().v1_mount("cpu");
+        if (!cpu || std::stol(files::read_file(*cpu + "/cpu.rt_runtime_us")) == 0)
+            return false;
+        files::write_file(*cpu + "/tasks", std::to_string(syscall(SYS_gettid)));
+        return true;
+    } catch (const std::exception& e) {
+        spdlog::warn("moving the ring buffer reader to the cpu cgroup root for a real-time priority: {}", e.what());
+        return false;
+    }
+}
+
 // The thread must run as soon as a burst wakes it, even on a loaded host:
 // with an ordinary priority, even nice -20, it was measured waiting 5-15 ms
 // on this 2-core host under load, past a container's share. Its work is a
@@ -62,6 +84,8 @@ void run_promptly()
     sched_param param{};
     param.sched_priority = 1;
     int err = pthread_setschedparam(pthread_self(), SCHED_FIFO, &param);
+    if (err == EPERM && move_to_real_time_cgroup())
+        err = pthread_setschedparam(pthread_self(), SCHED_FIFO, &param);
     if (err == 0)
         return;
     spdlog::warn("the audit collector's ring buffer reader cannot have a real-time priority ({}): a burst of "
