@@ -7,6 +7,8 @@
 #   asked once (every query goes on to the resolver);
 #   connect latency to an address admitted by a name's answer vs the same address listed as an IP rule (the
 #   same kernel check: one more map lookup);
+#   the gate's own CPU time per first query (its scheduler count), against the latency the gate adds: what is
+#   left is the two more loopback hops' wake-ups;
 #   the gate's memory (VmRSS) per container served and per thousand names resolved and admitted.
 # The resolver is dnsmasq in a network namespace this script makes; names answer with a 600 s TTL.
 # usage: bench/dns.sh BUILD_DIR [--queries N] [--connects N] [--containers N] [--names N]
@@ -102,11 +104,10 @@ ns_per_op() {
     sed -n 's/^ns_per_op=\([0-9]*\).*/\1/p' <<<"$out"
 }
 
-gate_rss_kb() {
-    local pid
-    pid=$(head -n1 "/run/cerberus-dns/$layout/gate.lock" | tr -dc 0-9)
-    awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status"
-}
+gate_pid() { head -n1 "/run/cerberus-dns/$layout/gate.lock" | tr -dc 0-9; }
+gate_rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$(gate_pid)/status"; }
+# The gate's time on a CPU so far, ns (the scheduler's count; the gate is one thread).
+gate_cpu_ns() { awk '{ print $1 }' "/proc/$(gate_pid)/schedstat"; }
 
 layout=$($build/cerberus check | sed -n 's|^pin dir: *[^ ]*/\([0-9a-f]*\) .*|\1|p')
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
@@ -120,7 +121,9 @@ start by-ip '{"allowed_hosts": ["198.51.100.1:80"]}' shared
 direct_ns=$(ns_per_op direct loop-dns "$queries" svc.test "$resolver")
 gated_ns=$(ns_per_op gated loop-dns "$queries" svc.test "$resolver")
 direct_first_ns=$(ns_per_op direct loop-dns "$queries" "f%d.first.test" "$resolver")
+cpu_before=$(gate_cpu_ns)
 gated_first_ns=$(ns_per_op gated loop-dns "$queries" "f%d.first.test" "$resolver")
+gate_cpu_first_ns=$((($(gate_cpu_ns) - cpu_before) / queries))
 by_ip_ns=$(ns_per_op by-ip loop-connect "$connects" 198.51.100.1 80)
 by_name_ns=$(ns_per_op gated loop-connect "$connects" 198.51.100.1 80)
 
@@ -135,6 +138,8 @@ printf '%-58s %12s %12s %7s\n' "query latency, repeated name, ns (through the ga
     "$direct_ns" "$(ratio "$gated_ns" "$direct_ns")"
 printf '%-58s %12s %12s %7s\n' "query latency, first query of a name, ns (gate / straight)" "$gated_first_ns" \
     "$direct_first_ns" "$(ratio "$gated_first_ns" "$direct_first_ns")"
+printf '%-58s %12s %12s %7s\n' "gate CPU per first query, ns / its extra latency, ns" "$gate_cpu_first_ns" \
+    "$((gated_first_ns - direct_first_ns))" "$(ratio "$gate_cpu_first_ns" "$((gated_first_ns - direct_first_ns))")"
 printf '%-58s %12s %12s %7s\n' "connect latency, ns (admitted by a name / an IP rule)" "$by_name_ns" "$by_ip_ns" \
     "$(ratio "$by_name_ns" "$by_ip_ns")"
 printf '%-58s %12s\n' "gate VmRSS, kB, serving 1 container" "$rss_one"

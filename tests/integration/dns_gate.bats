@@ -50,3 +50,7 @@ teardown() {
     edit_config '.annotations["io.cerberus.policy"] = "{\"allowed_hosts\":[\"allowed.example:443\"]}"'
     run_script pod
 }
+
+@test "dns gate: a container flooding the gate does not hold up another's answers beyond the bound of docs/policy.md" {
+    run_script flood
+}

@@ -13,6 +13,8 @@
 #   pod        two such containers in one network namespace, different names:
 #              each resolves and reaches its own only, through a gate restart
 #              and the other's delete; nothing of either is left;
+#   flood      the gate alone, serving a well-behaved container beside one that
+#              floods it (dns_flood.sh): the first's answers keep coming;
 #   learn      an audit-mode run that asks and reaches a name the policy does not
 #              list, then `cerberus policy learn`: the name, not its address.
 # Each check prints "ok ..." or "FAIL ..."; the exit status counts the failures.
@@ -51,10 +53,11 @@ for entry in json.load(sys.stdin):
     if int.from_bytes(key, "little") == int(sys.argv[1]):
         print(int.from_bytes(value[:2], "little"))' "$1"
 }
-dnsmasq_pid= gate_pid= holder_pid= second=
+dnsmasq_pid= gate_pid= holder_pid= second= flood_resolver_pid=
 cleanup() {
     [ -n "$gate_pid" ] && kill "$gate_pid" 2>/dev/null
     [ -n "$dnsmasq_pid" ] && kill "$dnsmasq_pid" 2>/dev/null
+    [ -n "$flood_resolver_pid" ] && kill "$flood_resolver_pid" 2>/dev/null
     [ -n "$holder_pid" ] && kill "$holder_pid" 2>/dev/null
     wait 2>/dev/null
     cerb delete --force "$ID" >/dev/null 2>&1
@@ -69,10 +72,14 @@ start_resolver() {
         --address=/allowed.example/203.0.113.7 --address=/allowed.example/2001:db8::7 \
         --address=/private.example/10.1.2.3 --address=/a.wild.example/198.51.100.9 \
         --address=/wild.example/198.51.100.10 --address=/evil.example/203.0.113.66 \
-        --address=/other.example/203.0.113.8 &
+        --address=/other.example/203.0.113.8 --address=/victim.example/203.0.113.9 &
     dnsmasq_pid=$!
     sleep 0.3
 }
+
+ask() { python3 -c 'import socket,sys
+s=socket.socket(socket.AF_UNIX,socket.SOCK_SEQPACKET); s.connect(sys.argv[1]); s.send(sys.argv[2].encode()); print(s.recv(512).decode())' "$run_dir/gate.sock" "$1"; }
+wait_for_gate() { for _ in $(seq 50); do [ -S "$run_dir/gate.sock" ] && break; sleep 0.1; done; }
 
 output_has() { # output_has PATTERN COMMAND...: the command's output matches the pattern, whatever its status
     local pattern=$1 output; shift
@@ -105,6 +112,11 @@ if [ "$mode" = learn ]; then
     expect "learn proposes the name on the port reached" jq -e '.allowed_hosts | index("evil.example:443")' <<<"$learned"
     expect "control: and not the address it resolved to" jq -e '.allowed_hosts | index("203.0.113.66:443") | not' <<<"$learned"
     expect "the policy's own name is kept" jq -e '.allowed_hosts | index("allowed.example:443")' <<<"$learned"
+    exit "$failures"
+fi
+
+if [ "$mode" = flood ]; then
+    . "$(dirname "$0")/dns_flood.sh"
     exit "$failures"
 fi
 
@@ -168,9 +180,6 @@ JSON
 cp "$WORK/registration.json" "$run_dir/containers/$cgroup_id.json"
 "$CERBERUS" dns-gate 2>"$WORK/gate.log" &
 gate_pid=$!
-ask() { python3 -c 'import socket,sys
-s=socket.socket(socket.AF_UNIX,socket.SOCK_SEQPACKET); s.connect(sys.argv[1]); s.send(sys.argv[2].encode()); print(s.recv(512).decode())' "$run_dir/gate.sock" "$1"; }
-wait_for_gate() { for _ in $(seq 50); do [ -S "$run_dir/gate.sock" ] && break; sleep 0.1; done; }
 wait_for_gate
 expect "the gate serves the registered container" [ "$(ask "serve $cgroup_id")" = ok ]
 port=$(gate_port_of "$cgroup_id")

@@ -104,6 +104,33 @@ TEST_CASE("dns: the REFUSED reply keeps the query's id and question and carries 
     CHECK(refused_reply(std::vector<uint8_t>(5, 0)).empty());
 }
 
+TEST_CASE("dns: the SERVFAIL reply is the REFUSED one with its own rcode")
+{
+    auto query = make_query("busy.example", ns_t_a, 0x1234);
+    auto answer = parse_answer(error_reply(query, ns_r_servfail));
+    REQUIRE(answer);
+    CHECK(answer->id == 0x1234);
+    CHECK(answer->rcode == ns_r_servfail);
+    CHECK(answer->question == Question{"busy.example", ns_t_a, ns_c_in});
+}
+
+TEST_CASE("dns: a malformed query is answered FORMERR by its header; a reply or a fragment is not answered")
+{
+    auto query = make_query("evil.example", ns_t_a, 0xcafe);
+    std::vector<uint8_t> cut(query.begin(), query.begin() + 14); // the header, and a question cut short
+    CHECK_FALSE(parse_query(cut));
+    auto reply = formerr_reply(cut);
+    REQUIRE(reply.size() == 12);
+    ns_msg handle{};
+    REQUIRE(ns_initparse(reply.data(), int(reply.size()), &handle) == 0);
+    CHECK(ns_msg_id(handle) == 0xcafe);
+    CHECK(ns_msg_getflag(handle, ns_f_qr) == 1);
+    CHECK(ns_msg_getflag(handle, ns_f_rcode) == ns_r_formerr);
+    CHECK(ns_msg_count(handle, ns_s_qd) == 0);
+    CHECK(formerr_reply(reply).empty()); // control: the reply itself is never answered
+    CHECK(formerr_reply(std::vector<uint8_t>(11, 0)).empty());
+}
+
 // Found by tests/fuzz (fuzz_dns): a query whose question name ends in a compression pointer into its records.
 TEST_CASE("dns: a question that points into records the reply leaves out is answered with the name it reads as")
 {

@@ -3,6 +3,7 @@
 // table of queries waiting for a nameserver, and the admission of an
 // answer's addresses (into a map of the gate's layout made for the test).
 #include "dns/dns_admission.hpp"
+#include "dns/dns_limits.hpp"
 #include "dns/dns_pending.hpp"
 #include "dns/dns_transport.hpp"
 #include "kernel/pinned_maps.hpp"
@@ -92,6 +93,21 @@ TEST_CASE("dns pending: a container has at most its share waiting; the others ar
     CHECK(table.add(udp_query(8)));
     CHECK(table.waiting(7) == 3);
     CHECK(table.waiting(8) == 1);
+}
+
+TEST_CASE("dns limits: a bucket gives its burst at once, then its rate, and never more than its burst")
+{
+    TokenBucket bucket(10, 3); // 10 a second, 3 at once
+    auto start = TokenBucket::Clock::now();
+    for (int i = 0; i < 3; ++i)
+        CHECK(bucket.take(start));
+    CHECK_FALSE(bucket.take(start));
+    CHECK_FALSE(bucket.take(start + std::chrono::milliseconds(50))); // half a token came back
+    CHECK(bucket.take(start + std::chrono::milliseconds(100)));      // control: a whole one
+    auto later = start + std::chrono::seconds(60); // a long pause fills it to its burst only
+    for (int i = 0; i < 3; ++i)
+        CHECK(bucket.take(later));
+    CHECK_FALSE(bucket.take(later));
 }
 
 TEST_CASE("dns pending: an answer finds its query by the gate's id, per container, and a removed one is gone")

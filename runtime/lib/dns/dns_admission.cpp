@@ -231,8 +231,8 @@ AdmittedTable::Change AdmittedTable::admit(uint64_t cgroup_id, const std::string
     cerb_name_value live{};
     if (bpf_map_lookup_elem(map_.get(), &key, &live) == 0 && live.expires_ns > boot_now_ns())
         value = merge(live, value);
-    check(bpf_map_update_elem(map_.get(), &key, &value, BPF_ANY),
-          "admitting " + address_text(address) + " for " + name + " in " + kernel::names_map.name);
+    if (bpf_map_update_elem(map_.get(), &key, &value, BPF_ANY) < 0) // the message made only when it is needed
+        throw_errno("admitting " + address_text(address) + " for " + name + " in " + kernel::names_map.name);
     bool new_ports = std::memcmp(&entry.value.ports, &value.ports, sizeof(value.ports)) != 0;
     entry.value = value;
     bool new_name = entry.names.insert(name).second;

@@ -108,7 +108,7 @@ std::optional<Answer> parse_answer(std::span<const uint8_t> message)
     return answer;
 }
 
-std::vector<uint8_t> refused_reply(std::span<const uint8_t> query)
+std::vector<uint8_t> error_reply(std::span<const uint8_t> query, int rcode)
 {
     ns_msg handle{};
     ns_rr question{};
@@ -124,12 +124,23 @@ std::vector<uint8_t> refused_reply(std::span<const uint8_t> query)
     reply.resize(header_size + name_size + 2 * NS_INT16SZ);
     std::memcpy(reply.data(), query.data(), 2); // the id
     reply[2] = static_cast<uint8_t>(0x80 | (query[2] & 0x79)); // QR, the query's opcode and RD; no AA, no TC
-    reply[3] = 0x80 | ns_r_refused; // RA, rcode
+    reply[3] = static_cast<uint8_t>(0x80 | (rcode & 0x0f)); // RA, rcode
     const uint8_t counts[8] = {0, 1, 0, 0, 0, 0, 0, 0}; // one question, no records
     std::memcpy(reply.data() + 4, counts, sizeof(counts));
     uint8_t* type_and_class = reply.data() + header_size + name_size;
     NS_PUT16(ns_rr_type(question), type_and_class);
     NS_PUT16(ns_rr_class(question), type_and_class);
+    return reply;
+}
+
+std::vector<uint8_t> formerr_reply(std::span<const uint8_t> message)
+{
+    if (message.size() < header_size || (message[2] & 0x80) != 0)
+        return {};
+    std::vector<uint8_t> reply(header_size, 0); // no question: it could not be read
+    std::memcpy(reply.data(), message.data(), 2); // the id
+    reply[2] = static_cast<uint8_t>(0x80 | (message[2] & 0x79)); // QR, the opcode and RD
+    reply[3] = 0x80 | ns_r_formerr;
     return reply;
 }
 

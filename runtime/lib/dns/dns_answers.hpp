@@ -2,7 +2,7 @@
 // The DNS gate's reading of messages, through glibc's libresolv (never a
 // parser of our own): a query's question, an answer's addresses with their
 // TTLs, and the REFUSED reply the gate gives for a name the policy does not
-// allow.
+// allow, and the replies of the gate's own for queries it does not forward.
 #pragma once
 
 #include <array>
@@ -49,9 +49,21 @@ struct Answer {
 };
 std::optional<Answer> parse_answer(std::span<const uint8_t> message);
 
-// The reply to a query that is refused (rcode 5): its id and question, no
-// records. Empty when the query has no readable header and question.
-std::vector<uint8_t> refused_reply(std::span<const uint8_t> query);
+// The reply with rcode (ns_r_refused: a name the policy does not allow, or a
+// container over its query rate; ns_r_servfail: over its queries in flight)
+// to a query: its id and question, no records. Empty when the query has no
+// readable header and question.
+std::vector<uint8_t> error_reply(std::span<const uint8_t> query, int rcode);
+inline std::vector<uint8_t> refused_reply(std::span<const uint8_t> query)
+{
+    return error_reply(query, 5); // ns_r_refused, without <arpa/nameser.h> in every includer
+}
+
+// The FORMERR reply (RFC 1035 4.1.1) to a message whose question cannot be
+// read: its id and opcode, no question. Empty for fewer bytes than a header,
+// and for a message that is itself a reply (never answered: two gates, or a
+// gate and a forged peer, would answer each other forever).
+std::vector<uint8_t> formerr_reply(std::span<const uint8_t> message);
 
 // "A", "AAAA", "MX"..., "TYPE65" for a type libresolv has no name for.
 std::string type_name(uint16_t type);

@@ -14,6 +14,7 @@
 #include "dns/dns_cache.hpp"
 #include "dns/dns_gate_ports.hpp"
 #include "dns/dns_gate_registry.hpp"
+#include "dns/dns_limits.hpp"
 #include "dns/dns_pending.hpp"
 
 #include <sys/types.h>
@@ -34,6 +35,9 @@ constexpr auto udp_wait = std::chrono::seconds(2); // per nameserver, then the n
 constexpr auto tcp_wait = std::chrono::seconds(5);
 constexpr auto tcp_client_idle = std::chrono::seconds(10);
 constexpr size_t max_pending_per_container = 256; // a flooding agent only delays its own answers
+// Asked of the kernel for each agent's TCP connection: a whole answer fits, and a reader too slow for its
+// answers fills this buffer (then loses the connection), never the gate's memory.
+constexpr int client_send_buffer = max_message + 2;
 
 enum class Kind { client_udp, client_tcp_listen, client_tcp, upstream_udp, upstream_tcp };
 
@@ -64,6 +68,7 @@ struct Container {
     int upstream4 = -1, upstream6 = -1;
     std::vector<uint64_t> watches;
     std::optional<audit::TrailWriter> trail; // opened on its first record
+    ContainerLimits limits;
 };
 
 class Gate {
@@ -81,8 +86,12 @@ private:
     void on_tick();
     void read_udp_queries(uint64_t cgroup_id, int fd);
     void accept_tcp(uint64_t cgroup_id, int fd);
+    bool accept_one(uint64_t cgroup_id, int fd);
     void read_tcp_client(uint64_t conn_id);
+    std::map<uint64_t, TcpConn>::iterator close_conn(std::map<uint64_t, TcpConn>::iterator it);
     void handle_query(uint64_t cgroup_id, const Client& client, std::span<const uint8_t> message);
+    void refuse_over_rate(Container& container, const Client& client, std::span<const uint8_t> message,
+                          Clock::time_point now);
     void forward(Container& container, const Client& client, const Query& query, std::span<const uint8_t> message,
                  std::vector<policy::PortRange> ports);
     bool answer_from_cache(Container& container, const Client& client, std::span<const uint8_t> message,
@@ -96,6 +105,8 @@ private:
     void admit(Container& container, const Question& question, const std::vector<policy::PortRange>& ports,
                const Answer& answer, uint64_t now_ns);
     void record(Container& container, const audit::DnsVerdict& verdict);
+    void write_record(Container& container, const audit::DnsVerdict& verdict);
+    void write_counts(Container& container);
     void write_snapshot(uint64_t cgroup_id);
 
     daemon::Daemon daemon_ = gate_daemon();

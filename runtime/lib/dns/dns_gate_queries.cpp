@@ -10,6 +10,7 @@
 #include "dns/dns_netns.hpp"
 #include "dns/dns_transport.hpp"
 
+#include <arpa/nameser.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -37,15 +38,33 @@ void Gate::read_udp_queries(uint64_t cgroup_id, int fd)
 
 void Gate::accept_tcp(uint64_t cgroup_id, int fd)
 {
+    for (int i = 0; i < 64; ++i) // then let the other sockets have a turn
+        if (!accept_one(cgroup_id, fd))
+            return;
+}
+
+// False when there was none to accept.
+bool Gate::accept_one(uint64_t cgroup_id, int fd)
+{
     UniqueFd conn(accept4(fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
     if (!conn)
-        return;
+        return false;
+    Container& container = containers_.at(cgroup_id);
+    if (container.limits.tcp_connections >= max_tcp_per_container) {
+        // Closed at once: accepted, so that the backlog does not keep the listener ready for nothing.
+        record(container, {"", "", "refused",
+                           "TCP connections at the limit of " + std::to_string(max_tcp_per_container), ""});
+        return true;
+    }
+    setsockopt(conn.get(), SOL_SOCKET, SO_SNDBUF, &client_send_buffer, sizeof(client_send_buffer));
+    ++container.limits.tcp_connections;
     uint64_t id = next_conn_++;
     TcpConn& tcp = conns_[id];
     tcp.cgroup_id = cgroup_id;
     tcp.idle_deadline = Clock::now() + tcp_client_idle;
     tcp.watch = watches_.add({Kind::client_tcp, cgroup_id, id, conn.get()}, EPOLLIN);
     tcp.fd = std::move(conn);
+    return true;
 }
 
 void Gate::read_tcp_client(uint64_t conn_id)
@@ -58,8 +77,7 @@ void Gate::read_tcp_client(uint64_t conn_id)
     if (read == StreamRead::again)
         return;
     if (read == StreamRead::closed) {
-        watches_.remove(conn.watch);
-        conns_.erase(it);
+        close_conn(it);
         return;
     }
     conn.idle_deadline = Clock::now() + tcp_client_idle;
@@ -73,12 +91,28 @@ void Gate::read_tcp_client(uint64_t conn_id)
     }
 }
 
+std::map<uint64_t, TcpConn>::iterator Gate::close_conn(std::map<uint64_t, TcpConn>::iterator it)
+{
+    if (auto container = containers_.find(it->second.cgroup_id); container != containers_.end())
+        --container->second.limits.tcp_connections;
+    watches_.remove(it->second.watch);
+    return conns_.erase(it);
+}
+
 void Gate::handle_query(uint64_t cgroup_id, const Client& client, std::span<const uint8_t> message)
 {
-    auto query = parse_query(message);
-    if (!query)
-        return; // not a query with one question: nothing to forward or answer
     Container& container = containers_.at(cgroup_id);
+    auto now = Clock::now();
+    if (!container.limits.queries.take(now)) {
+        refuse_over_rate(container, client, message, now);
+        return;
+    }
+    auto query = parse_query(message);
+    if (!query) { // not a query with one question: nothing to forward
+        reply(client, formerr_reply(message));
+        record(container, {"", "", "formerr", "not a query with one question", ""});
+        return;
+    }
     auto ports = container.rules.ports(query->question.name);
     if (ports.empty()) {
         bool audit = container.registration.audit;
@@ -92,6 +126,21 @@ void Gate::handle_query(uint64_t cgroup_id, const Client& client, std::span<cons
         // connect to them, with its port, for learn mode).
     }
     forward(container, client, *query, message, std::move(ports));
+}
+
+// A query over the container's rate: REFUSED while the refusals' own rate lasts, then dropped and counted
+// (write_counts), so that a flood costs the gate a bounded share whatever its speed.
+void Gate::refuse_over_rate(Container& container, const Client& client, std::span<const uint8_t> message,
+                            Clock::time_point now)
+{
+    if (!container.limits.refusals.take(now)) {
+        ++container.limits.dropped;
+        return;
+    }
+    reply(client, refused_reply(message));
+    auto query = parse_query(message);
+    record(container, {query ? query->question.name : "", query ? type_name(query->question.type) : "", "refused",
+                       "over the query rate of " + std::to_string(static_cast<int>(query_rate)) + " a second", ""});
 }
 
 void Gate::forward(Container& container, const Client& client, const Query& query, std::span<const uint8_t> message,
@@ -109,8 +158,12 @@ void Gate::forward(Container& container, const Client& client, const Query& quer
     pending.ports = std::move(ports);
     pending.query.assign(message.begin(), message.end());
     auto key = pending_.add(std::move(pending));
-    if (!key)
-        return; // the resolver retries; other containers are not held up
+    if (!key) { // other containers are not held up
+        reply(client, error_reply(message, ns_r_servfail));
+        record(container, {query.question.name, type_name(query.question.type), "servfail",
+                           "queries in flight at the limit of " + std::to_string(max_pending_per_container), ""});
+        return;
+    }
     Pending& added = *pending_.find(*key);
     set_id(added.query, added.gate_id);
     if (!send_upstream(*key))
@@ -282,8 +335,11 @@ void Gate::reply(const Client& client, std::span<const uint8_t> message)
     if (it == conns_.end())
         return; // the client went
     std::vector<uint8_t> framed = frame(message);
-    // An agent that does not read its answers loses them, not the gate its turn.
-    send(it->second.fd.get(), framed.data(), framed.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+    // An agent that does not read its answers loses them, not the gate its turn: an answer that does not fit
+    // its send buffer (client_send_buffer) would break the stream's framing, so the connection goes.
+    if (send(it->second.fd.get(), framed.data(), framed.size(), MSG_DONTWAIT | MSG_NOSIGNAL) !=
+        static_cast<ssize_t>(framed.size()))
+        close_conn(it);
 }
 
 } // namespace cerberus::dns

@@ -11,6 +11,7 @@
 
 #include <fcntl.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -23,6 +24,21 @@
 
 namespace cerberus::dns {
 
+namespace {
+
+// Each container holds up to seven sockets of the gate's and max_tcp_per_container connections: the usual soft
+// limit of 1,024 files would stop a gate serving a few dozen busy containers.
+void raise_file_limit()
+{
+    rlimit files{};
+    if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+        files.rlim_cur = files.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &files);
+    }
+}
+
+} // namespace
+
 bool Gate::start()
 {
     files::make_dirs(run_dir, 0700);
@@ -30,6 +46,7 @@ bool Gate::start()
     if (!daemon::take_lock(daemon_, lock_.get()))
         return false;
     cgroup2_ = cgroups::Mounts::detect().unified;
+    raise_file_limit();
     table_.emplace(kernel::open_map(kernel::names_map));
     ports_.emplace();
     watches_.open();
@@ -130,8 +147,9 @@ void Gate::forget(uint64_t cgroup_id)
     for (const Pending& pending : pending_.remove_container(cgroup_id))
         watches_.remove(pending.tcp_watch);
     for (auto it = conns_.begin(); it != conns_.end();)
-        it = it->second.cgroup_id == cgroup_id ? (watches_.remove(it->second.watch), conns_.erase(it)) : std::next(it);
+        it = it->second.cgroup_id == cgroup_id ? close_conn(it) : std::next(it);
     if (auto it = containers_.find(cgroup_id); it != containers_.end()) {
+        write_counts(it->second);
         for (uint64_t id : it->second.watches)
             watches_.remove(id);
         std::string upstream = it->second.upstream;
@@ -179,7 +197,34 @@ void Gate::serve_request()
         });
 }
 
+// Within the container's rate of records; the rest counted, and the count written each tick.
 void Gate::record(Container& container, const audit::DnsVerdict& verdict)
+{
+    if (!container.limits.records.take(Clock::now())) {
+        ++container.limits.unrecorded;
+        return;
+    }
+    write_record(container, verdict);
+}
+
+// What the limits kept out since the last tick: at most two records a second, whatever the flood.
+void Gate::write_counts(Container& container)
+{
+    ContainerLimits& limits = container.limits;
+    if (limits.dropped)
+        write_record(container, {"", "", "dropped",
+                                 std::to_string(std::exchange(limits.dropped, 0)) +
+                                     " queries over the query rate and the refusals' rate, not answered",
+                                 ""});
+    if (limits.unrecorded)
+        write_record(container, {"", "", "not recorded",
+                                 std::to_string(std::exchange(limits.unrecorded, 0)) +
+                                     " records over the trail's rate of " +
+                                     std::to_string(static_cast<int>(record_rate)) + " a second",
+                                 ""});
+}
+
+void Gate::write_record(Container& container, const audit::DnsVerdict& verdict)
 {
     if (!container.trail)
         container.trail.emplace(container.registration.trail);
@@ -214,7 +259,9 @@ void Gate::on_tick()
         drop(id);
     }
     for (auto it = conns_.begin(); it != conns_.end();)
-        it = it->second.idle_deadline <= now ? (watches_.remove(it->second.watch), conns_.erase(it)) : std::next(it);
+        it = it->second.idle_deadline <= now ? close_conn(it) : std::next(it);
+    for (auto& [cgroup_id, container] : containers_)
+        write_counts(container);
     // A delete that found no gate removed the registration; a cgroup may go without a delete.
     std::vector<uint64_t> gone;
     for (const auto& [cgroup_id, container] : containers_)

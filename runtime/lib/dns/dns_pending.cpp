@@ -7,12 +7,21 @@
 
 namespace cerberus::dns {
 
-uint16_t PendingTable::fresh_gate_id(uint64_t cgroup_id) const
+uint16_t PendingTable::random_id()
+{
+    if (random_left_ == 0) {
+        constexpr auto size = sizeof(random_ids_);
+        if (getrandom(random_ids_.data(), size, 0) != static_cast<ssize_t>(size))
+            throw_errno("getrandom");
+        random_left_ = random_ids_.size();
+    }
+    return random_ids_[--random_left_];
+}
+
+uint16_t PendingTable::fresh_gate_id(uint64_t cgroup_id)
 {
     for (;;) {
-        uint16_t id = 0;
-        if (getrandom(&id, sizeof(id), 0) != sizeof(id))
-            throw_errno("getrandom");
+        uint16_t id = random_id();
         if (!by_gate_id_.count({cgroup_id, id}))
             return id;
     }
