@@ -8,6 +8,7 @@
 
 load helpers
 load broker_helpers
+load ask_helpers
 
 setup() {
     [ "$(id -u)" -eq 0 ] || skip "needs root"
@@ -28,22 +29,9 @@ start_policed() {
     cerb --audit-dir "$AUDIT" run -d -b "$BUNDLE" "$ID" </dev/null >"$OUT" 2>&1
 }
 
-# wait_ask [NOT-ID]: the id of this container's pending ask (other than NOT-ID), once there is one (10 s).
-wait_ask() {
-    local id
-    for _ in $(seq 100); do
-        id=$("$CERBERUS" ask list --format json |
-            jq -r --arg c "$ID" --arg not "${1:-}" 'map(select(.container == $c and .id != $not)) | .[0].id // empty')
-        [ -n "$id" ] && { echo "$id"; return 0; }
-        sleep 0.1
-    done
-    return 1
-}
-
 # no_pending_ask: this container has no pending ask.
 no_pending_ask() {
-    run "$CERBERUS" ask list --format json
-    [ "$(echo "$output" | jq --arg c "$ID" 'map(select(.container == $c)) | length')" -eq 0 ]
+    [ "$(pending_asks)" -eq 0 ]
 }
 
 # wait_out TEXT: until the container's output holds TEXT (10 s).

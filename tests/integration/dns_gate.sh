@@ -13,6 +13,8 @@
 #   pod        two such containers in one network namespace, different names:
 #              each resolves and reaches its own only, through a gate restart
 #              and the other's delete; nothing of either is left;
+#   ask        a policed container's lookups of names its ask_hosts lists, held
+#              and answered with `cerberus ask` (dns_ask.sh);
 #   learn      an audit-mode run that asks and reaches a name the policy does not
 #              list, then `cerberus policy learn`: the name, not its address.
 # Each check prints "ok ..." or "FAIL ..."; the exit status counts the failures.
@@ -29,7 +31,7 @@ expect() { # expect DESCRIPTION COMMAND...: passes when the command succeeds
 
 mount --make-rprivate /
 mount -t bpf bpf /sys/fs/bpf
-for dir in /run/cerberus-dns /run/cerberus-audit; do
+for dir in /run/cerberus-dns /run/cerberus-audit /run/cerberus-asks; do
     mkdir -p "$dir" && mount -t tmpfs tmpfs "$dir"
 done
 layout=$(grep -a -m1 -o '/sys/fs/bpf/cerberus/[0-9a-f]\{12\}' "$CERBERUS" | head -1)
@@ -105,6 +107,11 @@ if [ "$mode" = learn ]; then
     expect "learn proposes the name on the port reached" jq -e '.allowed_hosts | index("evil.example:443")' <<<"$learned"
     expect "control: and not the address it resolved to" jq -e '.allowed_hosts | index("203.0.113.66:443") | not' <<<"$learned"
     expect "the policy's own name is kept" jq -e '.allowed_hosts | index("allowed.example:443")' <<<"$learned"
+    exit "$failures"
+fi
+
+if [ "$mode" = ask ]; then
+    . "$(dirname "$0")/dns_ask.sh"
     exit "$failures"
 fi
 
