@@ -54,6 +54,6 @@ teardown() {
 
 @test "dns gate: a lookup of an asked name waits for the operator: allowed once, denied, timed out, granted for 2s until it expires, always and revoked (landlock backend)" {
     "$CERBERUS" check | grep -q '^  landlock  usable' || skip "this host cannot run the landlock backend"
-    edit_config '.annotations["io.cerberus.policy"] = "{\"allowed_hosts\":[\"allowed.example:443\"],\"ask_hosts\":{\"names\":[\"other.example:443\",\"*.wild.example:80\"],\"ask_timeout\":\"2s\"}}"'
+    edit_config '.annotations["io.cerberus.policy"] = "{\"allowed_hosts\":[\"allowed.example:443\"],\"ask_hosts\":{\"names\":[\"other.example:443\",\"*.wild.example:80\"],\"ask_timeout\":\"3s\"}}"'
     run_script ask
 }

@@ -66,9 +66,13 @@ TEST_CASE("asks: a grant matches its container's exact call until it expires")
     CHECK(again.drop_container(8));
     CHECK(again.grants().empty());
     CHECK(read_grants(dir.path + "/grants.json").empty());
-    CHECK(book.revoke(lasting_id));
+    // A change reads the file first: what another book dropped is not written back.
     CHECK_FALSE(book.revoke(lasting_id));
-    CHECK(read_grants(dir.path + "/grants.json").size() == 1); // the book's own save
+    CHECK(book.grants().empty());
+    CHECK(read_grants(dir.path + "/grants.json").empty());
+    Grant kept = book.add(grant_of(7, {"status"}, std::nullopt));
+    CHECK(book.revoke(kept.id)); // the control: a grant the file holds is revoked
+    CHECK_FALSE(book.revoke(kept.id));
     CHECK(read_grants(dir.path + "/none.json").empty());
 }
 
