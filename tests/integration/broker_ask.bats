@@ -214,7 +214,7 @@ wait_out() {
     [ "$status" -eq 0 ]
 }
 
-@test "ask: the dashboard shows a pending ask, read-only; once answered it is gone" {
+@test "ask: the dashboard shows a pending ask and answers it; once answered it is gone" {
     command -v curl >/dev/null || skip "needs curl"
     with_policy '{"commands": {"env": {"ask": ["echo *"]}}}'
     start_policed '/usr/bin/env echo shown; echo "s=$?"; sleep 60'
@@ -227,7 +227,15 @@ wait_out() {
     run curl -s "http://127.0.0.1:$port/api/containers"
     echo "$output" | jq -e --arg c "$ID" --arg id "$id" 'map(select(.id == $c)) | .[0].asks
         | length == 1 and .[0].id == $id and .[0].tool == "env" and .[0].args == ["echo", "shown"]'
-    "$CERBERUS" ask allow "$id"
+    local key
+    key=$(curl -s "http://127.0.0.1:$port/api/session" | jq -r .answer_key)
+    run curl -s -X POST -H "Content-Type: application/json" -d '{"answer":"once"}' \
+        "http://127.0.0.1:$port/api/asks/$id/answer"
+    [[ "$output" == *"a cookie alone does not answer"* ]] # no key: refused, still held
+    run ! grep -q s= "$OUT"
+    run curl -s -X POST -H "Content-Type: application/json" -H "X-Cerberus-Answer: $key" -d '{"answer":"once"}' \
+        "http://127.0.0.1:$port/api/asks/$id/answer"
+    echo "$output" | jq -e --arg id "$id" '.done == "ask \($id) allowed once by uid 0"'
     wait_out s=0
     run curl -s "http://127.0.0.1:$port/api/containers"
     echo "$output" | jq -e --arg c "$ID" 'map(select(.id == $c)) | .[0].asks == []' # the control
