@@ -114,6 +114,10 @@ void police(const RuntimeOptions& rt, const ContainerState& state)
                             "cerberus runtime, which runs the DNS gate (the OCI hook does not); list addresses " +
                             "instead, or run the container with the cerberus runtime",
                         EINVAL);
+    if (policy->ask_hosts && !policy->ask_hosts->names.empty())
+        throw Error(config + ": policy.ask_hosts: asked names need the cerberus runtime, which runs the DNS gate " +
+                        "(the OCI hook does not)",
+                    EINVAL);
     // Where the container is goes first: without a cgroup of its own nothing
     // can be keyed to it, whatever the kernel offers.
     OwnCgroup cgroup = container_cgroup(state.pid);

@@ -4,7 +4,8 @@
 #include "audit/audit_format.hpp"
 #include "audit/dashboard_hub.hpp"
 #include "base/error.hpp"
-#include "broker/asks.hpp"
+#include "audit/asks.hpp"
+#include "container/ask_client.hpp"
 #include "container/state.hpp"
 #include "dashboard/dashboard_assets.hpp"
 #include "dns/dns_gate.hpp"
@@ -12,6 +13,7 @@
 
 #include <arpa/inet.h>
 #include <signal.h>
+#include <sys/random.h>
 
 #include <httplib.h>
 #include <spdlog/spdlog.h>
@@ -21,6 +23,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <thread>
 
 namespace cerberus::dashboard {
@@ -79,37 +82,89 @@ bool authorized(const Request& req, const std::string& token)
     return !cookie.empty() && tokens_equal(cookie, token);
 }
 
-// Every request: GET only; the token when there is one, else a loopback Host
-// header (a page elsewhere that rebinds its name to 127.0.0.1 gets nothing).
-httplib::Server::HandlerResponse gate(const Request& req, Response& res, const std::string& token)
+// What a request must bring: the dashboard's token (none: loopback only), and
+// for an answer the page's answer key, made at start and never a cookie.
+struct Keys {
+    std::string token;
+    std::string answer;
+};
+
+std::string random_key()
+{
+    unsigned char bytes[16];
+    if (getrandom(bytes, sizeof bytes, 0) != sizeof bytes)
+        throw_errno("getrandom");
+    std::string key;
+    for (unsigned char byte : bytes) {
+        char hex[3];
+        std::snprintf(hex, sizeof hex, "%02x", byte);
+        key += hex;
+    }
+    return key;
+}
+
+httplib::Server::HandlerResponse refuse(Response& res, int status, const std::string& why)
+{
+    res.status = status;
+    res.set_content(why + "\n", "text/plain");
+    return httplib::Server::HandlerResponse::Handled;
+}
+
+// An answer (POST /api/asks/ID/answer) changes what a container may do, so
+// beyond what a GET needs it must come from the page itself: JSON (a form
+// cannot send it), the answer key in X-Cerberus-Answer (a header another
+// origin cannot set without a preflight, which this server never allows; the
+// page reads the key from /api/session, which another origin cannot read) or
+// the token as a Bearer header, and, when the browser says where it comes from
+// (Origin, Sec-Fetch-Site), from this origin. A cookie alone never answers.
+httplib::Server::HandlerResponse answer_gate(const Request& req, Response& res, const Keys& keys)
+{
+    if (!req.path.starts_with("/api/asks/"))
+        return refuse(res, 405, "only an answer to an ask is posted");
+    if (!req.get_header_value("Content-Type").starts_with("application/json"))
+        return refuse(res, 415, "an answer is JSON: {\"answer\": \"once\"}");
+    std::string origin = req.get_header_value("Origin");
+    if (!origin.empty() && origin != "http://" + req.get_header_value("Host"))
+        return refuse(res, 403, "an answer from another origin (" + origin + ") is refused");
+    std::string site = req.get_header_value("Sec-Fetch-Site");
+    if (!site.empty() && site != "same-origin")
+        return refuse(res, 403, "an answer from another site (" + site + ") is refused");
+    std::string bearer = req.get_header_value("Authorization");
+    bool keyed = tokens_equal(req.get_header_value("X-Cerberus-Answer"), keys.answer) ||
+                 (!keys.token.empty() && bearer.starts_with("Bearer ") && tokens_equal(bearer.substr(7), keys.token));
+    if (!keyed)
+        return refuse(res, 403, "an answer needs the page's key in X-Cerberus-Answer (GET /api/session) or the "
+                                "token in Authorization: Bearer; a cookie alone does not answer");
+    return httplib::Server::HandlerResponse::Unhandled;
+}
+
+// Every request: GET, or POST of an answer; the token when there is one, else
+// a loopback Host header (a page elsewhere that rebinds its name to 127.0.0.1
+// gets nothing).
+httplib::Server::HandlerResponse gate(const Request& req, Response& res, const Keys& keys)
 {
     using httplib::Server;
-    if (req.method != "GET") {
-        res.status = 405;
-        res.set_content("read-only: GET only\n", "text/plain");
-        return Server::HandlerResponse::Handled;
-    }
-    if (token.empty()) {
+    if (req.method != "GET" && req.method != "POST")
+        return refuse(res, 405, "GET, and POST of an answer to an ask, only");
+    auto admitted = [&] { return req.method == "POST" ? answer_gate(req, res, keys) : Server::HandlerResponse::Unhandled; };
+    if (keys.token.empty()) {
         std::string host = host_of(req.get_header_value("Host"));
         if (host == "localhost" || is_loopback(host))
-            return Server::HandlerResponse::Unhandled;
-        res.status = 403;
-        res.set_content("this dashboard answers only to its loopback address\n", "text/plain");
-        return Server::HandlerResponse::Handled;
+            return admitted();
+        return refuse(res, 403, "this dashboard answers only to its loopback address");
     }
-    if (authorized(req, token))
-        return Server::HandlerResponse::Unhandled;
+    if (authorized(req, keys.token))
+        return admitted();
     // Opening /?token=T once keeps the token in a cookie the page's requests carry.
-    if (req.path == "/" && req.has_param("token") && tokens_equal(req.get_param_value("token"), token)) {
+    if (req.method == "GET" && req.path == "/" && req.has_param("token") &&
+        tokens_equal(req.get_param_value("token"), keys.token)) {
         res.status = 303;
         res.set_header("Location", "/");
-        res.set_header("Set-Cookie", std::string(cookie_name) + "=" + token + "; HttpOnly; SameSite=Strict; Path=/");
+        res.set_header("Set-Cookie", std::string(cookie_name) + "=" + keys.token + "; HttpOnly; SameSite=Strict; Path=/");
         return Server::HandlerResponse::Handled;
     }
-    res.status = 401;
     res.set_header("WWW-Authenticate", "Bearer realm=\"cerberus dashboard\"");
-    res.set_content("a token is needed: Authorization: Bearer TOKEN, or open /?token=TOKEN once\n", "text/plain");
-    return Server::HandlerResponse::Handled;
+    return refuse(res, 401, "a token is needed: Authorization: Bearer TOKEN, or open /?token=TOKEN once");
 }
 
 std::string status_of(const std::string& root, const std::string& id)
@@ -137,6 +192,34 @@ void serve_asset(Response& res, std::string_view name)
     res.set_content(std::string(asset->content), asset->content_type);
 }
 
+// POST /api/asks/ID/answer {"answer": "once" | "for 10m" | "always" | "deny"}: sent to what holds the ask,
+// as `cerberus ask allow|deny` sends it; 400 for a malformed answer, 409 with the holder's words when it
+// refused (answered already, no such ask), 503 when none runs.
+void add_answer_routes(httplib::Server& server, const std::string& answer_key)
+{
+    server.Get("/api/session", [answer_key](const Request&, Response& res) {
+        res.set_content(nlohmann::json{{"answer_key", answer_key}}.dump(), "application/json");
+    });
+    server.Post(R"(/api/asks/([0-9a-f]{8})/answer)", [](const Request& req, Response& res) {
+        nlohmann::json reply;
+        std::optional<audit::AskAnswer> answer;
+        try {
+            answer = audit::parse_ask_answer(nlohmann::json::parse(req.body).at("answer").get<std::string>());
+        } catch (const std::exception& e) {
+            res.status = 400;
+            reply["error"] = std::string("the answer: ") + e.what();
+        }
+        try {
+            if (answer)
+                reply["done"] = container::answer_pending_ask(req.matches[1].str(), *answer);
+        } catch (const Error& e) {
+            res.status = e.errnum() == ESRCH ? 503 : 409;
+            reply["error"] = e.what();
+        }
+        res.set_content(reply.dump(), "application/json");
+    });
+}
+
 void add_routes(httplib::Server& server, DashboardHub& hub)
 {
     server.Get("/", [](const Request&, Response& res) { serve_asset(res, "index.html"); });
@@ -152,17 +235,19 @@ void add_routes(httplib::Server& server, DashboardHub& hub)
     });
     server.Get("/api/containers", [&hub](const Request&, Response& res) {
         nlohmann::json list = hub.containers();
-        auto asks = broker::read_pending_asks(); // shown, never answered here: the page is read-only
+        auto asks = audit::read_pending_asks();
         for (auto& container : list) {
             if (container.contains("cgroup_id"))
                 if (auto names = dns::admitted(container["cgroup_id"].get<uint64_t>()))
                     container["dns"] = *names; // [{name, address, ports, expires}]: what the DNS gate admitted
-            container["asks"] = nlohmann::json::array(); // [{id, tool, args, cwd, pid, deadline}]: calls held
+            // [{id, tool, args, cwd, pid | host, rule, deadline}]: calls and lookups held
+            container["asks"] = nlohmann::json::array();
             for (const auto& ask : asks)
-                if (ask.container == container.value("id", ""))
-                    container["asks"].push_back({{"id", ask.id}, {"tool", ask.tool}, {"args", ask.args},
-                                                 {"cwd", ask.cwd}, {"pid", ask.pid},
-                                                 {"deadline", audit::rfc3339_ns(ask.deadline_ns)}});
+                if (ask.container == container.value("id", "")) {
+                    auto shown = audit::to_json(ask);
+                    shown["deadline"] = audit::rfc3339_ns(ask.deadline_ns);
+                    container["asks"].push_back(std::move(shown));
+                }
         }
         res.set_content(list.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), "application/json");
     });
@@ -283,9 +368,10 @@ int serve_dashboard(const DashboardOptions& options)
     httplib::Server server;
     server.new_task_queue = [] { return new httplib::ThreadPool(16); };
     server.set_default_headers(security_headers());
-    server.set_pre_routing_handler(
-        [token = options.token](const Request& req, Response& res) { return gate(req, res, token); });
+    Keys keys{options.token, random_key()};
+    server.set_pre_routing_handler([keys](const Request& req, Response& res) { return gate(req, res, keys); });
     add_routes(server, hub);
+    add_answer_routes(server, keys.answer);
     if (!server.bind_to_port(address.host, address.port))
         throw_errno("--listen " + options.listen + ": cannot listen there");
 

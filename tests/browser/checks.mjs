@@ -13,6 +13,23 @@ export function check(name, ok, detail = '') {
   return ok;
 }
 
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// The predicate's first truthy value, asked every 100 ms (a throw counts as not yet); throws after seconds.
+export async function waitFor(what, predicate, seconds) {
+  const until = Date.now() + seconds * 1000;
+  while (Date.now() < until) {
+    try {
+      const value = await predicate();
+      if (value) return value;
+    } catch (e) {
+      /* not yet */
+    }
+    await sleep(100);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
 // Prints "N passed, N failed" and exits 0 only when something passed and nothing failed.
 export function finish() {
   console.log(`${passed} passed, ${failed} failed`);

@@ -11,7 +11,7 @@
 //   --go: the file whose creation lets the container's agent make its connect
 //   --hostile: the agent's program, /bin/NAME (its command name is the first 15 bytes)
 // Prints one line per check and ends with "N passed, N failed".
-import { check, finish, launchChromium } from './checks.mjs';
+import { check, finish, launchChromium, waitFor } from './checks.mjs';
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
@@ -29,24 +29,8 @@ const base = opt.url.replace(/\/$/, '');
 const hostileExe = `/bin/${opt.hostile}`;
 const hostileComm = opt.hostile.slice(0, 15); // the kernel's TASK_COMM_LEN less its NUL
 
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
 async function api(path, headers = {}) {
   return fetch(base + path, { headers: { Authorization: `Bearer ${opt.token}`, ...headers }, redirect: 'manual' });
-}
-
-async function waitFor(what, predicate, seconds) {
-  const until = Date.now() + seconds * 1000;
-  while (Date.now() < until) {
-    try {
-      const value = await predicate();
-      if (value) return value;
-    } catch (e) {
-      /* not yet */
-    }
-    await sleep(250);
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 async function main() {
@@ -62,7 +46,7 @@ async function main() {
   const cross = await api('/api/containers', { Origin: 'http://attacker.example' });
   check('no CORS header for another origin', cross.ok && !cross.headers.has('access-control-allow-origin'));
   check('a strict content security policy', (cross.headers.get('content-security-policy') || '').includes("script-src 'self'"));
-  check('read-only: POST is refused', (await fetch(base + '/api/containers', {
+  check('a POST other than an answer is refused', (await fetch(base + '/api/containers', {
     method: 'POST', headers: { Authorization: `Bearer ${opt.token}` } })).status === 405);
 
   const browser = await launchChromium();

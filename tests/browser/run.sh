@@ -10,7 +10,11 @@
 #
 # First tests/browser/feed_skipped.mjs: what the page says when its live feed
 # falls behind (trails written by the test, no kernel policy needed). Then
-# tests/browser/dashboard.mjs with the live denial.
+# tests/browser/dashboard.mjs with the live denial. Then tests/browser/ask.mjs:
+# a second policed container's lookup of a name its ask_hosts lists waits at
+# the DNS gate (dnsmasq on 192.0.2.53 in the container's network namespace is
+# its nameserver) until the test approves it on the page, after a forged
+# cross-origin form post was refused.
 #
 # Usage: tests/browser/run.sh [BUILD_DIR] [SCREENSHOT_DIR]   (default build, build/browser)
 set -euo pipefail
@@ -27,11 +31,15 @@ work=$(mktemp -d)
 id="browser-agent-$$"
 cerberus=("$build/cerberus" --root "$work/state" --audit-dir "$work/audit")
 dashboard=""
+asker="browser-asker-$$"
+dnsmasq=""
 audit_switch="$build/cerberus-audit-switch"
 audit_before=$("$audit_switch" get 2>/dev/null) || audit_before=""
 cleanup() {
     [[ -z "$dashboard" ]] || { kill "$dashboard" 2>/dev/null; wait "$dashboard" 2>/dev/null; } || true
+    [[ -z "$dnsmasq" ]] || { kill "$dnsmasq" 2>/dev/null; wait "$dnsmasq" 2>/dev/null; } || true
     "${cerberus[@]}" delete --force "$id" >/dev/null 2>&1 || true
+    "${cerberus[@]}" delete --force "$asker" >/dev/null 2>&1 || true
     [[ -z "$audit_before" || "$("$audit_switch" get)" == "$audit_before" ]] || "$audit_switch" set "$audit_before"
     rm -rf "$work"
 }
@@ -103,4 +111,30 @@ else
     echo "browser (kernel): FAIL the agent's read of /secret.txt failed with EACCES: $(cat "$work/agent.out")"
     status=1
 fi
+
+# The asker: waits for /go, then looks asked.example up through the DNS gate, which holds it for an operator.
+bundle="$work/asker"
+mkdir -p "$bundle/rootfs/bin" "$bundle/rootfs/etc"
+cp /bin/busybox "$bundle/rootfs/bin/busybox"
+ln -s busybox "$bundle/rootfs/bin/sh"
+echo "nameserver 192.0.2.53" >"$bundle/rootfs/etc/resolv.conf"
+(cd "$bundle" && "$build/cerberus" spec)
+jq --arg agent 'until [ -e /go ]; do busybox sleep 0.05; done; busybox nslookup -type=a asked.example 127.53.0.1; echo lookup-done; exec busybox sleep 60' \
+    '.process.terminal = false | .process.args = ["/bin/sh", "-c", $agent]
+    | .annotations["io.cerberus.policy"] = "{\"allowed_hosts\": [], \"ask_hosts\": {\"names\": [\"asked.example:443\"], \"ask_timeout\": \"30s\"}}"' \
+    "$bundle/config.json" >"$work/config.json" && mv "$work/config.json" "$bundle/config.json"
+start_dashboard "$out/ask-dashboard.log" --audit-dir "$work/audit" --token "$token"
+"${cerberus[@]}" create --bundle "$bundle" "$asker" >"$work/asker.out" 2>&1 </dev/null
+asker_pid=$("${cerberus[@]}" state "$asker" | jq -r .pid)
+nsenter --net="/proc/$asker_pid/ns/net" ip addr add 192.0.2.53/32 dev lo
+nsenter --net="/proc/$asker_pid/ns/net" dnsmasq --keep-in-foreground --no-resolv --no-hosts --bind-interfaces \
+    --listen-address=192.0.2.53 --user=root --pid-file="$work/dnsmasq.pid" --address=/asked.example/203.0.113.9 &
+dnsmasq=$!
+"${cerberus[@]}" start "$asker"
+node tests/browser/ask.mjs --url "http://127.0.0.1:$port/" --token "$token" --go "$bundle/rootfs/go" \
+    --container "$asker" --out "$work/asker.out" --name asked.example --address 203.0.113.9 \
+    >"$out/ask.log" 2>&1 || status=1
+stop_dashboard
+"${cerberus[@]}" delete --force "$asker"
+sed 's/^/browser (ask): /' "$out/ask.log"
 exit $status

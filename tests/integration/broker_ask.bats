@@ -8,6 +8,7 @@
 
 load helpers
 load broker_helpers
+load ask_helpers
 
 setup() {
     [ "$(id -u)" -eq 0 ] || skip "needs root"
@@ -28,22 +29,9 @@ start_policed() {
     cerb --audit-dir "$AUDIT" run -d -b "$BUNDLE" "$ID" </dev/null >"$OUT" 2>&1
 }
 
-# wait_ask [NOT-ID]: the id of this container's pending ask (other than NOT-ID), once there is one (10 s).
-wait_ask() {
-    local id
-    for _ in $(seq 100); do
-        id=$("$CERBERUS" ask list --format json |
-            jq -r --arg c "$ID" --arg not "${1:-}" 'map(select(.container == $c and .id != $not)) | .[0].id // empty')
-        [ -n "$id" ] && { echo "$id"; return 0; }
-        sleep 0.1
-    done
-    return 1
-}
-
 # no_pending_ask: this container has no pending ask.
 no_pending_ask() {
-    run "$CERBERUS" ask list --format json
-    [ "$(echo "$output" | jq --arg c "$ID" 'map(select(.container == $c)) | length')" -eq 0 ]
+    [ "$(pending_asks)" -eq 0 ]
 }
 
 # wait_out TEXT: until the container's output holds TEXT (10 s).
@@ -226,7 +214,7 @@ wait_out() {
     [ "$status" -eq 0 ]
 }
 
-@test "ask: the dashboard shows a pending ask, read-only; once answered it is gone" {
+@test "ask: the dashboard shows a pending ask and answers it; once answered it is gone" {
     command -v curl >/dev/null || skip "needs curl"
     with_policy '{"commands": {"env": {"ask": ["echo *"]}}}'
     start_policed '/usr/bin/env echo shown; echo "s=$?"; sleep 60'
@@ -239,7 +227,15 @@ wait_out() {
     run curl -s "http://127.0.0.1:$port/api/containers"
     echo "$output" | jq -e --arg c "$ID" --arg id "$id" 'map(select(.id == $c)) | .[0].asks
         | length == 1 and .[0].id == $id and .[0].tool == "env" and .[0].args == ["echo", "shown"]'
-    "$CERBERUS" ask allow "$id"
+    local key
+    key=$(curl -s "http://127.0.0.1:$port/api/session" | jq -r .answer_key)
+    run curl -s -X POST -H "Content-Type: application/json" -d '{"answer":"once"}' \
+        "http://127.0.0.1:$port/api/asks/$id/answer"
+    [[ "$output" == *"a cookie alone does not answer"* ]] # no key: refused, still held
+    run ! grep -q s= "$OUT"
+    run curl -s -X POST -H "Content-Type: application/json" -H "X-Cerberus-Answer: $key" -d '{"answer":"once"}' \
+        "http://127.0.0.1:$port/api/asks/$id/answer"
+    echo "$output" | jq -e --arg id "$id" '.done == "ask \($id) allowed once by uid 0"'
     wait_out s=0
     run curl -s "http://127.0.0.1:$port/api/containers"
     echo "$output" | jq -e --arg c "$ID" 'map(select(.id == $c)) | .[0].asks == []' # the control

@@ -57,6 +57,31 @@ code() { # code CURL-ARGS...: the HTTP status
     [ "$(code -H "Host: attacker.example" "http://127.0.0.1:$PORT/")" = 403 ]
 }
 
+@test "dashboard: an answer to an ask needs JSON, the page's key or the token, and this origin; a cookie alone does not answer" {
+    local token=dashboard-answer-token-0123456789
+    start_dashboard --listen "127.0.0.1:$PORT" --token "$token"
+    local url="http://127.0.0.1:$PORT/api/asks/0a1b2c3d/answer" cookie="Cookie: cerberus_dashboard=$token"
+    local key
+    key=$(curl -s -H "$cookie" "http://127.0.0.1:$PORT/api/session" | jq -r .answer_key)
+    [ "${#key}" -eq 32 ]
+    # The control: keyed JSON from this origin reaches the handler, which finds no such ask (409) or no holder (503).
+    run code -X POST -H "$cookie" -H "X-Cerberus-Answer: $key" -H "Content-Type: application/json" \
+        -H "Origin: http://127.0.0.1:$PORT" -d '{"answer":"once"}' "$url"
+    [[ "$output" == 409 || "$output" == 503 ]]
+    run code -X POST -H "Authorization: Bearer $token" -H "Content-Type: application/json" -d '{"answer":"once"}' "$url"
+    [[ "$output" == 409 || "$output" == 503 ]]
+    [ "$(code -X POST -H "$cookie" -H "Content-Type: application/json" -d '{"answer":"once"}' "$url")" = 403 ]
+    [ "$(code -X POST -H "$cookie" -H "X-Cerberus-Answer: $key" -d 'answer=once' "$url")" = 415 ]
+    [ "$(code -X POST -H "$cookie" -H "X-Cerberus-Answer: $key" -H "Content-Type: application/json" \
+        -H "Origin: http://127.0.0.1:1" -d '{"answer":"once"}' "$url")" = 403 ]
+    [ "$(code -X POST -H "$cookie" -H "X-Cerberus-Answer: $key" -H "Content-Type: application/json" \
+        -H "Sec-Fetch-Site: same-site" -d '{"answer":"once"}' "$url")" = 403 ]
+    [ "$(code -X POST -H "$cookie" -H "X-Cerberus-Answer: wrong" -H "Content-Type: application/json" -d '{}' "$url")" = 403 ]
+    [ "$(code -X POST -H "X-Cerberus-Answer: $key" -H "Content-Type: application/json" -d '{"answer":"once"}' "$url")" = 401 ]
+    [ "$(code -X POST -H "$cookie" -H "X-Cerberus-Answer: $key" -H "Content-Type: application/json" -d '{"answer":"maybe"}' "$url")" = 400 ]
+    [ "$(code -X POST -H "$cookie" -H "X-Cerberus-Answer: $key" -H "Content-Type: application/json" -d 'nope' "$url")" = 400 ]
+}
+
 @test "dashboard: read-only, no CORS, a strict content security policy" {
     start_dashboard --listen "127.0.0.1:$PORT"
     [ "$(code -X POST "http://127.0.0.1:$PORT/api/containers")" = 405 ]

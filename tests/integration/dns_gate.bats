@@ -26,7 +26,8 @@ run_script() {
 
 teardown() {
     teardown_bundle
-    rmdir /run/cerberus-dns 2>/dev/null || true # the script's mount point; a real gate's files keep it
+    # the script's mount points; a real gate's files keep them
+    rmdir /run/cerberus-dns /run/cerberus-asks 2>/dev/null || true
 }
 
 @test "dns gate: allowed names answered and admitted, others REFUSED, private answers kept out, forget" {
@@ -53,4 +54,10 @@ teardown() {
 
 @test "dns gate: a container flooding the gate does not hold up another's answers beyond the bound of docs/policy.md" {
     run_script flood
+}
+
+@test "dns gate: a lookup of an asked name waits for the operator: allowed once, denied, timed out, granted for 2s until it expires, always and revoked (landlock backend)" {
+    "$CERBERUS" check | grep -q '^  landlock  usable' || skip "this host cannot run the landlock backend"
+    edit_config '.annotations["io.cerberus.policy"] = "{\"allowed_hosts\":[\"allowed.example:443\"],\"ask_hosts\":{\"names\":[\"other.example:443\",\"*.wild.example:80\"],\"ask_timeout\":\"3s\"}}"'
+    run_script ask
 }

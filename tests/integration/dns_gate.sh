@@ -15,6 +15,8 @@
 #              and the other's delete; nothing of either is left;
 #   flood      the gate alone, serving a well-behaved container beside one that
 #              floods it (dns_flood.sh): the first's answers keep coming;
+#   ask        a policed container's lookups of names its ask_hosts lists, held
+#              and answered with `cerberus ask` (dns_ask.sh);
 #   learn      an audit-mode run that asks and reaches a name the policy does not
 #              list, then `cerberus policy learn`: the name, not its address.
 # Each check prints "ok ..." or "FAIL ..."; the exit status counts the failures.
@@ -31,7 +33,7 @@ expect() { # expect DESCRIPTION COMMAND...: passes when the command succeeds
 
 mount --make-rprivate /
 mount -t bpf bpf /sys/fs/bpf
-for dir in /run/cerberus-dns /run/cerberus-audit; do
+for dir in /run/cerberus-dns /run/cerberus-audit /run/cerberus-asks; do
     mkdir -p "$dir" && mount -t tmpfs tmpfs "$dir"
 done
 layout=$(grep -a -m1 -o '/sys/fs/bpf/cerberus/[0-9a-f]\{12\}' "$CERBERUS" | head -1)
@@ -117,6 +119,11 @@ fi
 
 if [ "$mode" = flood ]; then
     . "$(dirname "$0")/dns_flood.sh"
+    exit "$failures"
+fi
+
+if [ "$mode" = ask ]; then
+    . "$(dirname "$0")/dns_ask.sh"
     exit "$failures"
 fi
 

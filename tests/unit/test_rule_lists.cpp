@@ -29,7 +29,11 @@ const std::map<std::string, json> examples = {
     {"allowed_bins", {"/usr/bin/python3"}},
     {"forbidden_caps", {"CAP_NET_RAW", "CAP_SYS_ADMIN"}},
     {"commands", json::parse(R"({"git": {"allow": ["status", "push origin feature/*"], "deny": ["push --force *"]}})")},
+    {"ask_hosts", json::parse(R"({"names": ["example.org:443", "*.example.net:443"], "ask_timeout": "30s"})")},
 };
+
+// What a list's check_within needs beside it: asking about names means something only under allowed_hosts.
+const std::map<std::string, json> beside = {{"ask_hosts", {{"allowed_hosts", json::array()}}}};
 
 // A list carried out outside the kernel (the broker's commands) has no part there.
 bool kernel_side(const RuleList& list)
@@ -39,7 +43,9 @@ bool kernel_side(const RuleList& list)
 
 Policy with_only(const RuleList& list)
 {
-    return parse_policy(json{{list.name, examples.at(list.name)}}.dump());
+    json document = beside.count(list.name) ? beside.at(list.name) : json::object();
+    document[list.name] = examples.at(list.name);
+    return parse_policy(document.dump());
 }
 
 } // namespace

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The dashboard page: containers (polled), the live feed (Server-Sent Events)
-// and one container's trail. Every text that comes from a trail, a policy or
+// The dashboard page: containers (polled), the asks waiting for an operator
+// (answered here), the live feed (Server-Sent Events) and one container's trail. Every text that comes from a trail, a policy or
 // a container id is put in the page as text (textContent, attribute values),
 // never as markup: an agent chooses its process names and file names.
 'use strict';
@@ -14,6 +14,8 @@ const state = {
   selected: null,        // container whose trail is shown
   detailRecords: [],
   ruleLists: [],         // /api/rule-lists: each list a policy may hold, with its short label
+  askIds: '',            // the pending asks shown: rows are made again only when they change
+  answerKey: null,       // /api/session: what an answer carries (X-Cerberus-Answer), never a cookie
 };
 
 function el(tag, className, text) {
@@ -46,8 +48,9 @@ function policySummary(policy) {
   if (!policy || typeof policy !== 'object' || Object.keys(policy).length === 0) return '';
   const parts = [policy.mode || 'enforce'];
   const list = (name, label) => {
-    const value = policy[name]; // a list, or commands: an object by tool name
-    const items = Array.isArray(value) ? value : value && typeof value === 'object' ? Object.keys(value) : null;
+    const value = policy[name]; // a list; commands: an object by tool name; ask_hosts: {names, ask_timeout}
+    const items = Array.isArray(value) ? value : value && Array.isArray(value.names) ? value.names
+      : value && typeof value === 'object' ? Object.keys(value) : null;
     if (!items) return;
     const shown = items.slice(0, 3).join(' ');
     parts.push(label + ': ' + (items.length ? shown : 'none') + (items.length > 3 ? ' +' + (items.length - 3) : ''));
@@ -158,13 +161,9 @@ function renderContainers(list) {
       (admitted.length > 0 ? '; ' + admitted.length + ' admitted by DNS' : ''));
     policy.title = JSON.stringify(c.policy) + admitted.map((a) =>
       '\n' + a.name + ' -> ' + a.address + ':' + a.ports + ' until ' + a.expires).join('');
-    // Calls held for an operator (`cerberus ask allow|deny ID` answers them; the page only shows them).
+    // Calls and lookups held for an operator: answered in the asks table (renderAsks) or with `cerberus ask`.
     const asks = Array.isArray(c.asks) ? c.asks : [];
-    if (asks.length > 0) {
-      policy.textContent += '; ' + asks.length + ' asked';
-      policy.title += asks.map((a) => '\nask ' + a.id + ': ' + a.tool + ' ' + a.args.join(' ') +
-        ' (pid ' + a.pid + ', until ' + a.deadline + ')').join('');
-    }
+    if (asks.length > 0) policy.textContent += '; ' + asks.length + ' asked';
     tr.appendChild(policy);
     tr.appendChild(el('td', 'denials num', c.denials));
     tr.appendChild(el('td', 'audits num', c.audits));
@@ -180,10 +179,81 @@ function renderContainers(list) {
   }
 }
 
+// What an ask holds: "host api.example.com", or the call with its working directory and process.
+function askSubject(a) {
+  if (a.host) return 'host ' + a.host;
+  return a.tool + ' ' + (a.args || []).join(' ');
+}
+
+function askContext(a) {
+  return a.host ? a.rule : a.rule + '; in ' + a.cwd + ', pid ' + a.pid;
+}
+
+async function answerAsk(id, answer) {
+  const result = document.getElementById('ask-result');
+  try {
+    const response = await fetch('/api/asks/' + encodeURIComponent(id) + '/answer', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-Cerberus-Answer': state.answerKey },
+      body: JSON.stringify({ answer }),
+    });
+    const reply = await response.json();
+    result.textContent = response.ok ? reply.done : 'not answered: ' + reply.error;
+    result.classList.toggle('warn', !response.ok);
+  } catch (e) {
+    result.textContent = 'not answered: ' + e;
+    result.classList.add('warn');
+  }
+  refreshContainers();
+}
+
+function answerButton(label, className, id, answer) {
+  const button = el('button', 'answer ' + className, label);
+  button.type = 'button';
+  button.addEventListener('click', () => answerAsk(id, typeof answer === 'function' ? answer() : answer));
+  return button;
+}
+
+function renderAsks(list) {
+  const asks = list.flatMap((c) => (Array.isArray(c.asks) ? c.asks : []).map((a) => ({ ...a, container: c.id })));
+  const ids = asks.map((a) => a.id).join(' ');
+  if (ids === state.askIds) return; // the minutes typed in a row stay as they are
+  state.askIds = ids;
+  document.getElementById('asks-section').hidden = asks.length === 0;
+  const tbody = document.querySelector('#asks tbody');
+  tbody.replaceChildren();
+  for (const a of asks) {
+    const tr = el('tr', 'ask-row');
+    tr.dataset.ask = a.id;
+    tr.appendChild(el('td', 'id', a.id));
+    tr.appendChild(el('td', 'container', a.container));
+    tr.appendChild(el('td', 'subject', askSubject(a)));
+    tr.appendChild(el('td', 'context', askContext(a)));
+    tr.appendChild(el('td', 'deadline', clock(a.deadline)));
+    const buttons = el('td', 'answers');
+    const minutes = el('input', 'minutes');
+    minutes.type = 'number';
+    minutes.min = '1';
+    minutes.value = '10';
+    minutes.title = 'minutes';
+    buttons.appendChild(answerButton('once', 'once', a.id, 'once'));
+    buttons.appendChild(minutes);
+    buttons.appendChild(answerButton('for minutes', 'lasting', a.id,
+      () => 'for ' + Math.max(1, parseInt(minutes.value, 10) || 10) + 'm'));
+    buttons.appendChild(answerButton('always', 'always', a.id, 'always'));
+    buttons.appendChild(answerButton('deny', 'deny', a.id, 'deny'));
+    tr.appendChild(buttons);
+    tbody.appendChild(tr);
+  }
+}
+
 async function refreshContainers() {
   try {
     const response = await fetch('/api/containers', { cache: 'no-store' });
-    if (response.ok) renderContainers(await response.json());
+    if (!response.ok) return;
+    const list = await response.json();
+    renderContainers(list);
+    renderAsks(list);
   } catch (e) {
     /* the connection indicator says so */
   }
@@ -292,6 +362,7 @@ async function start() {
   document.getElementById('filter-op').addEventListener('change', applyFeedFilter);
   document.getElementById('detail-search').addEventListener('input', renderDetail);
   state.ruleLists = await (await fetch('/api/rule-lists', { cache: 'no-store' })).json();
+  state.answerKey = (await (await fetch('/api/session', { cache: 'no-store' })).json()).answer_key;
   await refreshContainers();
   setInterval(refreshContainers, 2000);
   const feed = await (await fetch('/api/feed', { cache: 'no-store' })).json();

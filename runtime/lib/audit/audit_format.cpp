@@ -245,6 +245,10 @@ ordered_json dns_json(const std::string& id, int64_t wall_ns, const DnsVerdict& 
     j["rule"] = dns.rule;
     if (!dns.address.empty())
         j["address"] = dns.address;
+    if (!dns.answer.empty())
+        j["answer"] = dns.answer;
+    if (dns.answered_by)
+        j["answered_by"] = *dns.answered_by;
     return j;
 }
 
@@ -292,6 +296,17 @@ ordered_json ask_json(const std::string& id, int64_t wall_ns, const AskedCall& c
     j["pid"] = call.pid;
     j["rule"] = call.rule;
     j["deadline"] = rfc3339_ns(call.deadline_ns);
+    return j;
+}
+
+ordered_json ask_json(const std::string& id, int64_t wall_ns, const AskedName& name)
+{
+    ordered_json j = record_head("ask", id, wall_ns);
+    j["name"] = name.name;
+    j["qtype"] = name.qtype;
+    j["ask"] = name.ask_id;
+    j["rule"] = name.rule;
+    j["deadline"] = rfc3339_ns(name.deadline_ns);
     return j;
 }
 
@@ -347,10 +362,13 @@ std::string text_line(const std::string& json_line)
                 line += " " + (arg.is_string() ? arg.get<std::string>() : arg.dump());
     };
     if (str("type") == "ask") {
-        call_line("ask " + str("ask"));
         std::string deadline = str("deadline");
-        return line + " ASKED (" + str("rule") + "), pid " + num("pid") + ", answer by " +
-               (deadline.size() >= 19 ? deadline.substr(11, 8) : deadline);
+        deadline = deadline.size() >= 19 ? deadline.substr(11, 8) : deadline;
+        if (j.contains("name"))
+            return line + "ask " + str("ask") + " dns " + str("name") + " " + str("qtype") + " ASKED (" + str("rule") +
+                   "), answer by " + deadline;
+        call_line("ask " + str("ask"));
+        return line + " ASKED (" + str("rule") + "), pid " + num("pid") + ", answer by " + deadline;
     }
     if (str("type") == "command") {
         call_line("command");

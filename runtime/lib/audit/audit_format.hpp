@@ -62,9 +62,14 @@ struct DnsVerdict {
     std::string verdict; // "refused", "audit" (refused but for audit mode) or "not admitted"
     std::string rule; // "not in allowed_hosts", "private range 10.0.0.0/8"
     std::string address; // the address not admitted; empty for a query
+    // A name ask_hosts asks about (verdict "allowed" or "refused"): how the ask was decided ("once",
+    // "for 10m", "always", "deny", "timeout", "grant g-..."), and by whom (none for a timeout, a grant)
+    std::string answer;
+    std::optional<uint32_t> answered_by;
 };
 
-// {"type":"dns","time":...,"id":...,"name":...,"qtype":...,"verdict":...,"rule":...[,"address":...]}:
+// {"type":"dns","time":...,"id":...,"name":...,"qtype":...,"verdict":...,"rule":...[,"address":...]
+// [,"answer":...[,"answered_by":N]]}:
 // written by the DNS gate, not the collector.
 nlohmann::ordered_json dns_json(const std::string& id, int64_t wall_ns, const DnsVerdict& dns);
 
@@ -107,6 +112,20 @@ struct AskedCall {
 // {"type":"ask","time":...,"id":...,"tool":...,"args":[...],"cwd":...,"ask":...,"pid":N,"rule":...,
 // "deadline":...}: written by the command broker.
 nlohmann::ordered_json ask_json(const std::string& id, int64_t wall_ns, const AskedCall& call);
+
+// A lookup of a name ask_hosts asks about, held by the DNS gate until an
+// operator answers (the dns record that follows says how it was decided).
+struct AskedName {
+    std::string ask_id;
+    std::string name;
+    std::string qtype;
+    std::string rule;
+    int64_t deadline_ns = 0;
+};
+
+// {"type":"ask","time":...,"id":...,"name":...,"qtype":...,"ask":...,"rule":...,"deadline":...}: written by
+// the DNS gate.
+nlohmann::ordered_json ask_json(const std::string& id, int64_t wall_ns, const AskedName& name);
 
 // What a container's trail says first: the policy it runs under and the
 // backend that enforces it, with the rule kinds of the policy whose denials

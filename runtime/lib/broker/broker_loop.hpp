@@ -3,11 +3,11 @@
 #pragma once
 
 #include "audit/audit_format.hpp"
+#include "audit/asks.hpp"
 #include "audit/audit_trail.hpp"
 #include "base/daemon.hpp"
 #include "base/event_watches.hpp"
 #include "base/fd.hpp"
-#include "broker/asks.hpp"
 #include "broker/broker_call.hpp"
 #include "broker/broker_protocol.hpp"
 #include "broker/broker_registry.hpp"
@@ -20,13 +20,17 @@
 
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace cerberus::broker {
+
+using audit::AskAnswer;
+using audit::Grant;
+using audit::GrantBook;
+using audit::PendingAsk;
 
 using Clock = std::chrono::steady_clock;
 constexpr auto tick = std::chrono::seconds(1);
@@ -113,10 +117,9 @@ private:
     std::map<uint64_t, Served> containers_;
     std::map<uint64_t, Call> calls_;
     uint64_t next_call_ = 1;
-    GrantBook grants_{grants_path()};
+    GrantBook grants_{audit::grants_path()};
     std::map<std::string, uint64_t> asked_;       // ask id -> the call it holds
-    std::map<std::string, std::string> answered_; // ask id -> how it was answered, for a late second answer
-    std::deque<std::string> answered_order_;      // oldest first, that answered_ stays small
+    audit::AnsweredAsks answered_;                // for a late second answer
     std::map<std::pair<uid_t, gid_t>, ToolUser> tool_users_; // by the caller's filesystem ids
 };
 

@@ -6,6 +6,7 @@
 // Private to dns/.
 #pragma once
 
+#include "audit/asks.hpp"
 #include "audit/audit_format.hpp"
 #include "audit/audit_trail.hpp"
 #include "base/daemon.hpp"
@@ -38,6 +39,8 @@ constexpr size_t max_pending_per_container = 256; // a flooding agent only delay
 // Asked of the kernel for each agent's TCP connection: a whole answer fits, and a reader too slow for its
 // answers fills this buffer (then loses the connection), never the gate's memory.
 constexpr int client_send_buffer = max_message + 2;
+constexpr size_t max_asks_per_container = 16; // more names asked at once are refused: an operator reads each
+constexpr size_t max_held_per_ask = 16; // the resolver's A, AAAA and retries; more are dropped (it retries)
 
 enum class Kind { client_udp, client_tcp_listen, client_tcp, upstream_udp, upstream_tcp };
 
@@ -56,9 +59,26 @@ struct TcpConn {
     uint64_t watch = 0;
 };
 
+// A query held with its ask (dns_gate_asks.cpp).
+struct HeldQuery {
+    Client client;
+    Query query;
+    std::vector<uint8_t> message;
+};
+
+// A name ask_hosts lists, looked up and held until an operator answers: every
+// query of the container for the name (A and AAAA, the resolver's retries)
+// waits on the one ask.
+struct HeldAsk {
+    audit::PendingAsk ask;
+    std::vector<policy::PortRange> ports; // of the ask_hosts entries that match the name
+    std::vector<HeldQuery> queries;
+};
+
 struct Container {
     Registration registration;
     NameIndex rules; // the registration's names, indexed
+    NameIndex ask_rules; // the names it asks about
     std::string upstream; // its network namespace and nameservers: the answer cache's share
     std::vector<policy::Cidr> networks;
     std::vector<Endpoint> nameservers;
@@ -108,6 +128,15 @@ private:
     void write_record(Container& container, const audit::DnsVerdict& verdict);
     void write_counts(Container& container);
     void write_snapshot(uint64_t cgroup_id);
+    // dns_gate_asks.cpp
+    void ask_operator(Container& container, const Client& client, const Query& query, std::span<const uint8_t> message,
+                      std::vector<policy::PortRange> ports);
+    std::string answer_ask(const std::string& id, const audit::AskAnswer& answer, uid_t uid);
+    void settle_ask(const std::string& id, bool allowed, const std::string& how, std::optional<uid_t> by,
+                    const std::string& words);
+    void expire_asks_and_grants();
+    void recover_asks();
+    void forget_asks(uint64_t cgroup_id);
 
     daemon::Daemon daemon_ = gate_daemon();
     UniqueFd lock_, listener_;
@@ -124,6 +153,9 @@ private:
     PendingTable pending_{max_pending_per_container};
     std::map<uint64_t, TcpConn> conns_;
     uint64_t next_conn_ = 1;
+    audit::GrantBook grants_{audit::grants_path()};
+    std::map<std::string, HeldAsk> asked_; // by ask id
+    audit::AnsweredAsks answered_;         // for a late second answer
 };
 
 } // namespace cerberus::dns

@@ -114,8 +114,11 @@ void Gate::handle_query(uint64_t cgroup_id, const Client& client, std::span<cons
         return;
     }
     auto ports = container.rules.ports(query->question.name);
+    bool audit = container.registration.audit;
+    if (ports.empty() && !audit) // audit mode forwards an asked name unasked, as any name
+        if (auto asked = container.ask_rules.ports(query->question.name); !asked.empty())
+            return ask_operator(container, client, *query, message, std::move(asked));
     if (ports.empty()) {
-        bool audit = container.registration.audit;
         record(container, {query->question.name, type_name(query->question.type), audit ? "audit" : "refused",
                            "not in allowed_hosts", ""});
         if (!audit) {

@@ -4,6 +4,7 @@
 #include "base/error.hpp"
 #include "base/files.hpp"
 #include "base/served_containers.hpp"
+#include "policy/policy_ask_hosts.hpp"
 
 #include <arpa/inet.h>
 #include <sys/socket.h>
@@ -36,12 +37,18 @@ daemon::Daemon gate_daemon()
 Registration registration_of(const std::string& id, uint64_t cgroup_id, const std::string& trail,
                              const policy::Policy& policy, std::vector<std::string> nameservers)
 {
-    Registration registration{id, cgroup_id, trail, policy.mode == policy::Mode::audit, {}, {}, std::move(nameservers)};
+    Registration registration{.id = id, .cgroup_id = cgroup_id, .trail = trail,
+                              .audit = policy.mode == policy::Mode::audit, .nameservers = std::move(nameservers)};
     for (const auto& rule : policy.allowed_hosts.value_or(std::vector<policy::HostRule>{})) {
         if (!rule.host_name.empty())
             registration.names.push_back({rule.host_name, {rule.ports}});
         else if (rule.network)
             registration.networks.push_back(rule.text);
+    }
+    if (policy.ask_hosts) {
+        for (const auto& rule : policy.ask_hosts->names)
+            registration.ask_names.push_back({rule.host_name, {rule.ports}});
+        registration.ask_timeout = policy::ask_timeout_of(*policy.ask_hosts);
     }
     return registration;
 }
@@ -93,20 +100,43 @@ std::optional<Endpoint> parse_endpoint(const std::string& text)
     return endpoint;
 }
 
-nlohmann::json to_json(const Registration& registration)
+namespace {
+
+nlohmann::json names_json(const std::vector<NameRule>& rules)
 {
     nlohmann::json names = nlohmann::json::array();
-    for (const auto& rule : registration.names) {
+    for (const auto& rule : rules) {
         nlohmann::json ports = nlohmann::json::array();
         for (const auto& range : rule.ports)
             ports.push_back({range.first, range.last});
         names.push_back({{"name", rule.pattern}, {"ports", ports}});
     }
+    return names;
+}
+
+std::vector<NameRule> names_from_json(const nlohmann::json& names)
+{
+    std::vector<NameRule> rules;
+    for (const auto& name : names) {
+        NameRule rule{name.at("name").get<std::string>(), {}};
+        for (const auto& range : name.at("ports"))
+            rule.ports.push_back({range.at(0).get<uint16_t>(), range.at(1).get<uint16_t>()});
+        rules.push_back(std::move(rule));
+    }
+    return rules;
+}
+
+} // namespace
+
+nlohmann::json to_json(const Registration& registration)
+{
     return {{"id", registration.id},
             {"cgroup_id", registration.cgroup_id},
             {"trail", registration.trail},
             {"mode", registration.audit ? "audit" : "enforce"},
-            {"names", names},
+            {"names", names_json(registration.names)},
+            {"ask_names", names_json(registration.ask_names)},
+            {"ask_timeout_ms", registration.ask_timeout.count()},
             {"networks", registration.networks},
             {"nameservers", registration.nameservers}};
 }
@@ -118,12 +148,10 @@ Registration registration_from_json(const nlohmann::json& j)
     registration.cgroup_id = j.at("cgroup_id").get<uint64_t>();
     registration.trail = j.at("trail").get<std::string>();
     registration.audit = j.at("mode").get<std::string>() == "audit";
-    for (const auto& name : j.at("names")) {
-        NameRule rule{name.at("name").get<std::string>(), {}};
-        for (const auto& range : name.at("ports"))
-            rule.ports.push_back({range.at(0).get<uint16_t>(), range.at(1).get<uint16_t>()});
-        registration.names.push_back(std::move(rule));
-    }
+    registration.names = names_from_json(j.at("names"));
+    // A registration written before ask_hosts has none.
+    registration.ask_names = names_from_json(j.value("ask_names", nlohmann::json::array()));
+    registration.ask_timeout = std::chrono::milliseconds(j.value("ask_timeout_ms", int64_t{0}));
     registration.networks = j.at("networks").get<std::vector<std::string>>();
     registration.nameservers = j.at("nameservers").get<std::vector<std::string>>();
     return registration;

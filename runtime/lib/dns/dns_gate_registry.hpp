@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -33,9 +34,11 @@ struct Registration {
     std::vector<NameRule> names;
     std::vector<std::string> networks; // the policy's address entries, as written ("10.0.0.0/8:443")
     std::vector<std::string> nameservers; // "192.0.2.53:53", "[2001:db8::53]:53"
+    std::vector<NameRule> ask_names; // ask_hosts: a lookup held until an operator answers
+    std::chrono::milliseconds ask_timeout{0}; // then refused
 };
 
-// The policy's name and address entries; nameservers from the container's resolv.conf.
+// The policy's name and address entries, and the names it asks about; nameservers from the container's resolv.conf.
 Registration registration_of(const std::string& id, uint64_t cgroup_id, const std::string& trail,
                              const policy::Policy& policy, std::vector<std::string> nameservers);
 

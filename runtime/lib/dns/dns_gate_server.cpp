@@ -53,6 +53,7 @@ bool Gate::start()
     // Every registered container first: create waits for the socket, and a
     // restarted gate serves the containers it served before.
     add_registered();
+    recover_asks();
     std::set<uint64_t> served;
     std::map<uint64_t, std::vector<Admitted>> snapshots;
     for (const auto& [cgroup_id, container] : containers_) {
@@ -83,6 +84,7 @@ void Gate::add(Registration registration)
     Container container;
     container.networks = networks_of(registration);
     container.rules = NameIndex(registration.names);
+    container.ask_rules = NameIndex(registration.ask_names);
     for (const auto& text : registration.nameservers)
         if (auto endpoint = parse_endpoint(text))
             container.nameservers.push_back(*endpoint);
@@ -144,6 +146,7 @@ void Gate::add(Registration registration)
 
 void Gate::forget(uint64_t cgroup_id)
 {
+    forget_asks(cgroup_id);
     for (const Pending& pending : pending_.remove_container(cgroup_id))
         watches_.remove(pending.tcp_watch);
     for (auto it = conns_.begin(); it != conns_.end();)
@@ -179,15 +182,21 @@ std::string Gate::serve(uint64_t cgroup_id)
 }
 
 // "serve <cgroup id>" (create), "forget <cgroup id>" (delete), "snapshot
-// <cgroup id>" (state: what was admitted, written now if it is due).
+// <cgroup id>" (state: what was admitted, written now if it is due), and an
+// operator's answer or revocation (dns_gate_asks.cpp).
 void Gate::serve_request()
 {
-    daemon::answer_container_request(
+    daemon::answer_container_request_of_peer(
         listener_.get(), [&](uint64_t cgroup_id) { return serve(cgroup_id); },
         [&](uint64_t cgroup_id) { forget(cgroup_id); },
-        [&](const std::string& request) -> std::string {
+        [&](const std::string& request, const ucred& peer) -> std::string {
             if (!request.starts_with("snapshot "))
-                return "unknown request";
+                return audit::answer_operator(
+                    request, peer.uid,
+                    [&](const std::string& id, const audit::AskAnswer& answer, uid_t uid) {
+                        return answer_ask(id, answer, uid);
+                    },
+                    grants_);
             uint64_t cgroup_id = std::strtoull(request.c_str() + 9, nullptr, 10);
             if (!containers_.count(cgroup_id))
                 return "not served";
@@ -243,6 +252,7 @@ void Gate::write_snapshot(uint64_t cgroup_id)
 void Gate::on_tick()
 {
     auto now = Clock::now();
+    expire_asks_and_grants();
     for (uint64_t cgroup_id : table_->expire(boot_now_ns()))
         due_snapshots_.insert(cgroup_id);
     for (uint64_t cgroup_id : std::exchange(due_snapshots_, {}))

@@ -58,6 +58,13 @@ struct HostRule {
     PortRange ports;
 };
 
+// The host names a lookup of which the DNS gate holds until an operator
+// answers (policy_ask_hosts.hpp): allowed_hosts' name entries, never networks.
+struct AskHosts {
+    std::vector<HostRule> names;
+    std::optional<std::chrono::milliseconds> ask_timeout; // unanswered that long: refused (none: 60 s)
+};
+
 // One tool of the policy's commands (policy_commands.hpp): argument patterns,
 // kept as written but for their spacing ("push origin feature/*").
 struct CommandRule {
@@ -75,6 +82,7 @@ using Commands = std::map<std::string, CommandRule>; // by the tool's name
 struct Policy {
     Mode mode = Mode::enforce;
     std::optional<std::vector<HostRule>> allowed_hosts;
+    std::optional<AskHosts> ask_hosts; // none: no name is asked about
     std::optional<std::vector<std::string>> allowed_paths;
     std::optional<std::vector<std::string>> read_only_paths;
     std::vector<std::string> denied_paths;
@@ -99,7 +107,7 @@ HostRule parse_host_rule(const std::string& text, const std::string& field);
 // more below example.org (never example.org itself).
 bool host_name_matches(const std::string& pattern, const std::string& name);
 
-// True when the policy names hosts (the container's DNS goes through the gate).
+// True when the policy names hosts, allowed or asked about (the container's DNS goes through the gate).
 bool has_host_names(const Policy& policy);
 
 // Paths are absolute; "." and ".." components are refused; "//" and a

@@ -3,6 +3,7 @@
 
 #include "base/duration.hpp"
 #include "base/error.hpp"
+#include "policy/policy_ask_hosts.hpp"
 #include "policy/policy_json.hpp"
 
 #include <algorithm>
@@ -93,18 +94,6 @@ struct OutcomeList {
 };
 constexpr OutcomeList outcome_lists[] = {
     {"deny", &CommandRule::deny}, {"allow", &CommandRule::allow}, {"ask", &CommandRule::ask}};
-
-constexpr auto longest_ask_timeout = std::chrono::hours(24);
-
-std::chrono::milliseconds parse_ask_timeout(const json& value, const std::string& field)
-{
-    expect(value, json::value_t::string, "a duration (\"60s\", \"10m\")", field);
-    auto duration = parse_duration(value.get<std::string>());
-    if (!duration || *duration > longest_ask_timeout)
-        invalid(field, json_quoted(value.get<std::string>()) +
-                           ": a duration of at most 24h, a whole number and a unit (\"500ms\", \"60s\", \"10m\", \"1h\")");
-    return *duration;
-}
 
 CommandRule parse_rule(const json& value, const std::string& field)
 {

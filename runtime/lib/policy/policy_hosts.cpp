@@ -185,8 +185,9 @@ HostRule parse_host_rule(const std::string& text, const std::string& field)
 
 bool has_host_names(const Policy& policy)
 {
-    return policy.allowed_hosts && std::any_of(policy.allowed_hosts->begin(), policy.allowed_hosts->end(),
-                                               [](const HostRule& rule) { return !rule.network; });
+    return (policy.allowed_hosts && std::any_of(policy.allowed_hosts->begin(), policy.allowed_hosts->end(),
+                                                [](const HostRule& rule) { return !rule.network; })) ||
+           (policy.ask_hosts && !policy.ask_hosts->names.empty());
 }
 
 bool host_name_matches(const std::string& pattern, const std::string& name)

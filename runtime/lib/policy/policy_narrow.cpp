@@ -106,6 +106,20 @@ void check_hosts_narrowed(const Policy& base, const Policy& annotation)
     }
 }
 
+void check_ask_hosts_narrowed(const Policy& base, const Policy& annotation)
+{
+    if (!annotation.ask_hosts || !base.allowed_hosts)
+        return; // a default that restricts no host: asking narrows it
+    std::vector<HostRule> wider = *base.allowed_hosts;
+    if (base.ask_hosts)
+        wider.insert(wider.end(), base.ask_hosts->names.begin(), base.ask_hosts->names.end());
+    for (size_t i = 0; i < annotation.ask_hosts->names.size(); ++i) {
+        const auto& rule = annotation.ask_hosts->names[i];
+        if (!name_allowed(wider, rule))
+            widens("policy.ask_hosts.names[" + std::to_string(i) + "]", "\"" + rule.text + "\"");
+    }
+}
+
 void check_bins_narrowed(const Policy& base, const Policy& annotation)
 {
     if (!base.allowed_bins || !annotation.allowed_bins)

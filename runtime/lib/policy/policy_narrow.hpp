@@ -11,6 +11,10 @@ namespace cerberus::policy {
 // Networks by the addresses and ports they reach, names by the names they match.
 void check_hosts_narrowed(const Policy& locked_default, const Policy& annotation);
 
+// Each asked name covered by the default's allowed or asked names (asking is narrower than allowing, wider
+// than refusing).
+void check_ask_hosts_narrowed(const Policy& locked_default, const Policy& annotation);
+
 // Each binary must be one the default lists.
 void check_bins_narrowed(const Policy& locked_default, const Policy& annotation);
 

@@ -8,6 +8,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 namespace cerberus::policy_setup {
 
 namespace {
@@ -18,11 +20,11 @@ void require_own_network(const policy::Policy& policy, const spec::Spec& spec)
 {
     if (!policy::has_host_names(policy) || !policy::shares_host_network(spec))
         return;
-    size_t i = 0;
-    while ((*policy.allowed_hosts)[i].network)
-        ++i;
-    throw Error("policy.allowed_hosts[" + std::to_string(i) +
-                    "]: host names need the container in a network namespace of its own (the DNS gate listens "
+    const auto& allowed = policy.allowed_hosts.value_or(std::vector<policy::HostRule>{});
+    auto named = std::find_if(allowed.begin(), allowed.end(), [](const policy::HostRule& rule) { return !rule.network; });
+    std::string field = named != allowed.end() ? "policy.allowed_hosts[" + std::to_string(named - allowed.begin()) + "]"
+                                               : "policy.ask_hosts.names[0]";
+    throw Error(field + ": host names need the container in a network namespace of its own (the DNS gate listens "
                     "there); list addresses instead",
                 EINVAL);
 }

@@ -4,6 +4,7 @@
 #include "base/error.hpp"
 #include "cerberus_policy.h"
 #include "policy/policy_access.hpp"
+#include "policy/policy_ask_hosts.hpp"
 #include "policy/policy_commands.hpp"
 #include "policy/policy_compile.hpp"
 #include "policy/policy_document.hpp"
@@ -278,6 +279,25 @@ constexpr RuleList table[] = {
      .enforced_inside = false,
      .check_narrowed = check_commands_narrowed,
      .combine = combine_commands,
+     .paths = nullptr,
+     .coverage = {},
+     .policy_flag = 0,
+     .path_kind = 0,
+     .exact_files = false,
+     .compile = nullptr,
+     .trail_rule = 0},
+    // Held by the DNS gate outside the kernel (dns/): what it admits for an approved name is allowed_hosts'.
+    {.name = "ask_hosts",
+     .label = "ask",
+     .role = ListRole::grant,
+     .denial = DenialWording::not_listed,
+     .present = has_list<&Policy::ask_hosts>,
+     .parse = parse_ask_hosts,
+     .check_within = check_ask_hosts_within,
+     .write = write_ask_hosts,
+     .enforced_inside = false,
+     .check_narrowed = check_ask_hosts_narrowed,
+     .combine = combine_ask_hosts,
      .paths = nullptr,
      .coverage = {},
      .policy_flag = 0,
