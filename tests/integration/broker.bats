@@ -27,6 +27,7 @@ teardown() {
     [ -z "${CREDENTIAL_FILE:-}" ] || rm -f "$CREDENTIAL_FILE"
     [ -z "${TOOL_POLICY:-}" ] || rm -f "$TOOL_POLICY"
     [ -z "${BROKER_CONFIG:-}" ] || rm -f "$BROKER_CONFIG"
+    [ -z "${STANDINS:-}" ] || rm -rf "$STANDINS" "$CREDENTIALS/kubectl.env" "$CREDENTIALS/terraform.env"
 }
 
 @test "broker: git --version runs the host's git through the broker; without commands the image has none" {
@@ -130,6 +131,48 @@ teardown() {
     run ! grep -rqs "$token" "$BATS_TEST_TMPDIR/work" "$BUNDLE/rootfs" "$AUDIT"
     git --git-dir="$srv/repo.git" rev-parse -q --verify refs/heads/feature/a
     [ "$(git --git-dir="$srv/repo.git" rev-list --count main)" -eq 1 ] # main untouched
+}
+
+# The host's kubectl and terraform, stood in for by scripts the broker's configuration names (the host's
+# own, if any, stay untouched): each answers only with the token of its credentials file, as nobody.
+install_standins() {
+    STANDINS=$(mktemp -d /tmp/cerberus-standins.XXXXXX)
+    chmod 0755 "$STANDINS"
+    mkdir -p "$CREDENTIALS"
+    local tool hash
+    hash=$(printf %s "$1" | sha256sum | cut -c1-64)
+    for tool in kubectl terraform; do
+        printf '%s\n' '#!/bin/sh' \
+            "[ \"\$(printf %s \"\$CLUSTER_TOKEN\" | sha256sum | cut -c1-64)\" = $hash ] || { echo $tool: unauthorized >&2; exit 1; }" \
+            'sleep 0.3' "echo \"$tool \$* as \$(id -u): authorized\"" >"$STANDINS/$tool"
+        chmod 0755 "$STANDINS/$tool"
+        printf 'CLUSTER_TOKEN=%s\n' "$1" >"$CREDENTIALS/$tool.env"
+        chmod 0600 "$CREDENTIALS/$tool.env"
+    done
+    hook_config "{\"tools\": {\"kubectl\": \"$STANDINS/kubectl\", \"terraform\": \"$STANDINS/terraform\"}}"
+}
+
+@test "broker: kubectl and terraform (stand-ins) run with the host's token; delete ns prod and destroy denied" {
+    local token="tok-$RANDOM$RANDOM$RANDOM"
+    install_standins "$token"
+    edit_config '.root.readonly = false'
+    with_policy '{"commands": {"kubectl": {"allow": ["get *", "delete pod *"], "deny": ["delete ns prod"]},
+        "terraform": {"allow": ["plan *"], "deny": ["destroy *"]}}}'
+    run_policed sh -c "kubectl get pods; kubectl delete ns prod; echo delete=\$?; terraform plan -no-color; terraform destroy -auto-approve; echo destroy=\$?; kubectl get pods -w & cat /proc/[0-9]*/environ /proc/[0-9]*/cmdline >/tmp/seen 2>/dev/null; wait"
+    [[ "$output" == *'kubectl get pods as 65534: authorized'* ]] # the control: its credential reached it
+    [[ "$output" == *'terraform plan -no-color as 65534: authorized'* ]]
+    [[ "$output" == *"delete=126"* && "$output" == *'(commands.kubectl.deny[0] "delete ns prod")'* ]]
+    [[ "$output" == *"destroy=126"* && "$output" == *'(commands.terraform.deny[0] "destroy *")'* ]]
+    [[ "$output" != *'ns prod as'* && "$output" != *'destroy -auto-approve as'* ]]
+    [[ "$output" == *'kubectl get pods -w as 65534: authorized'* ]]
+    [ -s "$BUNDLE/rootfs/tmp/seen" ] # what the agent could see of its processes while a call ran
+    run ! grep -rqs "$token" "$BUNDLE/rootfs" "$AUDIT"
+    run trail_text
+    [[ "$output" == *'command kubectl delete ns prod DENIED (commands.kubectl.deny[0] "delete ns prod")'* ]]
+    [[ "$output" == *'command terraform destroy -auto-approve DENIED (commands.terraform.deny[0] "destroy *")'* ]]
+    rm "$CREDENTIALS/kubectl.env" # the control of the token: without it the host's tool refuses
+    run_policed kubectl get pods
+    [[ "$status" -ne 0 && "$output" == *'kubectl: unauthorized'* ]]
 }
 
 @test "broker: malformed calls, huge argv and a caller outside the container get clear errors" {

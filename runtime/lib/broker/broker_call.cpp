@@ -7,6 +7,8 @@
 #include "broker/broker_registry.hpp"
 #include "cgroup/cgroup.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sched.h>
@@ -23,6 +25,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <sstream>
 
 #ifndef SO_PEERPIDFD
@@ -191,8 +194,41 @@ UniqueFd resolve_cwd(const Caller& caller, const std::string& cwd)
     return fd;
 }
 
-std::string host_binary(const std::string& tool)
+namespace {
+
+// The configuration's "tools" entry for tool, checked as the credentials are: the binary is the host's trust.
+std::optional<std::string> configured_binary(const std::string& tool, const std::string& config)
 {
+    auto text = read_host_file(config, "the broker's configuration");
+    if (!text)
+        return std::nullopt;
+    auto doc = nlohmann::json::parse(*text, nullptr, false);
+    if (!doc.is_object() || !doc.contains("tools"))
+        return std::nullopt; // a document that does not parse is the decision hook's to name
+    const auto& tools = doc["tools"];
+    if (!tools.is_object())
+        throw Error(config + ": tools: an object of tool names and binaries", EINVAL);
+    if (!tools.contains(tool))
+        return std::nullopt;
+    std::string field = config + ": tools." + tool;
+    if (!tools[tool].is_string() || !tools[tool].get<std::string>().starts_with("/"))
+        throw Error(field + ": an absolute path", EINVAL);
+    std::string path = tools[tool].get<std::string>();
+    struct stat st{};
+    if (stat(path.c_str(), &st) != 0)
+        throw_errno(field + ": " + path);
+    if (!S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022) || !(st.st_mode & S_IXOTH))
+        throw Error(field + ": " + path + " must be a regular file of root's, executable by all and writable by root alone",
+                    EPERM);
+    return path;
+}
+
+} // namespace
+
+std::string host_binary(const std::string& tool, const std::string& config)
+{
+    if (auto configured = configured_binary(tool, config))
+        return *configured;
     std::istringstream dirs(tool_path);
     for (std::string dir; std::getline(dirs, dir, ':');) {
         std::string path = dir + "/" + tool;

@@ -40,8 +40,11 @@ Caller identify_caller(int connection_fd, const std::string& cgroup2, uint64_t c
 // inside); throws when it is no directory there.
 UniqueFd resolve_cwd(const Caller& caller, const std::string& cwd);
 
-// The host's binary for tool on the broker's PATH; throws ENOENT when there is none.
-std::string host_binary(const std::string& tool);
+// The host's binary for tool: the one the host's broker configuration (config, read_host_file's) names
+// under "tools" ({"tools": {"kubectl": "/opt/k8s/bin/kubectl"}}: absolute, root's, writable by root alone),
+// else the first on the broker's fixed PATH; throws naming the file and the field for a bad entry, ENOENT
+// when there is none.
+std::string host_binary(const std::string& tool, const std::string& config);
 
 // The directories from below top down to path (path under top), for Launch::workdir_path.
 std::vector<std::string> directories_below(const std::string& top, const std::string& path);

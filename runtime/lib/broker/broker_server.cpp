@@ -257,7 +257,7 @@ void Broker::launch(uint64_t call_id, const Request& request, const std::vector<
     Caller caller = identify_caller(call.connection.get(), cgroup2_, call.cgroup_id);
     UniqueFd cwd = resolve_cwd(caller, request.cwd);
     Launch launch;
-    launch.binary = host_binary(request.tool);
+    launch.binary = host_binary(request.tool, broker_config);
     launch.argv.push_back(request.tool);
     launch.argv.insert(launch.argv.end(), request.args.begin(), request.args.end());
     launch.env = tool_environment(request.tool, credentials_dir);
