@@ -10,6 +10,13 @@ load broker_helpers
 
 CREDENTIALS=/etc/cerberus/credentials
 
+# The agent works in /work, the test's $BATS_TEST_TMPDIR/work bound there.
+work_in_workspace() {
+    mkdir -p "$BATS_TEST_TMPDIR/work"
+    edit_config --arg w "$BATS_TEST_TMPDIR/work" '.process.cwd = "/work"
+        | .mounts += [{"destination": "/work", "type": "bind", "source": $w, "options": ["rbind", "rw"]}]'
+}
+
 setup() {
     [ "$(id -u)" -eq 0 ] || skip "needs root"
     command -v git >/dev/null || skip "needs git"
@@ -231,9 +238,7 @@ EOF
 }
 
 @test "broker: the tool runs as nobody: root's files unreadable, the host's unwritable; the agent's directory writable, its owner kept" {
-    mkdir -p "$BATS_TEST_TMPDIR/work"
-    edit_config --arg w "$BATS_TEST_TMPDIR/work" '.process.cwd = "/work"
-        | .mounts += [{"destination": "/work", "type": "bind", "source": $w, "options": ["rbind", "rw"]}]'
+    work_in_workspace
     with_policy '{"commands": {"env": {"allow": ["sh -c *"]}}}'
     marker=/etc/cerberus-broker-test-$$
     # /usr/bin/env is the shim (the image's env is busybox's, in /bin): the host's env runs the host's sh.
@@ -283,9 +288,7 @@ tool_policy() {
 
 @test "broker: a tool's own policy: only its hosts and its files, the agent's directory writable; nothing left after" {
     command -v python3 >/dev/null || skip "needs python3"
-    mkdir -p "$BATS_TEST_TMPDIR/work"
-    edit_config --arg w "$BATS_TEST_TMPDIR/work" '.process.cwd = "/work"
-        | .mounts += [{"destination": "/work", "type": "bind", "source": $w, "options": ["rbind", "rw"]}]'
+    work_in_workspace
     with_policy '{"commands": {"env": {"allow": ["python3 probe.py"]}}}'
     local mine=$((40000 + RANDOM % 10000)) other=$((50000 + RANDOM % 10000)) scratch="/tmp/cerberus-tool-$$"
     # Nothing listens on either port: a connect the policy lets through is refused by the host (111), one it
@@ -320,6 +323,34 @@ PROBE
     local cgroup2
     cgroup2=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
     [ ! -e "$cgroup2/cerberus-tools" ] # each call's cgroup is gone, and their parent with the last
+}
+
+@test "broker: a tool's own denials are in the calling container's trail, marked with the call; an allowed call's none" {
+    command -v python3 >/dev/null || skip "needs python3"
+    work_in_workspace
+    with_policy '{"commands": {"env": {"allow": ["python3 probe.py *"]}}}'
+    local mine=$((40000 + RANDOM % 10000)) other=$((50000 + RANDOM % 10000))
+    cat >"$BATS_TEST_TMPDIR/work/probe.py" <<'PROBE'
+import socket, sys
+try:
+    socket.create_connection(('127.0.0.1', int(sys.argv[1]))); print(sys.argv[1], 'connected')
+except OSError as e:
+    print(sys.argv[1], e.errno)
+PROBE
+    tool_policy "{\"allowed_hosts\": [\"127.0.0.1:$mine\"]}"
+    run_policed sh -c "/usr/bin/env python3 probe.py $mine; /usr/bin/env python3 probe.py $other"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"$mine 111"* && "$output" == *"$other 1"* ]] # its host refused by the host; another by its policy
+    jq -se --arg t "127.0.0.1:$other" --arg p "$other" 'map(select(.type == "denial")) |
+        length == 1 and .[0].op == "connect" and .[0].target == $t and .[0].rule == "not in allowed_hosts"
+        and .[0].brokered == {"tool": "env", "args": ["python3", "probe.py", $p]}' "$AUDIT/$ID.jsonl"
+    run trail_text
+    echo "$output"
+    [[ "$output" == *"connect 127.0.0.1:$other DENIED (not in allowed_hosts), in brokered env python3 probe.py $other"* ]]
+    local cgroup2
+    cgroup2=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+    [ ! -e "$cgroup2/cerberus-tools" ]
+    run ! grep -l '"brokered"' /run/cerberus-audit/*/containers/* # each call's registration gone with it
 }
 
 @test "broker: a tool's policy it cannot have fails the call, naming the file and the field; no tool runs" {

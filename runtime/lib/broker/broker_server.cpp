@@ -275,8 +275,10 @@ void Broker::launch(uint64_t call_id, const Request& request, const std::vector<
     launch.gid = user.gid;
     launch.idmap = user.idmap.get();
     if (auto policy = read_tool_policy(request.tool, credentials_dir)) {
+        const Registration& registration = containers_.at(call.cgroup_id).registration;
+        CallTrail trail{registration.id, registration.trail, {{"tool", request.tool}, {"args", request.args}}};
         call.confinement.emplace(*policy, cgroup2_, std::to_string(getpid()) + "-" + std::to_string(call_id),
-                                 cwd.get());
+                                 cwd.get(), trail);
         launch.cgroup_procs = call.confinement->cgroup_procs();
         launch.landlock_ruleset = call.confinement->ruleset();
     }
