@@ -4,9 +4,10 @@
 // container's cgroup), where (the agent's working directory resolved inside
 // the caller's root, no symlink leaving it), with what (the host's binary of
 // the tool, the host's environment for it and the credentials of
-// credentials_dir/<tool>.env), and the tool's process: forked by the broker
-// (not in the container's pid namespace), in a private mount namespace where
-// the agent's directory is mounted at run_dir/work, with the caller's stdio.
+// credentials_dir/<tool>.env), and the tool's process: started by the broker
+// (a clone sharing its memory until the exec, as posix_spawn; not in the
+// container's pid namespace), in a private mount namespace where the agent's
+// directory is mounted at run_dir/work, with the caller's stdio.
 #pragma once
 
 #include "base/fd.hpp"
