@@ -35,6 +35,7 @@ teardown() {
     [ -z "${TOOL_POLICY:-}" ] || rm -f "$TOOL_POLICY"
     [ -z "${BROKER_CONFIG:-}" ] || rm -f "$BROKER_CONFIG"
     [ -z "${STANDINS:-}" ] || rm -rf "$STANDINS" "$CREDENTIALS/kubectl.env" "$CREDENTIALS/terraform.env"
+    [ -z "${AUDIT_BEFORE:-}" ] || "$(dirname "$CERBERUS")/cerberus-audit-switch" set "$AUDIT_BEFORE"
 }
 
 @test "broker: git --version runs the host's git through the broker; without commands the image has none" {
@@ -351,6 +352,28 @@ PROBE
     cgroup2=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
     [ ! -e "$cgroup2/cerberus-tools" ]
     run ! grep -l '"brokered"' /run/cerberus-audit/*/containers/* # each call's registration gone with it
+}
+
+@test "broker: a tool's Landlock denial (kernel audit on) is in the calling container's trail, marked with the call" {
+    command -v python3 >/dev/null || skip "needs python3"
+    local switch
+    switch="$(dirname "$CERBERUS")/cerberus-audit-switch"
+    "$CERBERUS" check | grep -q 'Landlock ABI: *\([7-9]\|[1-9][0-9]\)' || skip "Landlock logs denials from ABI 7 on"
+    AUDIT_BEFORE=$("$switch" get) || skip "kernel audit cannot be read here"
+    "$switch" set 1
+    work_in_workspace
+    with_policy '{"commands": {"env": {"allow": ["python3 probe.py *"]}}}'
+    local scratch="/tmp/cerberus-tool-ll-$$"
+    # The tool lives a moment after its denial: the collector learns the domain's cgroup from its maker.
+    printf '%s\n' 'import sys, time' 'try:' '    open(sys.argv[1], "w").write("x"); print("written")' \
+        'except OSError as e:' '    print("errno", e.errno)' 'time.sleep(0.3)' >"$BATS_TEST_TMPDIR/work/probe.py"
+    tool_policy '{"read_only_paths": ["/usr", "/lib", "/lib64", "/etc", "/bin", "/proc", "/dev"]}'
+    run_policed sh -c "/usr/bin/env python3 probe.py made-by-tool; /usr/bin/env python3 probe.py $scratch"
+    "$switch" set "$AUDIT_BEFORE"
+    [[ "$output" == *"written"* && "$output" == *"errno 13"* ]] # its directory written; outside its files refused
+    [ ! -e "$scratch" ]
+    jq -se --arg p "$scratch" 'map(select(.type == "denial")) | length == 1
+        and .[0].brokered == {"tool": "env", "args": ["python3", "probe.py", $p]}' "$AUDIT/$ID.jsonl"
 }
 
 @test "broker: a tool's policy it cannot have fails the call, naming the file and the field; no tool runs" {

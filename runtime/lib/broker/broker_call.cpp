@@ -138,7 +138,7 @@ void child_step(long rc, const char* what)
     child_step(syscall(SYS_setresuid, launch.uid, launch.uid, launch.uid), "taking the tool's user");
     child_step(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs");
     if (launch.landlock_ruleset >= 0)
-        child_step(syscall(SYS_landlock_restrict_self, launch.landlock_ruleset, 0), "entering the tool's policy");
+        child_step(syscall(SYS_landlock_restrict_self, launch.landlock_ruleset, launch.landlock_flags), "entering the tool's policy");
     prctl(PR_SET_PDEATHSIG, SIGKILL); // a change of credentials cleared it
     if (getppid() != broker)
         _exit(failed_status);

@@ -71,6 +71,7 @@ struct Launch {
     int idmap = -1;      // the user namespace mapping the caller's ids to it
     int cgroup_procs = -1;     // the call's cgroup under the tool's policy (ToolConfinement), joined first
     int landlock_ruleset = -1; // its Landlock ruleset, entered last
+    uint32_t landlock_flags = 0; // with these landlock_restrict_self flags
 };
 
 // The tool's process, a process group of its own: killed (the whole group)

@@ -281,6 +281,7 @@ void Broker::launch(uint64_t call_id, const Request& request, const std::vector<
                                  cwd.get(), trail);
         launch.cgroup_procs = call.confinement->cgroup_procs();
         launch.landlock_ruleset = call.confinement->ruleset();
+        launch.landlock_flags = call.confinement->ruleset_flags();
     }
     call.tool.emplace(RunningTool::start(launch));
     call.relay->tool_started();

@@ -83,6 +83,7 @@ ToolConfinement::ToolConfinement(const policy::Policy& policy, const std::string
                 throw_errno("opening / for the tool's landlock rules");
             landlock::add_rules(ruleset_.get(), plan, root.get());
             landlock::allow_directory(ruleset_.get(), plan, workdir_fd);
+            ruleset_flags_ = landlock::restrict_flags(abi); // the tool is an exec away: its denials logged
         }
         // A cgroup of the call's own, also without hosts: by it the collector knows the tool's denials
         // (Landlock names the cgroup of a domain's maker) as the call's.
@@ -121,7 +122,7 @@ ToolConfinement::ToolConfinement(const policy::Policy& policy, const std::string
 ToolConfinement::ToolConfinement(ToolConfinement&& other) noexcept
     : cgroup_(std::move(other.cgroup_)), keys_file_(std::exchange(other.keys_file_, {})),
       dir_fd_(std::move(other.dir_fd_)), procs_(std::move(other.procs_)), ruleset_(std::move(other.ruleset_)),
-      cgroup_id_(std::exchange(other.cgroup_id_, 0)), registered_(std::exchange(other.registered_, false))
+      cgroup_id_(std::exchange(other.cgroup_id_, 0)), ruleset_flags_(other.ruleset_flags_), registered_(std::exchange(other.registered_, false))
 {
     other.cgroup_.reset();
 }

@@ -56,6 +56,7 @@ public:
 
     int cgroup_procs() const { return procs_.get(); } // -1: no cgroup; the child writes "0" to join it
     int ruleset() const { return ruleset_.get(); }    // -1: no ruleset
+    uint32_t ruleset_flags() const { return ruleset_flags_; } // landlock_restrict_self's: denials logged after exec
 
 private:
     void release() noexcept;
@@ -64,6 +65,7 @@ private:
     std::string keys_file_;
     UniqueFd dir_fd_, procs_, ruleset_;
     uint64_t cgroup_id_ = 0;
+    uint32_t ruleset_flags_ = 0;
     bool registered_ = false; // with the audit collector
 };
 
