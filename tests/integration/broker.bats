@@ -10,6 +10,13 @@ load broker_helpers
 
 CREDENTIALS=/etc/cerberus/credentials
 
+# The agent works in /work, the test's $BATS_TEST_TMPDIR/work bound there.
+work_in_workspace() {
+    mkdir -p "$BATS_TEST_TMPDIR/work"
+    edit_config --arg w "$BATS_TEST_TMPDIR/work" '.process.cwd = "/work"
+        | .mounts += [{"destination": "/work", "type": "bind", "source": $w, "options": ["rbind", "rw"]}]'
+}
+
 setup() {
     [ "$(id -u)" -eq 0 ] || skip "needs root"
     command -v git >/dev/null || skip "needs git"
@@ -27,6 +34,8 @@ teardown() {
     [ -z "${CREDENTIAL_FILE:-}" ] || rm -f "$CREDENTIAL_FILE"
     [ -z "${TOOL_POLICY:-}" ] || rm -f "$TOOL_POLICY"
     [ -z "${BROKER_CONFIG:-}" ] || rm -f "$BROKER_CONFIG"
+    [ -z "${STANDINS:-}" ] || rm -rf "$STANDINS" "$CREDENTIALS/kubectl.env" "$CREDENTIALS/terraform.env"
+    [ -z "${AUDIT_BEFORE:-}" ] || "$(dirname "$CERBERUS")/cerberus-audit-switch" set "$AUDIT_BEFORE"
 }
 
 @test "broker: git --version runs the host's git through the broker; without commands the image has none" {
@@ -132,6 +141,48 @@ teardown() {
     [ "$(git --git-dir="$srv/repo.git" rev-list --count main)" -eq 1 ] # main untouched
 }
 
+# The host's kubectl and terraform, stood in for by scripts the broker's configuration names (the host's
+# own, if any, stay untouched): each answers only with the token of its credentials file, as nobody.
+install_standins() {
+    STANDINS=$(mktemp -d /tmp/cerberus-standins.XXXXXX)
+    chmod 0755 "$STANDINS"
+    mkdir -p "$CREDENTIALS"
+    local tool hash
+    hash=$(printf %s "$1" | sha256sum | cut -c1-64)
+    for tool in kubectl terraform; do
+        printf '%s\n' '#!/bin/sh' \
+            "[ \"\$(printf %s \"\$CLUSTER_TOKEN\" | sha256sum | cut -c1-64)\" = $hash ] || { echo $tool: unauthorized >&2; exit 1; }" \
+            'sleep 0.3' "echo \"$tool \$* as \$(id -u): authorized\"" >"$STANDINS/$tool"
+        chmod 0755 "$STANDINS/$tool"
+        printf 'CLUSTER_TOKEN=%s\n' "$1" >"$CREDENTIALS/$tool.env"
+        chmod 0600 "$CREDENTIALS/$tool.env"
+    done
+    hook_config "{\"tools\": {\"kubectl\": \"$STANDINS/kubectl\", \"terraform\": \"$STANDINS/terraform\"}}"
+}
+
+@test "broker: kubectl and terraform (stand-ins) run with the host's token; delete ns prod and destroy denied" {
+    local token="tok-$RANDOM$RANDOM$RANDOM"
+    install_standins "$token"
+    edit_config '.root.readonly = false'
+    with_policy '{"commands": {"kubectl": {"allow": ["get *", "delete pod *"], "deny": ["delete ns prod"]},
+        "terraform": {"allow": ["plan *"], "deny": ["destroy *"]}}}'
+    run_policed sh -c "kubectl get pods; kubectl delete ns prod; echo delete=\$?; terraform plan -no-color; terraform destroy -auto-approve; echo destroy=\$?; kubectl get pods -w & cat /proc/[0-9]*/environ /proc/[0-9]*/cmdline >/tmp/seen 2>/dev/null; wait"
+    [[ "$output" == *'kubectl get pods as 65534: authorized'* ]] # the control: its credential reached it
+    [[ "$output" == *'terraform plan -no-color as 65534: authorized'* ]]
+    [[ "$output" == *"delete=126"* && "$output" == *'(commands.kubectl.deny[0] "delete ns prod")'* ]]
+    [[ "$output" == *"destroy=126"* && "$output" == *'(commands.terraform.deny[0] "destroy *")'* ]]
+    [[ "$output" != *'ns prod as'* && "$output" != *'destroy -auto-approve as'* ]]
+    [[ "$output" == *'kubectl get pods -w as 65534: authorized'* ]]
+    [ -s "$BUNDLE/rootfs/tmp/seen" ] # what the agent could see of its processes while a call ran
+    run ! grep -rqs "$token" "$BUNDLE/rootfs" "$AUDIT"
+    run trail_text
+    [[ "$output" == *'command kubectl delete ns prod DENIED (commands.kubectl.deny[0] "delete ns prod")'* ]]
+    [[ "$output" == *'command terraform destroy -auto-approve DENIED (commands.terraform.deny[0] "destroy *")'* ]]
+    rm "$CREDENTIALS/kubectl.env" # the control of the token: without it the host's tool refuses
+    run_policed kubectl get pods
+    [[ "$status" -ne 0 && "$output" == *'kubectl: unauthorized'* ]]
+}
+
 @test "broker: malformed calls, huge argv and a caller outside the container get clear errors" {
     command -v python3 >/dev/null || skip "needs python3"
     with_policy '{"commands": {"git": {"allow": ["--version"]}}}'
@@ -188,9 +239,7 @@ EOF
 }
 
 @test "broker: the tool runs as nobody: root's files unreadable, the host's unwritable; the agent's directory writable, its owner kept" {
-    mkdir -p "$BATS_TEST_TMPDIR/work"
-    edit_config --arg w "$BATS_TEST_TMPDIR/work" '.process.cwd = "/work"
-        | .mounts += [{"destination": "/work", "type": "bind", "source": $w, "options": ["rbind", "rw"]}]'
+    work_in_workspace
     with_policy '{"commands": {"env": {"allow": ["sh -c *"]}}}'
     marker=/etc/cerberus-broker-test-$$
     # /usr/bin/env is the shim (the image's env is busybox's, in /bin): the host's env runs the host's sh.
@@ -240,9 +289,7 @@ tool_policy() {
 
 @test "broker: a tool's own policy: only its hosts and its files, the agent's directory writable; nothing left after" {
     command -v python3 >/dev/null || skip "needs python3"
-    mkdir -p "$BATS_TEST_TMPDIR/work"
-    edit_config --arg w "$BATS_TEST_TMPDIR/work" '.process.cwd = "/work"
-        | .mounts += [{"destination": "/work", "type": "bind", "source": $w, "options": ["rbind", "rw"]}]'
+    work_in_workspace
     with_policy '{"commands": {"env": {"allow": ["python3 probe.py"]}}}'
     local mine=$((40000 + RANDOM % 10000)) other=$((50000 + RANDOM % 10000)) scratch="/tmp/cerberus-tool-$$"
     # Nothing listens on either port: a connect the policy lets through is refused by the host (111), one it
@@ -277,6 +324,56 @@ PROBE
     local cgroup2
     cgroup2=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
     [ ! -e "$cgroup2/cerberus-tools" ] # each call's cgroup is gone, and their parent with the last
+}
+
+@test "broker: a tool's own denials are in the calling container's trail, marked with the call; an allowed call's none" {
+    command -v python3 >/dev/null || skip "needs python3"
+    work_in_workspace
+    with_policy '{"commands": {"env": {"allow": ["python3 probe.py *"]}}}'
+    local mine=$((40000 + RANDOM % 10000)) other=$((50000 + RANDOM % 10000))
+    cat >"$BATS_TEST_TMPDIR/work/probe.py" <<'PROBE'
+import socket, sys
+try:
+    socket.create_connection(('127.0.0.1', int(sys.argv[1]))); print(sys.argv[1], 'connected')
+except OSError as e:
+    print(sys.argv[1], e.errno)
+PROBE
+    tool_policy "{\"allowed_hosts\": [\"127.0.0.1:$mine\"]}"
+    run_policed sh -c "/usr/bin/env python3 probe.py $mine; /usr/bin/env python3 probe.py $other"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"$mine 111"* && "$output" == *"$other 1"* ]] # its host refused by the host; another by its policy
+    jq -se --arg t "127.0.0.1:$other" --arg p "$other" 'map(select(.type == "denial")) |
+        length == 1 and .[0].op == "connect" and .[0].target == $t and .[0].rule == "not in allowed_hosts"
+        and .[0].brokered == {"tool": "env", "args": ["python3", "probe.py", $p]}' "$AUDIT/$ID.jsonl"
+    run trail_text
+    echo "$output"
+    [[ "$output" == *"connect 127.0.0.1:$other DENIED (not in allowed_hosts), in brokered env python3 probe.py $other"* ]]
+    local cgroup2
+    cgroup2=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+    [ ! -e "$cgroup2/cerberus-tools" ]
+    run ! grep -l '"brokered"' /run/cerberus-audit/*/containers/* # each call's registration gone with it
+}
+
+@test "broker: a tool's Landlock denial (kernel audit on) is in the calling container's trail, marked with the call" {
+    command -v python3 >/dev/null || skip "needs python3"
+    local switch
+    switch="$(dirname "$CERBERUS")/cerberus-audit-switch"
+    "$CERBERUS" check | grep -q 'Landlock ABI: *\([7-9]\|[1-9][0-9]\)' || skip "Landlock logs denials from ABI 7 on"
+    AUDIT_BEFORE=$("$switch" get) || skip "kernel audit cannot be read here"
+    "$switch" set 1
+    work_in_workspace
+    with_policy '{"commands": {"env": {"allow": ["python3 probe.py *"]}}}'
+    local scratch="/tmp/cerberus-tool-ll-$$"
+    # The tool lives a moment after its denial: the collector learns the domain's cgroup from its maker.
+    printf '%s\n' 'import sys, time' 'try:' '    open(sys.argv[1], "w").write("x"); print("written")' \
+        'except OSError as e:' '    print("errno", e.errno)' 'time.sleep(0.3)' >"$BATS_TEST_TMPDIR/work/probe.py"
+    tool_policy '{"read_only_paths": ["/usr", "/lib", "/lib64", "/etc", "/bin", "/proc", "/dev"]}'
+    run_policed sh -c "/usr/bin/env python3 probe.py made-by-tool; /usr/bin/env python3 probe.py $scratch"
+    "$switch" set "$AUDIT_BEFORE"
+    [[ "$output" == *"written"* && "$output" == *"errno 13"* ]] # its directory written; outside its files refused
+    [ ! -e "$scratch" ]
+    jq -se --arg p "$scratch" 'map(select(.type == "denial")) | length == 1
+        and .[0].brokered == {"tool": "env", "args": ["python3", "probe.py", $p]}' "$AUDIT/$ID.jsonl"
 }
 
 @test "broker: a tool's policy it cannot have fails the call, naming the file and the field; no tool runs" {

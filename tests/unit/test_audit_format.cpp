@@ -38,12 +38,8 @@ cerb_event path_event(uint16_t op, uint16_t rule, const char* path, uint16_t rul
     return e;
 }
 
-// 2024-05-01T12:03:04Z minus the 5 s of boot time in base_event.
-constexpr int64_t boot_offset = 1714565000LL * 1000000000 - 5'000'000'000;
-
-} // namespace
-
-TEST_CASE("audit: a denied IPv4 connect becomes one JSON line with every field")
+// python3's connect to 203.0.113.9:443, refused.
+cerb_event connect_event()
 {
     cerb_event e = base_event(CERB_OP_CONNECT, CERB_RULE_NOT_IN_ALLOWED_HOSTS, 1);
     e.target_kind = CERB_TARGET_ADDRESS;
@@ -51,13 +47,31 @@ TEST_CASE("audit: a denied IPv4 connect becomes one JSON line with every field")
     e.port = 443;
     const uint8_t addr[4] = {203, 0, 113, 9};
     std::memcpy(e.addr, addr, 4);
-    auto j = event_json(e, {"agent-7", "/usr/bin/python3", boot_offset});
+    return e;
+}
+
+// 2024-05-01T12:03:04Z minus the 5 s of boot time in base_event.
+constexpr int64_t boot_offset = 1714565000LL * 1000000000 - 5'000'000'000;
+
+} // namespace
+
+TEST_CASE("audit: a denied IPv4 connect becomes one JSON line with every field")
+{
+    auto j = event_json(connect_event(), {"agent-7", "/usr/bin/python3", boot_offset});
     CHECK(dump_line(j) ==
           R"({"type":"denial","time":"2024-05-01T12:03:20.000000123Z","id":"agent-7","pid":42,"tid":43,)"
           R"("comm":"python3","exe":"/usr/bin/python3","uid":1000,"gid":1001,"op":"connect",)"
           R"("target":"203.0.113.9:443","verdict":"denied","errno":1,"error":"EPERM",)"
           R"("rule":"not in allowed_hosts"})");
     CHECK(text_line(dump_line(j)) == "12:03:20.000 agent-7 python3[42] connect 203.0.113.9:443 DENIED (not in allowed_hosts)");
+}
+
+TEST_CASE("audit: a brokered tool's denial says which call it was")
+{
+    auto j = event_json(connect_event(), {"agent-7", "/usr/bin/python3", boot_offset});
+    j["brokered"] = {{"tool", "env"}, {"args", {"python3", "probe.py"}}};
+    CHECK(text_line(dump_line(j)) == "12:03:20.000 agent-7 python3[42] connect 203.0.113.9:443 DENIED "
+                                     "(not in allowed_hosts), in brokered env python3 probe.py");
 }
 
 TEST_CASE("audit: IPv6 targets are bracketed, audit verdicts say so")

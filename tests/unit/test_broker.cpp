@@ -5,15 +5,39 @@
 #include "audit/audit_format.hpp"
 #include "base/error.hpp"
 #include "broker/broker_protocol.hpp"
+#include "broker/broker_call.hpp"
 #include "broker/broker_registry.hpp"
 #include "policy/policy.hpp"
 
+#include "temp_dir.hpp"
+
 #include <doctest/doctest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <functional>
 
 using namespace cerberus;
 using namespace cerberus::broker;
 
 namespace {
+
+void write_file(const std::string& path, const std::string& text, mode_t mode)
+{
+    std::ofstream(path) << text;
+    REQUIRE(chmod(path.c_str(), mode) == 0);
+}
+
+std::string thrown(const std::function<void()>& f)
+{
+    try {
+        f();
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "nothing thrown";
+}
 
 std::string refusal(const std::string& text)
 {
@@ -109,4 +133,26 @@ TEST_CASE("trail: a command record as JSON and as text")
     record = audit::command_json("agent-7", 1700000000123456789, call);
     CHECK(audit::dump_line(record).ends_with(R"("status":0,"bytes_in":5,"bytes_out":70000,"duration_ms":12})"));
     CHECK(audit::text_line(audit::dump_line(record)).ends_with("exit 0 in 12 ms, 5 bytes in, 70000 out"));
+}
+
+TEST_CASE("broker: the host's configuration may name a tool's binary; a bad entry is named")
+{
+    if (geteuid() != 0) {
+        MESSAGE("skipped: the configuration must be root's");
+        return;
+    }
+    TempDir dir;
+    std::string config = dir.path + "/broker.json", tool = dir.path + "/kubectl";
+    write_file(tool, "#!/bin/sh\n", 0755);
+    write_file(config, R"({"tools": {"kubectl": ")" + tool + R"("}})", 0644);
+    CHECK(host_binary("kubectl", config) == tool);
+    CHECK(host_binary("sh", config).ends_with("/sh")); // control: a tool it does not name is the PATH's
+    CHECK(host_binary("sh", dir.path + "/none.json").ends_with("/sh"));
+    REQUIRE(chmod(tool.c_str(), 0775) == 0);
+    CHECK(thrown([&] { host_binary("kubectl", config); }) ==
+          config + ": tools.kubectl: " + tool + " must be a regular file of root's, executable by all and writable by root alone");
+    write_file(config, R"({"tools": {"kubectl": "bin/kubectl"}})", 0644);
+    CHECK(thrown([&] { host_binary("kubectl", config); }) == config + ": tools.kubectl: an absolute path");
+    write_file(config, R"({"tools": ["kubectl"]})", 0644);
+    CHECK(thrown([&] { host_binary("kubectl", config); }) == config + ": tools: an object of tool names and binaries");
 }

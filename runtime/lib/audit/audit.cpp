@@ -37,6 +37,23 @@ std::optional<cerb_policy> policy_entry(uint64_t cgroup_id)
     return policy;
 }
 
+// A collector reads the ring buffer (and the kernel audit log) before the registered cgroup's first event.
+void ensure_collector()
+{
+    try {
+        // One that listens reads the ring buffer and the kernel audit log
+        // already (Landlock names a domain's maker only with its first
+        // denial); else one is started, and answers once it does.
+        if (daemon::listening(collector_daemon()))
+            return;
+        if (std::string answer = ask_collector("ping"); answer != "ok")
+            throw Error("the audit collector answered: " + answer, EIO);
+    } catch (const Error& e) {
+        spdlog::warn("starting the audit collector: {}; events wait in the ring buffer", e.what());
+    }
+}
+
+
 } // namespace
 
 std::string trail_path(const std::string& audit_dir, const std::string& id)
@@ -70,18 +87,19 @@ void register_container(const RuntimeOptions& rt, const std::string& id, uint64_
                               .enforcement = start.enforcement, .policy = start.policy,
                               .audit_log = start.audit_log, .calls_observed = start.calls_observed});
     });
-    try {
-        // One that listens reads the ring buffer and the kernel audit log
-        // already (Landlock names a domain's maker only with its first
-        // denial); else one is started, and answers once it does.
-        if (daemon::listening(collector_daemon()))
-            return;
-        if (std::string answer = ask_collector("ping"); answer != "ok")
-            throw Error("the audit collector answered: " + answer, EIO);
-    } catch (const Error& e) {
-        spdlog::warn("starting the audit collector: {}; events wait in the ring buffer", e.what());
-    }
+    ensure_collector();
 }
+
+void register_brokered_call(const BrokeredCall& call)
+{
+    with_context("registering the brokered call of " + call.id + " with the audit collector", [&] {
+        write_registry_entry({.cgroup_id = call.cgroup_id, .id = call.id, .trail = call.trail,
+                              .enforcement = "brokered tool", .policy = call.policy, .audit_log = call.audit_log,
+                              .brokered = call.brokered, .cgroup_dir = call.cgroup_dir});
+    });
+    ensure_collector();
+}
+
 
 void finish_container(uint64_t cgroup_id, const std::string& pin_dir)
 {

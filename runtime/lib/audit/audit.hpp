@@ -37,6 +37,22 @@ std::string trail_path(const std::string& audit_dir, const std::string& id);
 void register_container(const RuntimeOptions& rt, const std::string& id, uint64_t cgroup_id,
                         const TrailStart& start);
 
+// A brokered tool's call in a cgroup of its own, under a policy of its own (broker/tool_policy.hpp).
+struct BrokeredCall {
+    uint64_t cgroup_id = 0;
+    std::string cgroup_dir;
+    std::string id, trail; // the calling container's
+    nlohmann::json policy; // the tool's
+    bool audit_log = false; // Landlock's denials of the tool come through the kernel audit log
+    nlohmann::json brokered; // which call: {"tool": ..., "args": [...]}, in each of its denials
+};
+
+// The command broker, before the tool runs: the call's denials go to the
+// calling container's trail, each marked with brokered. Undone by
+// finish_container, which writes the call's last denials. Throws when the
+// registry cannot be written.
+void register_brokered_call(const BrokeredCall& call);
+
 // delete, once the container's processes are gone and before its policy is
 // removed: the collector writes every event still in the ring buffer and the
 // final lost count, syncs the trail and forgets the container. Logs (never

@@ -126,10 +126,18 @@ void Collector::write_event(Trail& trail, const cerb_event& e, const std::string
     auto line = event_json(e, {trail.id, exe, boot_to_wall_});
     if (!blockers.empty())
         line["blockers"] = blockers;
-    trail.pending += dump_line(line);
-    trail.pending += '\n';
+    append(trail, std::move(line));
     if (trail.pending.size() >= write_every)
         write_pending(trail);
+}
+
+// A denial of a brokered tool's says so: it is the container's call, not the container's process.
+void Collector::append(Trail& trail, nlohmann::ordered_json line)
+{
+    if (!trail.brokered.is_null())
+        line["brokered"] = trail.brokered;
+    trail.pending += dump_line(line);
+    trail.pending += '\n';
 }
 
 // Landlock, seccomp and the read-only mounts refuse without a word: the call
@@ -238,7 +246,8 @@ void Collector::reload_registry()
         seen[entry.cgroup_id] = true;
         if (!trails_.count(entry.cgroup_id))
             trails_[entry.cgroup_id] =
-                Trail{entry.id, entry.trail, UniqueFd(), "", false, entry.audit_log, entry.policy, UniqueFd()};
+                Trail{entry.id,     entry.trail,  UniqueFd(), "", false, entry.audit_log,
+                      entry.policy, UniqueFd(), entry.brokered, entry.cgroup_dir};
         if (entry.enforcement == "landlock")
             observe_calls();
     }
@@ -276,12 +285,14 @@ bool Collector::policy_present(uint64_t cgroup_id) const
 }
 
 // Containers whose policy went without a finish (a failed create, a delete
-// that found no collector): their events are drained by now.
+// that found no collector): their events are drained by now. A brokered
+// call's cgroup may have no policy entry (a tool with path rules alone): it
+// goes with its cgroup.
 void Collector::collect_garbage()
 {
     std::vector<uint64_t> gone;
     for (const auto& [cgroup_id, trail] : trails_)
-        if (!policy_present(cgroup_id))
+        if (trail.cgroup_dir.empty() ? !policy_present(cgroup_id) : !files::exists(trail.cgroup_dir))
             gone.push_back(cgroup_id);
     uint64_t key = 0, next = 0;
     const uint64_t* previous = nullptr;

@@ -165,7 +165,7 @@ void Collector::write_landlock(std::vector<LandlockEvent> events)
                                          std::chrono::steady_clock::now() + pair_record_wait});
                 continue;
             }
-            trail.pending += dump_line(line) + "\n";
+            append(trail, std::move(line));
             write_pending(trail);
         }
     }
@@ -256,7 +256,7 @@ bool Collector::pair_with_held_call(uint64_t cgroup_id, int64_t pid, const std::
 void Collector::write_line(uint64_t cgroup_id, const nlohmann::ordered_json& line)
 {
     if (auto trail = trails_.find(cgroup_id); trail != trails_.end()) {
-        trail->second.pending += dump_line(line) + "\n";
+        append(trail->second, line);
         write_pending(trail->second);
     }
 }

@@ -391,7 +391,15 @@ std::string text_line(const std::string& json_line)
     line += str("comm") + "[" + num("pid") + "] " + str("op");
     if (!str("target").empty())
         line += " " + str("target");
-    return line + " " + upper(str("verdict")) + " (" + str("rule") + ")";
+    line += " " + upper(str("verdict")) + " (" + str("rule") + ")";
+    if (j.contains("brokered") && j["brokered"].is_object()) { // a denial of the tool a brokered call ran
+        const auto& call = j["brokered"];
+        line += ", in brokered " + (call.contains("tool") && call["tool"].is_string() ? call["tool"].get<std::string>() : "?");
+        if (call.contains("args") && call["args"].is_array())
+            for (const auto& arg : call["args"])
+                line += " " + (arg.is_string() ? arg.get<std::string>() : arg.dump());
+    }
+    return line;
 }
 
 bool refused_by_landlock(const cerb_call_event& call, const cerb_event& e)

@@ -30,6 +30,10 @@ void write_registry_entry(const RegistryEntry& entry)
                         {"policy", entry.policy},
                         {"audit_log", entry.audit_log},
                         {"calls_observed", entry.calls_observed}};
+    if (!entry.brokered.is_null()) {
+        j["brokered"] = entry.brokered;
+        j["cgroup_dir"] = entry.cgroup_dir;
+    }
     files::write_file_atomic(registry_entry_path(entry.cgroup_id), j.dump(), 0600);
 }
 
@@ -54,6 +58,8 @@ std::vector<RegistryEntry> read_registry()
             entry.policy = j.value("policy", nlohmann::json::object());
             entry.audit_log = j.value("audit_log", entry.enforcement == "landlock"); // older: as landlock may
             entry.calls_observed = j.value("calls_observed", false);
+            entry.brokered = j.value("brokered", nlohmann::json());
+            entry.cgroup_dir = j.value("cgroup_dir", "");
             entries.push_back(std::move(entry));
         } catch (const std::exception& e) {
             spdlog::warn("registry entry {}: {}", path, e.what());

@@ -22,6 +22,11 @@ struct RegistryEntry {
     nlohmann::json policy = nlohmann::json::object(); // the policy document it runs under
     bool audit_log = false; // some of its denials come through the kernel audit log (TrailStart)
     bool calls_observed = false; // TrailStart
+    // Set for a brokered tool's call cgroup (audit::register_brokered_call): which tool and call, for each of
+    // its events, written to the calling container's trail (id and trail are the container's). Null for a
+    // container.
+    nlohmann::json brokered;
+    std::string cgroup_dir; // a brokered call's cgroup: the collector drops the entry once that is gone
 };
 
 // run_dir/containers

@@ -87,6 +87,8 @@ struct Trail {
     bool audit_log = false; // RegistryEntry::audit_log
     nlohmann::json policy;  // the document the call observer's calls are judged against
     UniqueFd root;          // the container's root, from create: for calls of processes gone since
+    nlohmann::json brokered; // RegistryEntry::brokered: each line of this cgroup's says which tool call it was
+    std::string cgroup_dir;  // RegistryEntry::cgroup_dir
 };
 
 class Collector {
@@ -129,6 +131,7 @@ private:
     void write_held_records(bool all, uint64_t cgroup_id = 0);
     void refresh_audit_state();
     void write_line(uint64_t cgroup_id, const nlohmann::ordered_json& line);
+    void append(Trail& trail, nlohmann::ordered_json line);
 
     UniqueFd lock_, listener_, epoll_, policies_, acct_;
     std::optional<EventDrain> drain_;

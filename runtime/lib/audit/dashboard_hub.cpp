@@ -93,6 +93,8 @@ void DashboardHub::discover()
     for (auto& [path, followed] : followed_)
         followed.live = false;
     for (const auto& entry : registry) {
+        if (!entry.brokered.is_null())
+            continue; // a brokered tool's call: its container's entry is the one followed
         auto& followed = followed_[entry.trail];
         if (!followed.tail)
             followed.tail = std::make_unique<TrailTail>(entry.trail);

@@ -7,22 +7,26 @@
 #include "broker/broker_registry.hpp"
 #include "cgroup/cgroup.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <grp.h>
+#include <pthread.h>
 #include <linux/mount.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <sstream>
 
 #ifndef SO_PEERPIDFD
@@ -87,8 +91,9 @@ void child_step(long rc, const char* what)
         child_fails(what);
 }
 
-// The forked child: nothing that allocates, no exceptions (a decision hook's thread may hold the allocator's
-// locks at the fork, and its copy of them stays locked).
+// The child, in the broker's memory until its exec (RunningTool::start): nothing that allocates or writes
+// what the broker's other threads may use, no exceptions, no glibc set*id wrappers (they signal every thread
+// of the broker's to change its ids too): the system calls themselves.
 [[noreturn]] void run_tool(const Launch& launch, char* const* argv, char* const* envp, pid_t broker)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -128,18 +133,31 @@ void child_step(long rc, const char* what)
                "mounting the working directory");
     child_step(chdir(launch.workdir.c_str()), "entering the working directory");
     // Not root from here on: no capabilities left, none to gain by a set-id program.
-    child_step(setgroups(0, nullptr), "dropping supplementary groups");
-    child_step(setresgid(launch.gid, launch.gid, launch.gid), "taking the tool's group");
-    child_step(setresuid(launch.uid, launch.uid, launch.uid), "taking the tool's user");
+    child_step(syscall(SYS_setgroups, 0, nullptr), "dropping supplementary groups");
+    child_step(syscall(SYS_setresgid, launch.gid, launch.gid, launch.gid), "taking the tool's group");
+    child_step(syscall(SYS_setresuid, launch.uid, launch.uid, launch.uid), "taking the tool's user");
     child_step(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs");
     if (launch.landlock_ruleset >= 0)
-        child_step(syscall(SYS_landlock_restrict_self, launch.landlock_ruleset, 0), "entering the tool's policy");
+        child_step(syscall(SYS_landlock_restrict_self, launch.landlock_ruleset, launch.landlock_flags), "entering the tool's policy");
     prctl(PR_SET_PDEATHSIG, SIGKILL); // a change of credentials cleared it
     if (getppid() != broker)
         _exit(failed_status);
     syscall(SYS_close_range, 3, ~0U, 0);
     execve(launch.binary.c_str(), argv, envp);
     child_fails("running the host's tool");
+}
+
+struct ToolArgs {
+    const Launch* launch;
+    char* const* argv;
+    char* const* envp;
+    pid_t broker;
+};
+
+int tool_entry(void* arg)
+{
+    auto* args = static_cast<ToolArgs*>(arg);
+    run_tool(*args->launch, args->argv, args->envp, args->broker);
 }
 
 std::vector<char*> pointers(const std::vector<std::string>& strings)
@@ -191,8 +209,41 @@ UniqueFd resolve_cwd(const Caller& caller, const std::string& cwd)
     return fd;
 }
 
-std::string host_binary(const std::string& tool)
+namespace {
+
+// The configuration's "tools" entry for tool, checked as the credentials are: the binary is the host's trust.
+std::optional<std::string> configured_binary(const std::string& tool, const std::string& config)
 {
+    auto text = read_host_file(config, "the broker's configuration");
+    if (!text)
+        return std::nullopt;
+    auto doc = nlohmann::json::parse(*text, nullptr, false);
+    if (!doc.is_object() || !doc.contains("tools"))
+        return std::nullopt; // a document that does not parse is the decision hook's to name
+    const auto& tools = doc["tools"];
+    if (!tools.is_object())
+        throw Error(config + ": tools: an object of tool names and binaries", EINVAL);
+    if (!tools.contains(tool))
+        return std::nullopt;
+    std::string field = config + ": tools." + tool;
+    if (!tools[tool].is_string() || !tools[tool].get<std::string>().starts_with("/"))
+        throw Error(field + ": an absolute path", EINVAL);
+    std::string path = tools[tool].get<std::string>();
+    struct stat st{};
+    if (stat(path.c_str(), &st) != 0)
+        throw_errno(field + ": " + path);
+    if (!S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022) || !(st.st_mode & S_IXOTH))
+        throw Error(field + ": " + path + " must be a regular file of root's, executable by all and writable by root alone",
+                    EPERM);
+    return path;
+}
+
+} // namespace
+
+std::string host_binary(const std::string& tool, const std::string& config)
+{
+    if (auto configured = configured_binary(tool, config))
+        return *configured;
     std::istringstream dirs(tool_path);
     for (std::string dir; std::getline(dirs, dir, ':');) {
         std::string path = dir + "/" + tool;
@@ -229,21 +280,28 @@ RunningTool RunningTool::start(const Launch& launch)
 {
     auto argv = pointers(launch.argv);
     auto envp = pointers(launch.env);
-    pid_t broker = getpid();
+    ToolArgs args{&launch, argv.data(), envp.data(), getpid()};
     RunningTool tool;
     tool.started_ = std::chrono::steady_clock::now();
-    tool.pid_ = fork();
+    // As posix_spawn does: the child runs in the broker's memory on a stack of its own, the broker's thread
+    // waiting until it execs or dies (no copy of the broker's page tables, no copy-on-write faults after),
+    // every signal blocked meanwhile so that no handler of the broker's runs in the child.
+    constexpr size_t stack_size = 256 * 1024;
+    void* stack = mmap(nullptr, stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (stack == MAP_FAILED)
+        throw_errno("mapping the tool's launch stack");
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int pidfd = -1;
+    tool.pid_ = clone(tool_entry, static_cast<char*>(stack) + stack_size, CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD,
+                      &args, &pidfd);
+    int err = errno;
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    munmap(stack, stack_size);
     if (tool.pid_ < 0)
-        throw_errno("fork");
-    if (tool.pid_ == 0)
-        run_tool(launch, argv.data(), envp.data(), broker);
-    tool.pidfd_.reset(static_cast<int>(syscall(SYS_pidfd_open, tool.pid_, 0)));
-    if (!tool.pidfd_) {
-        int err = errno;
-        kill(tool.pid_, SIGKILL);
-        waitpid(tool.pid_, nullptr, 0);
-        throw_errno("pidfd_open", err);
-    }
+        throw_errno("starting the tool's process", err);
+    tool.pidfd_.reset(pidfd);
     return tool;
 }
 

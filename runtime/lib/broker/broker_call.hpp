@@ -4,9 +4,10 @@
 // container's cgroup), where (the agent's working directory resolved inside
 // the caller's root, no symlink leaving it), with what (the host's binary of
 // the tool, the host's environment for it and the credentials of
-// credentials_dir/<tool>.env), and the tool's process: forked by the broker
-// (not in the container's pid namespace), in a private mount namespace where
-// the agent's directory is mounted at run_dir/work, with the caller's stdio.
+// credentials_dir/<tool>.env), and the tool's process: started by the broker
+// (a clone sharing its memory until the exec, as posix_spawn; not in the
+// container's pid namespace), in a private mount namespace where the agent's
+// directory is mounted at run_dir/work, with the caller's stdio.
 #pragma once
 
 #include "base/fd.hpp"
@@ -40,8 +41,11 @@ Caller identify_caller(int connection_fd, const std::string& cgroup2, uint64_t c
 // inside); throws when it is no directory there.
 UniqueFd resolve_cwd(const Caller& caller, const std::string& cwd);
 
-// The host's binary for tool on the broker's PATH; throws ENOENT when there is none.
-std::string host_binary(const std::string& tool);
+// The host's binary for tool: the one the host's broker configuration (config, read_host_file's) names
+// under "tools" ({"tools": {"kubectl": "/opt/k8s/bin/kubectl"}}: absolute, root's, writable by root alone),
+// else the first on the broker's fixed PATH; throws naming the file and the field for a bad entry, ENOENT
+// when there is none.
+std::string host_binary(const std::string& tool, const std::string& config);
 
 // The directories from below top down to path (path under top), for Launch::workdir_path.
 std::vector<std::string> directories_below(const std::string& top, const std::string& path);
@@ -67,6 +71,7 @@ struct Launch {
     int idmap = -1;      // the user namespace mapping the caller's ids to it
     int cgroup_procs = -1;     // the call's cgroup under the tool's policy (ToolConfinement), joined first
     int landlock_ruleset = -1; // its Landlock ruleset, entered last
+    uint32_t landlock_flags = 0; // with these landlock_restrict_self flags
 };
 
 // The tool's process, a process group of its own: killed (the whole group)

@@ -257,7 +257,7 @@ void Broker::launch(uint64_t call_id, const Request& request, const std::vector<
     Caller caller = identify_caller(call.connection.get(), cgroup2_, call.cgroup_id);
     UniqueFd cwd = resolve_cwd(caller, request.cwd);
     Launch launch;
-    launch.binary = host_binary(request.tool);
+    launch.binary = host_binary(request.tool, broker_config);
     launch.argv.push_back(request.tool);
     launch.argv.insert(launch.argv.end(), request.args.begin(), request.args.end());
     launch.env = tool_environment(request.tool, credentials_dir);
@@ -275,10 +275,13 @@ void Broker::launch(uint64_t call_id, const Request& request, const std::vector<
     launch.gid = user.gid;
     launch.idmap = user.idmap.get();
     if (auto policy = read_tool_policy(request.tool, credentials_dir)) {
+        const Registration& registration = containers_.at(call.cgroup_id).registration;
+        CallTrail trail{registration.id, registration.trail, {{"tool", request.tool}, {"args", request.args}}};
         call.confinement.emplace(*policy, cgroup2_, std::to_string(getpid()) + "-" + std::to_string(call_id),
-                                 cwd.get());
+                                 cwd.get(), trail);
         launch.cgroup_procs = call.confinement->cgroup_procs();
         launch.landlock_ruleset = call.confinement->ruleset();
+        launch.landlock_flags = call.confinement->ruleset_flags();
     }
     call.tool.emplace(RunningTool::start(launch));
     call.relay->tool_started();

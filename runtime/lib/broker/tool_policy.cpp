@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "broker/tool_policy.hpp"
 
+#include "audit/audit.hpp"
 #include "base/error.hpp"
 #include "base/files.hpp"
 #include "broker/broker_registry.hpp"
@@ -9,6 +10,7 @@
 #include "policy/container_part.hpp"
 #include "policy/landlock.hpp"
 #include "policy/policy_compile.hpp"
+#include "policy/policy_document.hpp"
 #include "policy/socket_programs.hpp"
 
 #include <fcntl.h>
@@ -17,9 +19,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include <chrono>
-#include <cstring>
-#include <thread>
+#include <csignal>
 #include <utility>
 
 namespace cerberus::broker {
@@ -68,10 +68,11 @@ std::optional<policy::Policy> read_tool_policy(const std::string& tool, const st
 }
 
 ToolConfinement::ToolConfinement(const policy::Policy& policy, const std::string& cgroup2, const std::string& name,
-                                 int workdir_fd)
+                                 int workdir_fd, const CallTrail& trail)
 {
     try {
-        if (policy.restricts_paths() || policy.allowed_bins) {
+        bool path_rules = policy.restricts_paths() || policy.allowed_bins.has_value();
+        if (path_rules) {
             int abi = landlock::abi_version();
             if (abi == 0)
                 throw Error("the tool's policy has path rules and this kernel has no Landlock", EOPNOTSUPP);
@@ -82,18 +83,27 @@ ToolConfinement::ToolConfinement(const policy::Policy& policy, const std::string
                 throw_errno("opening / for the tool's landlock rules");
             landlock::add_rules(ruleset_.get(), plan, root.get());
             landlock::allow_directory(ruleset_.get(), plan, workdir_fd);
+            ruleset_flags_ = landlock::restrict_flags(abi); // the tool is an exec away: its denials logged
         }
+        // A cgroup of the call's own, also without hosts: by it the collector knows the tool's denials
+        // (Landlock names the cgroup of a domain's maker) as the call's.
+        files::make_dirs(cgroup2 + "/cerberus-tools", 0755);
+        std::string dir = cgroup2 + "/cerberus-tools/" + name;
+        check(mkdir(dir.c_str(), 0755), "making the tool's cgroup " + dir);
+        // The call's cgroup is in the unified hierarchy only, whatever v1 hierarchies the host has.
+        cgroups::Mounts unified_only{.layout = cgroups::Layout::unified, .unified = cgroup2};
+        cgroup_.emplace(cgroups::Cgroup::open("/cerberus-tools/" + name, unified_only));
+        dir_fd_.reset(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        procs_.reset(open((dir + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC));
+        cgroup_id_ = cgroups::directory_id(dir);
+        if (!dir_fd_ || !procs_ || cgroup_id_ == 0)
+            throw_errno("opening the tool's cgroup " + dir);
+        audit::register_brokered_call({.cgroup_id = cgroup_id_, .cgroup_dir = dir, .id = trail.id,
+                                       .trail = trail.trail, .policy = policy::to_document(policy),
+                                       .audit_log = path_rules, .brokered = trail.brokered});
+        registered_ = true;
         if (!policy.allowed_hosts)
             return;
-        std::string parent = cgroup2 + "/cerberus-tools";
-        files::make_dirs(parent, 0755);
-        dir_ = parent + "/" + name;
-        check(mkdir(dir_.c_str(), 0755), "making the tool's cgroup " + dir_);
-        dir_fd_.reset(open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-        procs_.reset(open((dir_ + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC));
-        cgroup_id_ = cgroups::directory_id(dir_);
-        if (!dir_fd_ || !procs_ || cgroup_id_ == 0)
-            throw_errno("opening the tool's cgroup " + dir_);
         policy::Policy hosts; // the paths are Landlock's, above; the maps hold only the hosts
         hosts.allowed_hosts = policy.allowed_hosts;
         auto compiled = policy::compile_policy(hosts, cgroup_id_, 0);
@@ -110,10 +120,11 @@ ToolConfinement::ToolConfinement(const policy::Policy& policy, const std::string
 }
 
 ToolConfinement::ToolConfinement(ToolConfinement&& other) noexcept
-    : dir_(std::exchange(other.dir_, {})), keys_file_(std::exchange(other.keys_file_, {})),
+    : cgroup_(std::move(other.cgroup_)), keys_file_(std::exchange(other.keys_file_, {})),
       dir_fd_(std::move(other.dir_fd_)), procs_(std::move(other.procs_)), ruleset_(std::move(other.ruleset_)),
-      cgroup_id_(std::exchange(other.cgroup_id_, 0))
+      cgroup_id_(std::exchange(other.cgroup_id_, 0)), ruleset_flags_(other.ruleset_flags_), registered_(std::exchange(other.registered_, false))
 {
+    other.cgroup_.reset();
 }
 
 ToolConfinement::~ToolConfinement()
@@ -125,28 +136,34 @@ void ToolConfinement::release() noexcept
 {
     ruleset_.reset();
     procs_.reset();
-    if (dir_.empty())
+    if (!cgroup_)
         return;
-    int kill = openat(dir_fd_.get(), "cgroup.kill", O_WRONLY | O_CLOEXEC);
-    if (kill >= 0) {
-        if (write(kill, "1", 1) < 0)
-            spdlog::warn("killing what is left in {}: {}", dir_, std::strerror(errno));
-        close(kill);
+    try {
+        cgroup_->kill_all(SIGKILL);
+    } catch (const std::exception& e) {
+        spdlog::warn("killing what is left of the tool: {}", e.what());
     }
+    if (registered_)
+        audit::finish_container(cgroup_id_, CERB_PIN_DIR); // its denials written before the call's record
+    registered_ = false;
     if (!keys_file_.empty()) {
         try {
             policy::remove_container_part({cgroup_id_, dir_fd_.get()}, keys_file_);
-        } catch (const Error& e) {
+        } catch (const std::exception& e) {
             spdlog::warn("{}", e.what());
         }
         unlink(keys_file_.c_str());
+        keys_file_.clear();
     }
     dir_fd_.reset();
-    // The killed processes leave the cgroup as they exit.
-    for (int tries = 0; rmdir(dir_.c_str()) != 0 && errno == EBUSY && tries < 100; ++tries)
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    rmdir(dir_.substr(0, dir_.rfind('/')).c_str()); // cerberus-tools, unless another call is in it
-    dir_.clear();
+    try {
+        cgroup_->destroy(); // waits for the killed processes to leave it
+    } catch (const std::exception& e) {
+        spdlog::warn("{}", e.what());
+    }
+    std::string dir = cgroup_->unified_dir();
+    rmdir(dir.substr(0, dir.rfind('/')).c_str()); // cerberus-tools, unless another call is in it
+    cgroup_.reset();
 }
 
 } // namespace cerberus::broker
