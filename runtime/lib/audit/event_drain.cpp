@@ -108,6 +108,7 @@ EventDrain::EventDrain()
       ready_(make_eventfd()), wake_(make_eventfd()), epoll_(epoll_create1(EPOLL_CLOEXEC)),
       ring_(ring_buffer__new(events_.get(), on_event, this, nullptr), ring_buffer__free)
 {
+    ready_events_.reserve(backlog_limit); // see take
     if (!ring_)
         throw_errno(std::string("reading the ring buffer ") + CERB_PIN_DIR + "/" + kernel::events_map.name);
     if (!epoll_)
@@ -229,6 +230,10 @@ void EventDrain::run()
 void EventDrain::take(std::vector<DrainedEvent>& events)
 {
     events.clear();
+    // Both buffers get the whole backlog's room before they fill: grown during a burst, a buffer was copied
+    // whole into one twice its size, and the reader stopped for that copy and the new pages' faults (tens of
+    // ms, past a container's share). Room only: the pages are the kernel's until written.
+    events.reserve(backlog_limit);
     clear_fd(ready_.get());
     bool was_full;
     {
