@@ -97,6 +97,7 @@ std::optional<Action> command_action(const nlohmann::json& record)
     };
     action.bytes_in = count("bytes_in");
     action.bytes_out = count("bytes_out");
+    action.answer = text_of(record, "answer");
     return action;
 }
 

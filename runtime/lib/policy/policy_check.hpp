@@ -25,6 +25,9 @@ struct Action {
     std::string tool;               // command: the brokered tool
     std::vector<std::string> args;  // command: its arguments (argv without argv[0])
     std::optional<uint64_t> bytes_in, bytes_out; // command: what the call moved, when its tool ran
+    // command: how an operator answered the call an ask held ("always", "once", "for 10m", "grant ID",
+    // "deny", "timeout"...); empty when it was not asked
+    std::string answer;
 };
 
 // The action of a denial record (type "denial", verdict "denied" or "audit")

@@ -52,12 +52,22 @@ std::optional<std::string> exact_pattern(const std::vector<std::string>& args)
     return pattern;
 }
 
-// A brokered call: its exact call allowed, unless a deny pattern matched it (deny-lists only shrink).
+// An ask's answer that let the action run for the moment (it stays asked), not for good.
+bool allowed_for_now(const std::string& answer)
+{
+    return answer == "once" || answer.starts_with("for ") || answer.starts_with("grant ");
+}
+
+// A brokered call: its exact call allowed, unless a deny pattern matched it (deny-lists only shrink). A call an
+// ask held is allowed only when an operator answered "always"; any other answer is the operator's to give again.
 void collect_call(const Policy& base, const Action& action, const std::string& rule, Needs& needs)
 {
-    bool by_deny = rule.starts_with("commands." + action.tool + ".deny");
+    if (allowed_for_now(action.answer))
+        return;
+    bool refused = rule.starts_with("commands." + action.tool + ".deny") ||
+                   (!action.answer.empty() && action.answer != "always"); // denied, timed out, never answered
     auto pattern = exact_pattern(action.args);
-    if (by_deny || !base.commands.count(action.tool) || !pattern)
+    if (refused || !base.commands.count(action.tool) || !pattern)
         ++needs.still_denied[{action.op, action.target, pattern ? rule : unspellable_call_rule}];
     else
         needs.calls[action.tool].insert(*pattern);
@@ -234,6 +244,28 @@ void add_names(const std::map<std::string, std::set<uint16_t>>& names, Learned& 
     }
 }
 
+// A name an operator allowed for good when the DNS gate asked: allowed_hosts gets it, on the ports of the
+// ask_hosts entry that asked (the grant was for that name alone, not the entry's wildcard).
+void add_names_answered_always(const std::set<std::string>& names, Learned& learned)
+{
+    Policy& policy = learned.policy;
+    if (!policy.ask_hosts)
+        return;
+    for (const auto& name : names) {
+        for (const auto& entry : policy.ask_hosts->names) {
+            if (!host_name_matches(entry.host_name, name))
+                continue;
+            HostRule rule{.host_name = name, .ports = entry.ports};
+            rule.text = host_rule_text(rule);
+            if (!policy.allowed_hosts)
+                policy.allowed_hosts.emplace();
+            learned.added["allowed_hosts"].push_back(rule.text);
+            policy.allowed_hosts->push_back(std::move(rule));
+            break;
+        }
+    }
+}
+
 } // namespace
 
 void AskedNames::add(const std::string& name, const std::string& address)
@@ -270,6 +302,7 @@ Learned learn_policy(const Policy& base, const std::vector<Action>& actions, boo
         }
     }
     add_names(needs.names, learned);
+    add_names_answered_always(asked.always, learned);
     for (const auto& name : asked.names)
         if (!needs.names.count(name))
             learned.only_asked.push_back(name);

@@ -28,6 +28,7 @@ inline constexpr size_t fold_at = 3;
 struct AskedNames {
     std::set<std::string> names;
     std::map<std::string, std::set<std::string>> by_address; // as host_rule_text writes it: "203.0.113.7"
+    std::set<std::string> always; // names of ask_hosts an operator answered "always" (allowed for good)
 
     // A dns record's name and the address it carries ("203.0.113.7", "2001:db8::7"; empty: none).
     void add(const std::string& name, const std::string& address);

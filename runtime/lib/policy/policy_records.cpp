@@ -58,6 +58,8 @@ ordered_json learn_from_records(const std::vector<json>& records, const std::str
         std::string type = record.value("type", "");
         if (type == "dns" && record.value("verdict", "") == "audit")
             asked.add(record.value("name", ""), record.value("address", ""));
+        if (type == "dns" && record.value("answer", "") == "always")
+            asked.always.insert(record.value("name", ""));
         if (type == "start") {
             ++runs;
             landlock = landlock || record.value("enforcement", "") == "landlock";
