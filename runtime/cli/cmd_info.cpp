@@ -22,24 +22,6 @@ using nlohmann::ordered_json;
 namespace cerberus::cli {
 namespace {
 
-// The container's grants (audit/asks.hpp), with their expiry in RFC 3339; none when the file cannot be read.
-ordered_json grants_of(uint64_t cgroup_id)
-{
-    ordered_json out = ordered_json::array();
-    try {
-        for (const auto& grant : audit::read_grants(audit::grants_path())) {
-            if (grant.cgroup_id != cgroup_id)
-                continue;
-            ordered_json j = audit::to_json(grant);
-            j["expires"] = grant.expires_ns ? ordered_json(audit::rfc3339_ns(*grant.expires_ns)) : ordered_json("never");
-            out.push_back(std::move(j));
-        }
-    } catch (const std::exception&) {
-        return ordered_json::array(); // state reports what it can; `cerberus ask grants` names the fault
-    }
-    return out;
-}
-
 // In runc's order of fields (ordered_json): `list --format json` is matched as text by runc's own tests.
 ordered_json state_json(const container::Snapshot& s)
 {
@@ -63,7 +45,7 @@ ordered_json state_json(const container::Snapshot& s)
     if (auto names = s.state.has_policy ? dns::admitted(s.state.cgroup_id) : std::nullopt)
         j["cerberus"]["dns"] = *names; // what the DNS gate admitted, per name, until when
     if (s.state.has_policy)
-        if (auto grants = grants_of(s.state.cgroup_id); !grants.empty())
+        if (auto grants = audit::grants_shown(s.state.cgroup_id); !grants.empty())
             j["cerberus"]["grants"] = grants; // what operators granted it: calls and names, until when
     return j;
 }

@@ -237,9 +237,12 @@ void add_routes(httplib::Server& server, DashboardHub& hub)
         nlohmann::json list = hub.containers();
         auto asks = audit::read_pending_asks();
         for (auto& container : list) {
-            if (container.contains("cgroup_id"))
-                if (auto names = dns::admitted(container["cgroup_id"].get<uint64_t>()))
+            if (container.contains("cgroup_id")) {
+                uint64_t cgroup_id = container["cgroup_id"].get<uint64_t>();
+                if (auto names = dns::admitted(cgroup_id))
                     container["dns"] = *names; // [{name, address, ports, expires}]: what the DNS gate admitted
+                container["grants"] = audit::grants_shown(cgroup_id); // [{id, tool, args | host, expires, ...}]
+            }
             // [{id, tool, args, cwd, pid | host, rule, deadline}]: calls and lookups held
             container["asks"] = nlohmann::json::array();
             for (const auto& ask : asks)

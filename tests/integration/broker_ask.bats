@@ -214,7 +214,7 @@ wait_out() {
     [ "$status" -eq 0 ]
 }
 
-@test "ask: the dashboard shows a pending ask and answers it; once answered it is gone" {
+@test "ask: the dashboard shows a pending ask and answers it for 10 minutes; the ask goes, the grant shows until when" {
     command -v curl >/dev/null || skip "needs curl"
     with_policy '{"commands": {"env": {"ask": ["echo *"]}}}'
     start_policed '/usr/bin/env echo shown; echo "s=$?"; sleep 60'
@@ -233,10 +233,14 @@ wait_out() {
         "http://127.0.0.1:$port/api/asks/$id/answer"
     [[ "$output" == *"a cookie alone does not answer"* ]] # no key: refused, still held
     run ! grep -q s= "$OUT"
-    run curl -s -X POST -H "Content-Type: application/json" -H "X-Cerberus-Answer: $key" -d '{"answer":"once"}' \
+    run curl -s "http://127.0.0.1:$port/api/containers"
+    echo "$output" | jq -e --arg c "$ID" 'map(select(.id == $c)) | .[0].grants == []' # nothing granted yet
+    run curl -s -X POST -H "Content-Type: application/json" -H "X-Cerberus-Answer: $key" -d '{"answer":"for 10m"}' \
         "http://127.0.0.1:$port/api/asks/$id/answer"
-    echo "$output" | jq -e --arg id "$id" '.done == "ask \($id) allowed once by uid 0"'
+    echo "$output" | jq -e --arg id "$id" '.done | startswith("ask \($id) allowed for 10m by uid 0, grant ")'
     wait_out s=0
     run curl -s "http://127.0.0.1:$port/api/containers"
     echo "$output" | jq -e --arg c "$ID" 'map(select(.id == $c)) | .[0].asks == []' # the control
+    echo "$output" | jq -e --arg c "$ID" 'map(select(.id == $c)) | .[0].grants
+        | length == 1 and .[0].tool == "env" and .[0].args == ["echo", "shown"] and (.[0].expires | test("^20[0-9-]+T"))'
 }

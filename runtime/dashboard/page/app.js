@@ -214,14 +214,25 @@ function answerButton(label, className, id, answer) {
   return button;
 }
 
+// The entries of one field of every container, each with its container's id.
+function perContainer(list, field) {
+  return list.flatMap((c) => (Array.isArray(c[field]) ? c[field] : []).map((x) => ({ ...x, container: c.id })));
+}
+
+// The body of table #name, emptied, its section #name-section shown or hidden.
+function emptiedTable(name, shown) {
+  document.getElementById(name + '-section').hidden = !shown;
+  const tbody = document.querySelector('#' + name + ' tbody');
+  tbody.replaceChildren();
+  return tbody;
+}
+
 function renderAsks(list) {
-  const asks = list.flatMap((c) => (Array.isArray(c.asks) ? c.asks : []).map((a) => ({ ...a, container: c.id })));
+  const asks = perContainer(list, 'asks');
   const ids = asks.map((a) => a.id).join(' ');
   if (ids === state.askIds) return; // the minutes typed in a row stay as they are
   state.askIds = ids;
-  document.getElementById('asks-section').hidden = asks.length === 0;
-  const tbody = document.querySelector('#asks tbody');
-  tbody.replaceChildren();
+  const tbody = emptiedTable('asks', asks.length > 0);
   for (const a of asks) {
     const tr = el('tr', 'ask-row');
     tr.dataset.ask = a.id;
@@ -247,6 +258,21 @@ function renderAsks(list) {
   }
 }
 
+// What operators granted (an answer for a while or always): until it expires, is revoked or its container goes.
+function renderGrants(list) {
+  const grants = perContainer(list, 'grants');
+  const tbody = emptiedTable('grants', grants.length > 0);
+  for (const g of grants) {
+    const tr = el('tr', 'grant-row');
+    tr.dataset.grant = g.id;
+    tr.appendChild(el('td', 'id', g.id));
+    tr.appendChild(el('td', 'container', g.container));
+    tr.appendChild(el('td', 'subject', askSubject(g)));
+    tr.appendChild(el('td', 'expires', g.expires === 'never' ? 'always' : clock(g.expires)));
+    tbody.appendChild(tr);
+  }
+}
+
 async function refreshContainers() {
   try {
     const response = await fetch('/api/containers', { cache: 'no-store' });
@@ -254,6 +280,7 @@ async function refreshContainers() {
     const list = await response.json();
     renderContainers(list);
     renderAsks(list);
+    renderGrants(list);
   } catch (e) {
     /* the connection indicator says so */
   }

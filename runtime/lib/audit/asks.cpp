@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "audit/asks.hpp"
 
+#include "audit/audit_format.hpp"
+
 #include "base/duration.hpp"
 #include "base/error.hpp"
 #include "base/files.hpp"
@@ -330,6 +332,23 @@ std::vector<Grant> read_grants(const std::string& path)
     for (const auto& j : json::parse(*text))
         grants.push_back(grant_from_json(j));
     return grants;
+}
+
+json grants_shown(uint64_t cgroup_id)
+{
+    json shown = json::array();
+    try {
+        for (const auto& grant : read_grants(grants_path())) {
+            if (grant.cgroup_id != cgroup_id)
+                continue;
+            json j = to_json(grant);
+            j["expires"] = grant.expires_ns ? json(rfc3339_ns(*grant.expires_ns)) : json("never");
+            shown.push_back(std::move(j));
+        }
+    } catch (const std::exception&) {
+        return json::array();
+    }
+    return shown;
 }
 
 } // namespace cerberus::audit
