@@ -45,8 +45,8 @@ ordered_json state_json(const container::Snapshot& s)
     if (auto names = s.state.has_policy ? dns::admitted(s.state.cgroup_id) : std::nullopt)
         j["cerberus"]["dns"] = *names; // what the DNS gate admitted, per name, until when
     if (s.state.has_policy)
-        if (auto grants = audit::grants_shown(s.state.cgroup_id); !grants.empty())
-            j["cerberus"]["grants"] = grants; // what operators granted it: calls and names, until when
+        if (auto grants = audit::grants_shown(); grants.count(s.state.cgroup_id))
+            j["cerberus"]["grants"] = grants.at(s.state.cgroup_id); // what operators granted it, until when
     return j;
 }
 

@@ -236,12 +236,14 @@ void add_routes(httplib::Server& server, DashboardHub& hub)
     server.Get("/api/containers", [&hub](const Request&, Response& res) {
         nlohmann::json list = hub.containers();
         auto asks = audit::read_pending_asks();
+        auto grants = audit::grants_shown(); // read once for every container
         for (auto& container : list) {
             if (container.contains("cgroup_id")) {
                 uint64_t cgroup_id = container["cgroup_id"].get<uint64_t>();
                 if (auto names = dns::admitted(cgroup_id))
                     container["dns"] = *names; // [{name, address, ports, expires}]: what the DNS gate admitted
-                container["grants"] = audit::grants_shown(cgroup_id); // [{id, tool, args | host, expires, ...}]
+                // [{id, tool, args | host, expires, ...}]
+                container["grants"] = grants.count(cgroup_id) ? grants.at(cgroup_id) : nlohmann::json::array();
             }
             // [{id, tool, args, cwd, pid | host, rule, deadline}]: calls and lookups held
             container["asks"] = nlohmann::json::array();

@@ -334,19 +334,17 @@ std::vector<Grant> read_grants(const std::string& path)
     return grants;
 }
 
-json grants_shown(uint64_t cgroup_id)
+std::map<uint64_t, json> grants_shown()
 {
-    json shown = json::array();
+    std::map<uint64_t, json> shown;
     try {
         for (const auto& grant : read_grants(grants_path())) {
-            if (grant.cgroup_id != cgroup_id)
-                continue;
             json j = to_json(grant);
             j["expires"] = grant.expires_ns ? json(rfc3339_ns(*grant.expires_ns)) : json("never");
-            shown.push_back(std::move(j));
+            shown.try_emplace(grant.cgroup_id, json::array()).first->second.push_back(std::move(j));
         }
     } catch (const std::exception&) {
-        return json::array();
+        return {};
     }
     return shown;
 }

@@ -151,8 +151,8 @@ std::string answer_operator(const std::string& request, uid_t peer_uid, const An
 // The grants in the file (`cerberus ask grants`: grants_path()), none without it; throws on a malformed one.
 std::vector<Grant> read_grants(const std::string& path);
 
-// A container's grants as `cerberus state` and the dashboard show them: each with "expires" (RFC 3339, or
-// "never"). None when the file cannot be read: `cerberus ask grants` names the fault.
-nlohmann::json grants_shown(uint64_t cgroup_id);
+// The grants as `cerberus state` and the dashboard show them, by the cgroup id of their container: each with
+// "expires" (RFC 3339, or "never"). None when the file cannot be read: `cerberus ask grants` names the fault.
+std::map<uint64_t, nlohmann::json> grants_shown();
 
 } // namespace cerberus::audit
