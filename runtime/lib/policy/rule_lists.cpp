@@ -8,6 +8,7 @@
 #include "policy/policy_commands.hpp"
 #include "policy/policy_compile.hpp"
 #include "policy/policy_document.hpp"
+#include "policy/policy_http.hpp"
 #include "policy/policy_json.hpp"
 #include "policy/policy_narrow.hpp"
 #include "process/capabilities.hpp"
@@ -298,6 +299,26 @@ constexpr RuleList table[] = {
      .enforced_inside = false,
      .check_narrowed = check_ask_hosts_narrowed,
      .combine = combine_ask_hosts,
+     .paths = nullptr,
+     .coverage = {},
+     .policy_flag = 0,
+     .path_kind = 0,
+     .exact_files = false,
+     .compile = nullptr,
+     .trail_rule = 0},
+    // Carried out by the egress proxy on the host (not yet built: docs/policy.md, "Request rules"); until
+    // then no address is admitted for its hosts, which check_within keeps out of allowed_hosts.
+    {.name = "allowed_http",
+     .label = "http",
+     .role = ListRole::grant,
+     .denial = DenialWording::by_entry,
+     .present = has_list<&Policy::allowed_http>,
+     .parse = parse_http_rules,
+     .check_within = check_http_within,
+     .write = write_http_rules,
+     .enforced_inside = false,
+     .check_narrowed = check_http_narrowed,
+     .combine = combine_http_rules,
      .paths = nullptr,
      .coverage = {},
      .policy_flag = 0,
