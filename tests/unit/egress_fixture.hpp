@@ -49,7 +49,7 @@ inline std::string pattern_body(size_t n)
 // An HTTPS server for one host name on 127.0.0.1, serving connections one
 // after another: GET /big?bytes=N answers N pattern bytes, a request with a
 // body answers "received N bytes" (and whether they were the pattern), any
-// other "hello METHOD TARGET".
+// other "hello METHOD TARGET", after a 102 Processing for /repos/acme/slow.
 class TestUpstream {
 public:
     TestUpstream(const egress::CertificateAuthority& issuer, const std::string& host_name)
@@ -101,6 +101,8 @@ private:
             if (ec)
                 return;
             auto& request = parser.get();
+            if (request.target() == "/repos/acme/slow")
+                http::write(stream, http::response<http::empty_body>{http::status::processing, 11}, ec);
             http::response<http::string_body> response{http::status::ok, 11};
             response.body() = answer_to(request);
             response.keep_alive(request.keep_alive());
@@ -144,6 +146,7 @@ public:
     }
 
     bool connected = false;
+    std::vector<int> interim; // the 1xx responses received
     std::string error() const { return stream_->error(); }
 
     http::response<http::string_body> send(http::request<http::string_body> request)
@@ -154,8 +157,9 @@ public:
             http::response_parser<http::string_body> parser;
             parser.body_limit(64 << 20);
             http::read(*stream_, buffer_, parser);
-            if (parser.get().result() != http::status::continue_)
+            if (parser.get().result_int() / 100 != 1)
                 return parser.release();
+            interim.push_back(parser.get().result_int());
         }
     }
 

@@ -178,9 +178,15 @@ TEST_CASE("egress proxy: keep-alive, each request decided in turn on one connect
     CHECK(client->send(request(http::verb::get, "/repos/acme/a")).result_int() == 200);
     CHECK(client->send(request(http::verb::delete_, "/repos/acme/a")).result_int() == 403);
     CHECK(client->send(request(http::verb::get, "/repos/acme/b")).body() == "hello GET /repos/acme/b");
+    CHECK(client->interim.empty());
+    // An interim response (102) is passed on, and the final one after it is the request's.
+    CHECK(client->send(request(http::verb::get, "/repos/acme/slow")).body() ==
+          "hello GET /repos/acme/slow");
+    CHECK(client->interim == std::vector<int>{102});
+    CHECK(client->send(request(http::verb::get, "/repos/acme/c")).body() == "hello GET /repos/acme/c");
     CHECK(bench.upstream.connections == 1);
     auto records = bench.taken_records();
-    REQUIRE(records.size() == 3);
+    REQUIRE(records.size() == 5);
     CHECK(records[0].allowed);
     CHECK_FALSE(records[1].allowed);
     CHECK(records[2].allowed);
@@ -207,6 +213,7 @@ TEST_CASE("egress proxy: twelve megabytes up and down, streamed through unchange
     auto uploaded = client->send(upload);
     CHECK(uploaded.result_int() == 200);
     CHECK(uploaded.body() == "received " + std::to_string(size) + " bytes, the pattern");
+    CHECK(client->interim == std::vector<int>{100}); // the proxy's, once it had decided on the header
 
     auto downloaded = client->send(request(http::verb::get, "/repos/acme/big?bytes=" + std::to_string(size)));
     CHECK(downloaded.result_int() == 200);

@@ -62,12 +62,12 @@ X509Ptr make_certificate(const std::string& common_name, EVP_PKEY* key, Signer s
     int set = X509_set_subject_name(cert.get(), subject);
     X509_NAME_free(subject);
     check_tls(set, "setting the subject");
-    check_tls(X509_set_issuer_name(cert.get(), X509_get_subject_name(signer.certificate ? signer.certificate : cert.get())),
-              "setting the issuer");
+    X509* issuer = signer.certificate ? signer.certificate : cert.get();
+    check_tls(X509_set_issuer_name(cert.get(), X509_get_subject_name(issuer)), "setting the issuer");
     check_tls(X509_set_pubkey(cert.get(), key), "setting the public key");
     X509V3_CTX ctx;
     X509V3_set_ctx_nodb(&ctx);
-    X509V3_set_ctx(&ctx, signer.certificate ? signer.certificate : cert.get(), cert.get(), nullptr, nullptr, 0);
+    X509V3_set_ctx(&ctx, issuer, cert.get(), nullptr, nullptr, 0);
     for (const auto& [nid, value] : extensions) {
         X509_EXTENSION* ext = check_tls(X509V3_EXT_conf_nid(nullptr, &ctx, nid, value.c_str()), "making " + value);
         int added = X509_add_ext(cert.get(), ext, -1);

@@ -83,6 +83,7 @@ private:
     std::optional<Answer> refusal_by_host(const std::string& host_header) const;
     std::optional<Answer> open_upstream();
     bool forward(RequestParser& parser, const std::string& path, const std::string& rule);
+    bool read_final_header(std::optional<ResponseParser>& response, bool head);
     bool answer(const RequestParser& parser, const std::string& path, const Answer& answer);
     void record(const RequestParser& parser, const std::string& path, int status, const std::string& rule,
                 const std::string& reason, bool allowed) const;
@@ -231,6 +232,27 @@ bool Session::answer(const RequestParser& parser, const std::string& path, const
     return !ec && response.keep_alive();
 }
 
+// Reads the header of the response to the request sent, passing interim ones
+// (1xx: 102 Processing, 103 Early Hints, an unasked 100) on to the agent; whether it came.
+bool Session::read_final_header(std::optional<ResponseParser>& response, bool head)
+{
+    while (true) {
+        response.emplace();
+        response->header_limit(header_limit);
+        response->body_limit(no_body_limit);
+        response->skip(head);
+        boost::system::error_code ec;
+        http::read_header(*upstream_, upstream_buffer_, *response, ec);
+        // 101 is final: an upgrade the proxy never asks for (it refuses Upgrade requests).
+        auto status = response->get().result();
+        bool interim = http::to_status_class(status) == http::status_class::informational;
+        if (ec || !interim || status == http::status::switching_protocols)
+            return !ec;
+        if (relay(agent_, *upstream_, upstream_buffer_, *response, true) != RelayEnd::done)
+            return false;
+    }
+}
+
 // Sends an allowed request on and streams the response back.
 bool Session::forward(RequestParser& parser, const std::string& path, const std::string& rule)
 {
@@ -246,21 +268,16 @@ bool Session::forward(RequestParser& parser, const std::string& path, const std:
     RelayEnd sent = relay(*upstream_, agent_, agent_buffer_, parser);
     if (sent == RelayEnd::reading)
         return false;
-    ResponseParser response;
-    response.header_limit(header_limit);
-    response.body_limit(no_body_limit);
-    response.skip(head);
-    boost::system::error_code ec;
-    if (sent == RelayEnd::done)
-        http::read_header(*upstream_, upstream_buffer_, response, ec);
-    if (sent != RelayEnd::done || ec) {
+    std::optional<ResponseParser> response;
+    if (sent != RelayEnd::done || !read_final_header(response, head)) {
         upstream_.reset();
         std::string why = "the server closed the connection";
-        return answer(parser, path, Answer{http::status::bad_gateway, true, rule, why, "The egress proxy: " + why + ".\n"});
+        return answer(parser, path,
+                      Answer{http::status::bad_gateway, true, rule, why, "The egress proxy: " + why + ".\n"});
     }
-    record(parser, path, response.get().result_int(), rule, "", true);
-    bool upstream_keeps = response.get().keep_alive();
-    RelayEnd returned = relay(agent_, *upstream_, upstream_buffer_, response, head);
+    record(parser, path, response->get().result_int(), rule, "", true);
+    bool upstream_keeps = response->get().keep_alive();
+    RelayEnd returned = relay(agent_, *upstream_, upstream_buffer_, *response, head);
     bool goes_on = returned == RelayEnd::done && agent_keeps && upstream_keeps;
     if (!goes_on)
         upstream_.reset();

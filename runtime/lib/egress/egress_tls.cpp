@@ -41,7 +41,8 @@ std::string refusal_of(const Handshake& handshake)
     if (!policy::http_host_allowed(handshake.context.rules, name, port))
         return "the server name " + name + ":" + std::to_string(port) + " is not in allowed_http";
     if (!handshake.connection.admitted(name))
-        return "the server name " + name + " was not admitted by the DNS gate for the address dialled (domain fronting?)";
+        return "the server name " + name +
+               " was not admitted by the DNS gate for the address dialled (domain fronting?)";
     return "";
 }
 

@@ -9,7 +9,8 @@
 
 namespace cerberus::egress {
 
-TlsStream::TlsStream(SSL_CTX* ctx, UniqueFd fd) : fd_(std::move(fd)), ssl_(check_tls(SSL_new(ctx), "making a TLS session"))
+TlsStream::TlsStream(SSL_CTX* ctx, UniqueFd fd)
+    : fd_(std::move(fd)), ssl_(check_tls(SSL_new(ctx), "making a TLS session"))
 {
     check_tls(SSL_set_fd(ssl_.get(), fd_.get()), "attaching the TLS session to its socket");
 }
