@@ -3,6 +3,7 @@
 
 #include "base/error.hpp"
 #include "cerberus_policy.h"
+#include "policy/learn_lists.hpp"
 #include "policy/policy_access.hpp"
 #include "policy/policy_ask_hosts.hpp"
 #include "policy/policy_commands.hpp"
@@ -176,7 +177,8 @@ constexpr RuleList table[] = {
      .path_kind = 0,
      .exact_files = false,
      .compile = compile_host_rules,
-     .trail_rule = CERB_RULE_NOT_IN_ALLOWED_HOSTS},
+     .trail_rule = CERB_RULE_NOT_IN_ALLOWED_HOSTS,
+     .learn = &learn_allowed_hosts},
     {.name = "allowed_paths",
      .label = "rw",
      .role = ListRole::allow_list,
@@ -194,7 +196,8 @@ constexpr RuleList table[] = {
      .path_kind = CERB_PATH_ALLOW,
      .exact_files = false,
      .compile = nullptr,
-     .trail_rule = CERB_RULE_NOT_IN_ALLOWED_PATHS},
+     .trail_rule = CERB_RULE_NOT_IN_ALLOWED_PATHS,
+     .learn = &learn_allowed_paths},
     {.name = "read_only_paths",
      .label = "ro",
      .role = ListRole::allow_list,
@@ -212,7 +215,8 @@ constexpr RuleList table[] = {
      .path_kind = CERB_PATH_READ_ONLY,
      .exact_files = false,
      .compile = nullptr,
-     .trail_rule = CERB_RULE_READ_ONLY_PATH},
+     .trail_rule = CERB_RULE_READ_ONLY_PATH,
+     .learn = &learn_read_only_paths},
     {.name = "denied_paths",
      .label = "denied",
      .role = ListRole::deny_list,
@@ -230,7 +234,8 @@ constexpr RuleList table[] = {
      .path_kind = CERB_PATH_DENY,
      .exact_files = false,
      .compile = nullptr,
-     .trail_rule = CERB_RULE_DENIED_PATH},
+     .trail_rule = CERB_RULE_DENIED_PATH,
+     .learn = nullptr},
     {.name = "allowed_bins",
      .label = "bins",
      .role = ListRole::allow_list,
@@ -248,7 +253,8 @@ constexpr RuleList table[] = {
      .path_kind = CERB_PATH_BIN,
      .exact_files = true,
      .compile = nullptr,
-     .trail_rule = CERB_RULE_NOT_IN_ALLOWED_BINS},
+     .trail_rule = CERB_RULE_NOT_IN_ALLOWED_BINS,
+     .learn = &learn_allowed_bins},
     {.name = "forbidden_caps",
      .label = "caps",
      .role = ListRole::deny_list,
@@ -266,7 +272,8 @@ constexpr RuleList table[] = {
      .path_kind = 0,
      .exact_files = false,
      .compile = compile_forbidden_caps,
-     .trail_rule = CERB_RULE_FORBIDDEN_CAP},
+     .trail_rule = CERB_RULE_FORBIDDEN_CAP,
+     .learn = nullptr},
     // Carried out by the command broker outside the kernel (broker/): no row, flag, map entry nor kernel rule.
     {.name = "commands",
      .label = "cmds",
@@ -285,7 +292,8 @@ constexpr RuleList table[] = {
      .path_kind = 0,
      .exact_files = false,
      .compile = nullptr,
-     .trail_rule = 0},
+     .trail_rule = 0,
+     .learn = &learn_commands},
     // Held by the DNS gate outside the kernel (dns/): what it admits for an approved name is allowed_hosts'.
     {.name = "ask_hosts",
      .label = "ask",
@@ -304,7 +312,8 @@ constexpr RuleList table[] = {
      .path_kind = 0,
      .exact_files = false,
      .compile = nullptr,
-     .trail_rule = 0},
+     .trail_rule = 0,
+     .learn = nullptr},
 };
 
 } // namespace
