@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -227,8 +228,10 @@ static int burst(int n, const char* host, int port)
 }
 
 /* Benchmark loops: each repeats one operation n times and prints
- * "ns_per_op=T failed=F last_error=NAME", so the policy's cost on a syscall
- * path can be compared inside and outside policed containers. */
+ * "ns_per_op=T failed=F last_error=NAME cpu_per_op_ns=C", so the policy's cost
+ * on a syscall path can be compared inside and outside policed containers. T
+ * is wall time; C the CPU time the loop took (its children's included), which
+ * time spent waiting for a core on a shared host does not inflate. */
 long long now_ns(void)
 {
     struct timespec ts;
@@ -236,21 +239,41 @@ long long now_ns(void)
     return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-int loop_report(long long start, int n, int failed, const char* last_error)
+static long long cpu_ns(void)
 {
-    printf("ns_per_op=%lld failed=%d last_error=%s\n", (now_ns() - start) / (n > 0 ? n : 1), failed,
-           last_error ? last_error : "none");
+    long long total = 0;
+    struct rusage usage;
+    int whose[] = {RUSAGE_SELF, RUSAGE_CHILDREN};
+    for (int i = 0; i < 2; ++i)
+        if (getrusage(whose[i], &usage) == 0)
+            total += (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1000000000LL +
+                     (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1000LL;
+    return total;
+}
+
+struct loop_clock loop_start(void)
+{
+    struct loop_clock start = {.wall_ns = now_ns(), .cpu_ns = cpu_ns()};
+    return start;
+}
+
+int loop_report(struct loop_clock start, int n, int failed, const char* last_error)
+{
+    long long ops = n > 0 ? n : 1;
+    long long wall = now_ns() - start.wall_ns, cpu = cpu_ns() - start.cpu_ns;
+    printf("ns_per_op=%lld failed=%d last_error=%s cpu_per_op_ns=%lld\n", wall / ops, failed,
+           last_error ? last_error : "none", cpu / ops);
     return 0;
 }
 
 static const char* errno_name(int e) { return strerrorname_np(e) ? strerrorname_np(e) : "?"; }
 
 /* open(O_RDONLY) + close of PATH, n times. */
-static int loop_open(int n, const char* path)
+int loop_open(int n, const char* path)
 {
     int failed = 0;
     const char* last = NULL;
-    long long start = now_ns();
+    struct loop_clock start = loop_start();
     for (int i = 0; i < n; ++i) {
         int fd = open(path, O_RDONLY);
         if (fd < 0) {
@@ -271,7 +294,7 @@ static int loop_connect(int n, const char* host, int port)
     socklen_t len = make_addr(host, port, &ss);
     int failed = 0;
     const char* last = NULL;
-    long long start = now_ns();
+    struct loop_clock start = loop_start();
     for (int i = 0; i < n; ++i) {
         int fd = socket(ss.ss_family, SOCK_STREAM, 0);
         if (fd < 0 || connect(fd, (struct sockaddr*)&ss, len) < 0) {
@@ -289,7 +312,7 @@ static int loop_exec(int n, char** argv)
 {
     int failed = 0;
     const char* last = NULL;
-    long long start = now_ns();
+    struct loop_clock start = loop_start();
     for (int i = 0; i < n; ++i) {
         pid_t pid = fork();
         if (pid == 0) {
@@ -501,6 +524,8 @@ static int run(int argc, char** argv)
         rc = probe_abi(argc, argv);
     if (rc < 0)
         rc = probe_place(argc, argv);
+    if (rc < 0)
+        rc = probe_landlock(argc, argv);
     if (rc < 0)
         rc = probe_reach(argc, argv);
     if (rc < 0)

@@ -152,7 +152,7 @@ static int loop_dns(int n, const char* name_format, const char* server_text)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
     int failed = 0;
     const char* last = NULL;
-    long long start = now_ns();
+    struct loop_clock start = loop_start();
     for (int i = 1; i <= n; ++i) {
         char name[NS_MAXDNAME];
         snprintf(name, sizeof name, name_format, i);

@@ -15,9 +15,14 @@ socklen_t make_addr(const char* host, int port, struct sockaddr_storage* ss);
 int report(int rc);
 
 /* CLOCK_MONOTONIC in nanoseconds, and the line every loop command prints:
- * "ns_per_op=N failed=N last_error=NAME" (probe.c). */
+ * "ns_per_op=N failed=N last_error=NAME cpu_per_op_ns=N" (probe.c). */
 long long now_ns(void);
-int loop_report(long long start, int n, int failed, const char* last_error);
+struct loop_clock {
+    long long wall_ns; /* CLOCK_MONOTONIC */
+    long long cpu_ns;  /* CPU time of the probe and of the children it waited for */
+};
+struct loop_clock loop_start(void);
+int loop_report(struct loop_clock start, int n, int failed, const char* last_error);
 
 /* AF_INET6, AF_NETLINK, AF_PACKET for "inet6", "netlink", "packet"; else AF_INET (probe_net.c). */
 int family_of(const char* name);
@@ -35,6 +40,13 @@ int probe_abi(int argc, char** argv);
 
 /* "rename OLD NEW [noreplace|exchange|whiteout]" (probe_place.c); -1 for another command. */
 int probe_place(int argc, char** argv);
+
+/* open(O_RDONLY) + close of PATH, n times, and the loop's line (probe.c). */
+int loop_open(int n, const char* path);
+
+/* "loop-open-landlocked N PATH DIR": loop_open under a Landlock ruleset of the probe's own
+ * (probe_landlock.c); -1 for another command. */
+int probe_landlock(int argc, char** argv);
 
 /* "victim SECONDS", "poke PID ADDR" and the other acts on processes (probe_reach.c); -1 for another command. */
 int probe_reach(int argc, char** argv);

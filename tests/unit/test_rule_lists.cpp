@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The table of rule lists: each entry complete, names unique, and each list
-// read, written back, narrowed, compiled and worded in the trail as its entry says.
+// read, written back, narrowed, compiled, worded in the trail and learned as its entry says.
 #include "audit/audit_format.hpp"
 #include "base/error.hpp"
 #include "policy/enforcement.hpp"
+#include "policy/learn_lists.hpp"
 #include "policy/policy_compile.hpp"
 #include "policy/policy_document.hpp"
 #include "policy/rule_lists.hpp"
@@ -31,6 +32,26 @@ const std::map<std::string, json> examples = {
     {"commands", json::parse(R"({"git": {"allow": ["status", "push origin feature/*"], "deny": ["push --force *"]}})")},
     {"ask_hosts", json::parse(R"({"names": ["example.org:443", "*.example.net:443"], "ask_timeout": "30s"})")},
     {"allowed_http", {"GET https://api.example.org/repos/*", "POST https://*.example.org:8443/issues"}},
+};
+
+// For each list, a recorded action its example (alone) denies: learning widens the list to allow it, or, for a
+// list learning leaves as the base has it, keeps it denied. A new list needs one here.
+const std::map<std::string, Action> denied_by = {
+    {"allowed_hosts", {.op = "connect", .target = "203.0.113.9:443"}},
+    {"allowed_paths", {.op = "open", .target = "/data/out", .write = true}},
+    {"read_only_paths", {.op = "open", .target = "/opt/tool/config"}},
+    {"denied_paths", {.op = "open", .target = "/etc/shadow"}},
+    {"allowed_bins", {.op = "exec", .target = "/usr/bin/perl"}},
+    {"forbidden_caps", {.op = "capability", .target = "CAP_NET_RAW"}},
+    {"commands", {.op = "command", .target = "git log", .tool = "git", .args = {"log"}}},
+};
+
+// The lists learning leaves as the base has them, and why; any other list needs an extraction.
+const std::map<std::string, std::string> left_as_base = {
+    {"denied_paths", "a deny-list only shrinks"},
+    {"forbidden_caps", "a deny-list only shrinks"},
+    {"ask_hosts", "a name an operator answered \"always\" is learned into allowed_hosts"},
+    {"allowed_http", "the egress proxy has no audit mode yet, so no trail holds a request it would have refused"},
 };
 
 // What a list's check_within needs beside it: asking about names, and requests through the proxy, mean
@@ -156,5 +177,60 @@ TEST_CASE("rule lists: the trail words a kernel denial by each list as the list 
             entry = audit::target_text(e);
         }
         CHECK(audit::rule_text(e) == list.denial_rule(entry));
+    }
+}
+
+TEST_CASE("rule lists: each list learning widens has an extraction, the others say why they have none")
+{
+    for (const auto& list : rule_lists()) {
+        CAPTURE(list.name);
+        CHECK((list.learn == nullptr) == (left_as_base.count(list.name) == 1));
+        // Learning never widens a deny-list; every allow-list's denials are recorded and learned.
+        if (list.role == ListRole::deny_list)
+            CHECK(list.learn == nullptr);
+        if (list.role == ListRole::allow_list)
+            CHECK(list.learn != nullptr);
+        if (list.learn)
+            CHECK((list.learn->take != nullptr && list.learn->add != nullptr));
+    }
+}
+
+TEST_CASE("rule lists: learn mode walks the table, each list learning what its example denied")
+{
+    for (const auto& list : rule_lists()) {
+        CAPTURE(list.name);
+        if (!denied_by.count(list.name)) {
+            CHECK(list.learn == nullptr); // a list with an extraction needs an example
+            continue;
+        }
+        const Action& action = denied_by.at(list.name);
+        Policy base = with_only(list);
+        auto rule = denying_rule(base, action);
+        REQUIRE(rule); // the control: the list alone denies it
+        if (list.learn) {
+            // Exactly the list's own extraction takes it.
+            AskedNames none;
+            Learned scratch;
+            Learning learning{.base = base, .create_by_directory = false, .asked = none, .learned = scratch};
+            std::vector<std::string> takers;
+            for (const auto& other : rule_lists())
+                if (other.learn && other.learn->take(action, *rule, learning))
+                    takers.push_back(other.name);
+            CHECK(takers == std::vector<std::string>{list.name});
+        }
+
+        Learned learned = learn_policy(base, {action});
+        if (list.learn) {
+            CHECK_FALSE(denying_rule(learned.policy, action));
+            REQUIRE(learned.added.size() == 1);
+            CHECK(learned.added.begin().key().starts_with(list.name));
+            CHECK(learned.still_denied.empty());
+            CHECK(json(to_document(learned.policy)[list.name]) != examples.at(list.name)); // the list grew
+        } else {
+            CHECK(denying_rule(learned.policy, action) == rule);
+            REQUIRE(learned.still_denied.size() == 1);
+            CHECK(learned.still_denied[0]["rule"] == *rule);
+            CHECK(learned.added.empty());
+        }
     }
 }

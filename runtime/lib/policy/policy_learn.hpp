@@ -5,6 +5,8 @@
 // forbidden_caps and the commands' deny patterns stay as the base has them,
 // and what no policy can allow (escalations, raw sockets) stays denied; both
 // are listed. A brokered call is learned as the allow pattern of exactly it.
+// What each list learns, and from which records, is its entry's extraction in
+// the table of rule lists (learn_lists.hpp); this walks the table.
 #pragma once
 
 #include "policy/policy.hpp"
@@ -33,6 +35,10 @@ struct AskedNames {
     // A dns record's name and the address it carries ("203.0.113.7", "2001:db8::7"; empty: none).
     void add(const std::string& name, const std::string& address);
 };
+
+// Reads a trail record into what the lists' extractions learn besides actions
+// (the DNS gate's dns records into asked); records of no list's are passed over.
+void read_for_learning(const nlohmann::json& record, AskedNames& asked);
 
 struct Learned {
     Policy policy;                                              // mode enforce

@@ -56,10 +56,7 @@ ordered_json learn_from_records(const std::vector<json>& records, const std::str
     AskedNames asked; // the DNS gate's audit records: names the policy did not list, and their answers
     for (const auto& record : records) {
         std::string type = record.value("type", "");
-        if (type == "dns" && record.value("verdict", "") == "audit")
-            asked.add(record.value("name", ""), record.value("address", ""));
-        if (type == "dns" && record.value("answer", "") == "always")
-            asked.always.insert(record.value("name", ""));
+        read_for_learning(record, asked);
         if (type == "start") {
             ++runs;
             landlock = landlock || record.value("enforcement", "") == "landlock";

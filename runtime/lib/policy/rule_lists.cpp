@@ -3,6 +3,7 @@
 
 #include "base/error.hpp"
 #include "cerberus_policy.h"
+#include "policy/learn_lists.hpp"
 #include "policy/policy_access.hpp"
 #include "policy/policy_ask_hosts.hpp"
 #include "policy/policy_commands.hpp"
@@ -177,7 +178,8 @@ constexpr RuleList table[] = {
      .path_kind = 0,
      .exact_files = false,
      .compile = compile_host_rules,
-     .trail_rule = CERB_RULE_NOT_IN_ALLOWED_HOSTS},
+     .trail_rule = CERB_RULE_NOT_IN_ALLOWED_HOSTS,
+     .learn = &learn_allowed_hosts},
     {.name = "allowed_paths",
      .label = "rw",
      .role = ListRole::allow_list,
@@ -195,7 +197,8 @@ constexpr RuleList table[] = {
      .path_kind = CERB_PATH_ALLOW,
      .exact_files = false,
      .compile = nullptr,
-     .trail_rule = CERB_RULE_NOT_IN_ALLOWED_PATHS},
+     .trail_rule = CERB_RULE_NOT_IN_ALLOWED_PATHS,
+     .learn = &learn_allowed_paths},
     {.name = "read_only_paths",
      .label = "ro",
      .role = ListRole::allow_list,
@@ -213,7 +216,8 @@ constexpr RuleList table[] = {
      .path_kind = CERB_PATH_READ_ONLY,
      .exact_files = false,
      .compile = nullptr,
-     .trail_rule = CERB_RULE_READ_ONLY_PATH},
+     .trail_rule = CERB_RULE_READ_ONLY_PATH,
+     .learn = &learn_read_only_paths},
     {.name = "denied_paths",
      .label = "denied",
      .role = ListRole::deny_list,
@@ -231,7 +235,8 @@ constexpr RuleList table[] = {
      .path_kind = CERB_PATH_DENY,
      .exact_files = false,
      .compile = nullptr,
-     .trail_rule = CERB_RULE_DENIED_PATH},
+     .trail_rule = CERB_RULE_DENIED_PATH,
+     .learn = nullptr},
     {.name = "allowed_bins",
      .label = "bins",
      .role = ListRole::allow_list,
@@ -249,7 +254,8 @@ constexpr RuleList table[] = {
      .path_kind = CERB_PATH_BIN,
      .exact_files = true,
      .compile = nullptr,
-     .trail_rule = CERB_RULE_NOT_IN_ALLOWED_BINS},
+     .trail_rule = CERB_RULE_NOT_IN_ALLOWED_BINS,
+     .learn = &learn_allowed_bins},
     {.name = "forbidden_caps",
      .label = "caps",
      .role = ListRole::deny_list,
@@ -267,7 +273,8 @@ constexpr RuleList table[] = {
      .path_kind = 0,
      .exact_files = false,
      .compile = compile_forbidden_caps,
-     .trail_rule = CERB_RULE_FORBIDDEN_CAP},
+     .trail_rule = CERB_RULE_FORBIDDEN_CAP,
+     .learn = nullptr},
     // Carried out by the command broker outside the kernel (broker/): no row, flag, map entry nor kernel rule.
     {.name = "commands",
      .label = "cmds",
@@ -286,7 +293,8 @@ constexpr RuleList table[] = {
      .path_kind = 0,
      .exact_files = false,
      .compile = nullptr,
-     .trail_rule = 0},
+     .trail_rule = 0,
+     .learn = &learn_commands},
     // Held by the DNS gate outside the kernel (dns/): what it admits for an approved name is allowed_hosts'.
     {.name = "ask_hosts",
      .label = "ask",
@@ -305,9 +313,10 @@ constexpr RuleList table[] = {
      .path_kind = 0,
      .exact_files = false,
      .compile = nullptr,
-     .trail_rule = 0},
-    // Carried out by the egress proxy on the host (not yet built: docs/policy.md, "Request rules"); until
-    // then no address is admitted for its hosts, which check_within keeps out of allowed_hosts.
+     .trail_rule = 0,
+     .learn = nullptr},
+    // Carried out by the egress proxy on the host (egress/, hosted by the DNS gate): the gate admits its
+    // hosts' addresses for the proxy only, and check_within keeps them out of allowed_hosts.
     {.name = "allowed_http",
      .label = "http",
      .role = ListRole::grant,
@@ -325,7 +334,8 @@ constexpr RuleList table[] = {
      .path_kind = 0,
      .exact_files = false,
      .compile = nullptr,
-     .trail_rule = 0},
+     .trail_rule = 0,
+     .learn = nullptr},
 };
 
 } // namespace

@@ -4,9 +4,10 @@
 // once in one table: its JSON name, how its entries are read, validated and
 // written back, how --lock-policy combines a default's list with an
 // annotation's, which rows of the coverage table it brings, what the kernel
-// maps are told of it, and how a denial by it is worded. The code that walks
-// a policy list by list (parse, document, narrowing, coverage, compile, path
-// resolution) loops over this table; what each list means to the kernel
+// maps are told of it, how a denial by it is worded, and how learn mode
+// extracts its entries from a trail. The code that walks a policy list by
+// list (parse, document, narrowing, coverage, compile, path resolution,
+// learning) loops over this table; what each list means to the kernel
 // (BPF map entries, Landlock grants, the programs) stays in its enforcement
 // code, which the entry points to. docs/architecture.md, "Adding a rule kind".
 #pragma once
@@ -25,6 +26,7 @@
 namespace cerberus::policy {
 
 struct CompiledPolicy; // policy_compile.hpp
+struct LearnExtraction; // learn_lists.hpp
 
 // What leaving a list out means.
 enum class ListRole {
@@ -82,6 +84,12 @@ struct RuleList {
     // The CERB_RULE_* the kernel side reports a denial by the list with; the
     // trail words it as denial_rule does; 0 for a list the kernel never judges.
     uint16_t trail_rule;
+
+    // Learn mode: which trail records feed the list and how an action its
+    // entries would allow becomes one (learn_lists.hpp); nullptr for a list
+    // learning leaves as the base has it (a deny-list only shrinks; what an
+    // operator answered "always" to ask_hosts is learned by allowed_hosts).
+    const LearnExtraction* learn;
 
     // paths, for reading.
     const std::vector<std::string>* paths_in(const Policy& policy) const;
