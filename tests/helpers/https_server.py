@@ -3,7 +3,7 @@
 # An HTTPS server for the egress proxy's tests, run in a network namespace the
 # test made: answers every method with 200 and a body naming the method, the
 # path, the Host and the Authorization header it got, and the length of the
-# body it read; GET /big?n=BYTES answers that many bytes. HTTP/1.1 keep-alive.
+# body it read; GET .../big?n=BYTES answers that many bytes. HTTP/1.1 keep-alive.
 # Usage: https_server.py ADDRESS PORT CERT KEY
 import http.server
 import socketserver
@@ -28,7 +28,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 break
             received += len(chunk)
         path, _, query = self.path.partition("?")
-        if path == "/big":
+        if path.endswith("/big"):
             size = int(query.partition("=")[2])
             self.send_response(200)
             self.send_header("Content-Length", str(size))

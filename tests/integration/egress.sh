@@ -35,7 +35,7 @@ done
 layout=$(grep -a -m1 -o '/sys/fs/bpf/cerberus/[0-9a-f]\{12\}' "$CERBERUS" | head -1)
 run_dir=/run/cerberus-dns/${layout##*/}
 cerb() { "$CERBERUS" --root "$ROOT" --audit-dir "$WORK/audit" --enforcement landlock "$@"; }
-pids=()
+pids=() # of the processes started here (nsenter runs each in its own place, so $! is the process itself)
 cleanup() {
     for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
     wait 2>/dev/null
@@ -60,44 +60,47 @@ pid=$(cerb state "$ID" | jq -r .pid)
 in_ns() { nsenter --net="/proc/$pid/ns/net" "$@"; }
 in_ns ip addr add 192.0.2.53/32 dev lo
 for address in 203.0.113.7 203.0.113.9; do in_ns ip addr add "$address/32" dev lo; done
-in_ns dnsmasq --keep-in-foreground --no-resolv --no-hosts --bind-interfaces --listen-address=192.0.2.53 \
+nsenter --net="/proc/$pid/ns/net" dnsmasq --keep-in-foreground --no-resolv --no-hosts --bind-interfaces --listen-address=192.0.2.53 \
     --local-ttl=30 --user=root --pid-file="$WORK/dnsmasq.pid" --address=/allowed.example/203.0.113.7 \
     --address=/second.example/203.0.113.9 --address=/other.example/203.0.113.8 &
 pids+=($!)
 for address in 203.0.113.7 203.0.113.9; do
-    in_ns python3 "$HELPERS/https_server.py" "$address" 443 "$WORK/server.pem" "$WORK/server.key" 2>>"$WORK/https.log" &
+    nsenter --net="/proc/$pid/ns/net" python3 "$HELPERS/https_server.py" "$address" 443 "$WORK/server.pem" "$WORK/server.key" 2>>"$WORK/https.log" &
     pids+=($!)
 done
-sleep 0.5
+for _ in $(seq 100); do # both servers listening
+    [ "$(in_ns ss -Hltn | grep -c -e '203.0.113.7:443 ' -e '203.0.113.9:443 ')" = 2 ] && break
+    sleep 0.1
+done
 cerb start "$ID"
 trail="$WORK/audit/$ID.jsonl"
 run_in() { cerb exec "$ID" "$@"; }
-code_of() { run_in curl -sS -o /dev/null -w '%{http_code}' "$@"; }
+code_of() { run_in curl -sS -m 20 -o /dev/null -w '%{http_code}' "$@"; }
 
 expect "control: the server answers from the container's namespace, without the proxy" \
-    output_has 'method=GET' in_ns curl -sS --cacert "$WORK/ca.pem" --resolve allowed.example:443:203.0.113.7 \
+    output_has 'method=GET' in_ns curl -sS -m 20 --cacert "$WORK/ca.pem" --resolve allowed.example:443:203.0.113.7 \
     https://allowed.example/repos/acme/x
 expect "an allowed GET through the proxy: 200, with the server's answer" \
-    output_has 'method=GET path=/repos/acme/x host=allowed.example' run_in curl -sS https://allowed.example/repos/acme/x
+    output_has 'method=GET path=/repos/acme/x host=allowed.example' run_in curl -sS -m 20 https://allowed.example/repos/acme/x
 expect "a POST the rules do not allow: 403" [ "$(code_of -X POST -d a=1 https://allowed.example/repos/acme/x)" = 403 ]
 expect "its body names what refused it and what is allowed" \
-    output_has 'GET https://allowed.example/repos/\*' run_in curl -sS -X POST -d a=1 https://allowed.example/repos/acme/x
+    output_has 'GET https://allowed.example/repos/\*' run_in curl -sS -m 20 -X POST -d a=1 https://allowed.example/repos/acme/x
 expect "control: the allowed POST passes, with a 5 MB body" \
     output_has 'method=POST path=/upload .* received=5000000' \
-    bash -c "head -c 5000000 /dev/zero | $CERBERUS --root $ROOT exec -i $ID curl -sS --data-binary @- https://allowed.example/upload"
+    bash -c "head -c 5000000 /dev/zero | $CERBERUS --root $ROOT exec $ID curl -sS -m 20 --data-binary @- https://allowed.example/upload"
 expect "a 20 MB download passes whole" \
-    [ "$(run_in curl -sS -o /dev/null -w '%{size_download}' 'https://allowed.example/repos/big?n=20000000')" = 20000000 ]
+    [ "$(run_in curl -sS -m 20 -o /dev/null -w '%{size_download}' 'https://allowed.example/repos/big?n=20000000')" = 20000000 ]
 expect "python3's urllib, through the same trust store" \
     output_has 'method=GET path=/repos/acme/py' run_in python3 -c \
-    'import urllib.request; print(urllib.request.urlopen("https://allowed.example/repos/acme/py").read().decode())'
+    'import urllib.request; print(urllib.request.urlopen("https://allowed.example/repos/acme/py", timeout=20).read().decode())'
 expect "control: second.example, allowed and admitted for its own address" \
-    output_has 'host=second.example' run_in curl -sS https://second.example/any
+    output_has 'host=second.example' run_in curl -sS -m 20 https://second.example/any
 expect "fronting: second.example's name on allowed.example's address is refused" \
-    bash -c "! $CERBERUS --root $ROOT exec $ID curl -sS --connect-to second.example:443:203.0.113.7:443 https://second.example/any"
+    bash -c "! $CERBERUS --root $ROOT exec $ID curl -sS -m 20 --connect-to second.example:443:203.0.113.7:443 https://second.example/any"
 expect "a name allowed_http does not list, on an admitted address, is refused" \
-    bash -c "! $CERBERUS --root $ROOT exec $ID curl -sS --connect-to other.example:443:203.0.113.7:443 https://other.example/"
+    bash -c "! $CERBERUS --root $ROOT exec $ID curl -sS -m 20 --connect-to other.example:443:203.0.113.7:443 https://other.example/"
 expect "a client pinning another CA fails closed" \
-    bash -c "! $CERBERUS --root $ROOT exec $ID curl -sS --cacert /etc/upstream-ca.pem https://allowed.example/repos/acme/x"
+    bash -c "! $CERBERUS --root $ROOT exec $ID curl -sS -m 20 --cacert /etc/upstream-ca.pem https://allowed.example/repos/acme/x"
 for _ in $(seq 30); do grep -q '"type":"http".*"POST"' "$trail" 2>/dev/null && break; sleep 0.1; done
 expect "the trail has the POST's http denied record" \
     bash -c "grep '\"type\":\"http\"' '$trail' | grep '\"method\":\"POST\"' | grep -q '\"verdict\":\"denied\"'"
@@ -112,11 +115,11 @@ gate_pid=$(cat "$run_dir/gate.lock" 2>/dev/null)
 if [ -n "$gate_pid" ] && kill "$gate_pid" 2>/dev/null; then
     for _ in $(seq 50); do kill -0 "$gate_pid" 2>/dev/null || break; sleep 0.1; done
     expect "the proxy gone, connections fail closed" \
-        bash -c "! $CERBERUS --root $ROOT exec $ID curl -sS -m 5 https://allowed.example/repos/acme/x"
+        bash -c "! $CERBERUS --root $ROOT exec $ID curl -sS -m 20 -m 5 https://allowed.example/repos/acme/x"
     cerb state "$ID" >/dev/null # starts a gate again for the registrations left
     for _ in $(seq 50); do [ -S "$run_dir/gate.sock" ] && break; sleep 0.1; done
     expect "restarted, it serves again" \
-        output_has 'method=GET' run_in curl -sS -m 10 https://allowed.example/repos/acme/x
+        output_has 'method=GET' run_in curl -sS -m 20 -m 10 https://allowed.example/repos/acme/x
 else
     fail "the gate's pid from $run_dir/gate.lock"
 fi
