@@ -34,6 +34,8 @@
 #define CERB_MAP_NAMES cerb_names
 #define CERB_MAP_DNS_PEERS cerb_dns_peers
 #define CERB_MAP_DNS_GATES cerb_dns_gates
+#define CERB_MAP_PROXY_DIALS cerb_proxy_dials
+#define CERB_MAP_PROXY_ORIGINS cerb_proxy_origins
 /* Pinned by the runtime under that name: the socket programs' per-cgroup owner
  * storage (cerb_sock_owner in cerberus_sock.bpf.c), key and value a cgroup id. */
 #define CERB_PIN_SOCK_OWNER "sock_owner"
@@ -54,6 +56,7 @@
 #define CERB_MAX_PORT_RANGES 8
 #define CERB_MAX_NAME_ADDRESSES 65536 /* addresses the DNS gate has admitted, every container together */
 #define CERB_MAX_DNS_PEERS 65536 /* sockets with a DNS query in flight */
+#define CERB_MAX_PROXY_DIALS 65536 /* connections steered to the egress proxy, not yet accepted */
 #define CERB_MAX_OWNED_FILES 262144 /* open files whose owner (F_SETOWN) a policed agent set, every container together */
 
 /* struct cerb_policy.flags */
@@ -94,6 +97,11 @@
  * go to CERB_DNS_GATE_IP4 (127.53.0.1), IPv6 ones to ::1. */
 #define CERB_DNS_PORT 53
 #define CERB_DNS_GATE_IP4 0x7f350001 /* host byte order */
+/* Where they send a TCP connect to an address the gate admitted for an
+ * allowed_http host, on that host's port: the egress proxy's listener for the
+ * container, in its network namespace, on the container's gate port (IPv6
+ * sockets to its IPv4-mapped form). */
+#define CERB_EGRESS_PROXY_IP4 0x7f350002 /* host byte order */
 
 /* CERB_MAP_SETUP_TASKS: task storage, written by the runtime through a pidfd.
  * A task marked there is the runtime's own in a container: the init at
@@ -162,8 +170,8 @@ struct cerb_name_key {
 
 struct cerb_name_value {
     __u64 expires_ns; /* bpf_ktime_get_boot_ns; the programs ignore the entry from then on */
-    struct cerb_net_value ports;
-    __u32 pad;
+    struct cerb_net_value ports; /* reached directly (allowed_hosts names) */
+    struct cerb_net_value proxied; /* TCP connects steered to the egress proxy (allowed_http hosts) */
 };
 
 /* CERB_MAP_DNS_GATES: a hash, written only by the DNS gate: cgroup id -> the
@@ -176,6 +184,24 @@ struct cerb_dns_gate {
     __u16 port; /* host byte order */
     __u16 pad;
     __u32 pad2;
+};
+
+/* CERB_MAP_PROXY_DIALS: an LRU hash, socket cookie -> where a connect steered
+ * to the egress proxy was going (the connect programs write it). At the
+ * connect's start (sock_ops, the local port chosen) it moves to
+ * CERB_MAP_PROXY_ORIGINS, keyed by what the proxy sees of the accepted
+ * connection, which takes it out. */
+struct cerb_proxy_origin {
+    __u8 addr[16]; /* IPv4 in the first 4 bytes when family is AF_INET */
+    __u16 port; /* host byte order */
+    __u16 family;
+    __u32 pad;
+};
+
+struct cerb_proxy_key {
+    __u16 listener_port; /* the container's gate port, host byte order */
+    __u16 client_port; /* the connecting socket's local port, host byte order */
+    __u32 pad;
 };
 
 /* CERB_MAP_DNS_PEERS: an LRU hash, socket cookie -> where the socket's last
@@ -283,6 +309,7 @@ enum cerb_rule {
     CERB_RULE_OUTSIDE_CONTAINER = 21, /* a process outside the container, or the host's keyrings */
     CERB_RULE_OWNER_UNREMEMBERED = 22, /* a file's owner set when every container's owned files fill the map */
     CERB_RULE_NO_DNS_GATE = 23, /* a DNS query under names while the gate has no socket for the container */
+    CERB_RULE_NO_EGRESS_PROXY = 24, /* a connect to an allowed_http host while the proxy does not serve the container */
 };
 
 #define CERB_VERDICT_DENIED 1

@@ -150,6 +150,45 @@ static __always_inline bool bound_to_host_loopback(struct bpf_sock_addr *ctx, st
     return sk && sk->bound_dev_if == LOOPBACK_IFINDEX && (policy->flags & CERB_HOST_NETWORK);
 }
 
+/* A TCP connect to an address the gate admitted for an allowed_http host, on
+ * its port, goes to the egress proxy's listener for the container (on its gate
+ * port), where it is judged request by request; where it was going is kept
+ * under the socket's cookie for the proxy (cerb_sock_ops). No proxy: refused.
+ * v6_socket: the program is connect6 (its context has the IPv6 fields only). */
+static __always_inline int steer_to_proxy(struct bpf_sock_addr *ctx, bool v6_socket, struct cerb_policy *policy,
+                                          __u64 cgroup_id, __u16 family, const void *addr, int addr_len, __u16 port)
+{
+    __u16 listener_port = own_gate_port(cgroup_id);
+    if (!listener_port)
+        return refuse_address(policy, cgroup_id, CERB_OP_CONNECT, CERB_RULE_NO_EGRESS_PROXY, family, addr,
+                              addr_len, port)
+                   ? DENY
+                   : ALLOW;
+    struct cerb_proxy_origin origin = {.port = port, .family = family};
+    if (addr_len == 4)
+        __builtin_memcpy(origin.addr, addr, 4);
+    else
+        __builtin_memcpy(origin.addr, addr, 16);
+    __u64 cookie = bpf_get_socket_cookie(ctx);
+    if (bpf_map_update_elem(&cerb_proxy_dials, &cookie, &origin, BPF_ANY))
+        return DENY;
+    if (!v6_socket) {
+        ctx->user_ip4 = bpf_htonl(CERB_EGRESS_PROXY_IP4);
+    } else {
+        ctx->user_ip6[0] = 0;
+        ctx->user_ip6[1] = 0;
+        ctx->user_ip6[2] = bpf_htonl(0xffff);
+        ctx->user_ip6[3] = bpf_htonl(CERB_EGRESS_PROXY_IP4);
+    }
+    ctx->user_port = bpf_htons(listener_port);
+    return ALLOW;
+}
+
+static __always_inline bool tcp_connect_of(struct bpf_sock_addr *ctx, __u16 op)
+{
+    return op == CERB_OP_CONNECT && ctx->type == SOCK_STREAM_TYPE && ctx->protocol == IPPROTO_TCP;
+}
+
 /* The attach type says the family: the family field the caller wrote is not
  * trusted (UDP takes AF_UNSPEC as IPv4). */
 static __always_inline int check_inet4(struct bpf_sock_addr *ctx, __u16 op)
@@ -171,7 +210,13 @@ static __always_inline int check_inet4(struct bpf_sock_addr *ctx, __u16 op)
         steer4(ctx, ip, gate_port);
         return ALLOW;
     }
-    if (inet4_allowed(cgroup_id, (const __u8 *)&ip, port, own_netns_of(ctx)))
+    if (tcp_connect_of(ctx, op)) {
+        struct cerb_name_key name = {.cgroup_id = cgroup_id, .addr = {[10] = 0xff, [11] = 0xff}};
+        __builtin_memcpy(name.addr + 12, &ip, 4);
+        if (name_proxied(&name, port))
+            return steer_to_proxy(ctx, false, policy, cgroup_id, AF_INET, &ip, 4, port);
+    }
+    if (inet4_allowed(cgroup_id, (const __u8 *)&ip, port, own_netns_of(ctx), false))
         return ALLOW;
     return refuse_address(policy, cgroup_id, op, CERB_RULE_NOT_IN_ALLOWED_HOSTS, AF_INET, (const __u8 *)&ip, 4,
                           port)
@@ -198,7 +243,14 @@ static __always_inline int check_inet6(struct bpf_sock_addr *ctx, __u16 op)
         steer6(ctx, ip, gate_port);
         return ALLOW;
     }
-    if (inet6_allowed(cgroup_id, (const __u8 *)ip, port, own_netns_of(ctx)))
+    if (tcp_connect_of(ctx, op)) {
+        struct cerb_name_key name = {.cgroup_id = cgroup_id};
+        __builtin_memcpy(name.addr, ip, 16);
+        if (name_proxied(&name, port))
+            return is_v4_mapped(ip) ? steer_to_proxy(ctx, true, policy, cgroup_id, AF_INET, &ip[3], 4, port)
+                                    : steer_to_proxy(ctx, true, policy, cgroup_id, AF_INET6, ip, 16, port);
+    }
+    if (inet6_allowed(cgroup_id, (const __u8 *)ip, port, own_netns_of(ctx), false))
         return ALLOW;
     return refuse_address(policy, cgroup_id, op, CERB_RULE_NOT_IN_ALLOWED_HOSTS, AF_INET6, (const __u8 *)ip, 16,
                           port)
@@ -229,6 +281,24 @@ SEC("cgroup/sendmsg6")
 int cerb_sendmsg6(struct bpf_sock_addr *ctx)
 {
     return check_inet6(ctx, CERB_OP_SENDMSG);
+}
+
+/* A connect steer_to_proxy sent to the egress proxy, once its local port is
+ * chosen (before its SYN): where it was going, keyed by what the proxy sees
+ * of the connection it accepts (its own port, the peer's port). */
+SEC("sockops")
+int cerb_sock_ops(struct bpf_sock_ops *skops)
+{
+    if (skops->op != BPF_SOCK_OPS_TCP_CONNECT_CB)
+        return 1;
+    __u64 cookie = bpf_get_socket_cookie(skops);
+    struct cerb_proxy_origin *origin = bpf_map_lookup_elem(&cerb_proxy_dials, &cookie);
+    if (!origin)
+        return 1;
+    struct cerb_proxy_key key = {.listener_port = owner_gate_port(), .client_port = (__u16)skops->local_port};
+    bpf_map_update_elem(&cerb_proxy_origins, &key, origin, BPF_ANY);
+    bpf_map_delete_elem(&cerb_proxy_dials, &cookie);
+    return 1;
 }
 
 /* An answer from the gate (to a query steer4|6 sent there) is given the
@@ -418,7 +488,7 @@ static __always_inline int check_packet4(struct __sk_buff *skb, struct bpf_sock 
     bool own_netns = !(policy->flags & CERB_HOST_NETWORK);
     /* A query sendmsg4 steered to the gate from a socket connected elsewhere passes too. */
     if ((peer && peer == ip.daddr) || (ip.daddr == bpf_htonl(CERB_DNS_GATE_IP4) && to_own_gate(policy, cgroup_id, port)) ||
-        inet4_allowed(cgroup_id, (const __u8 *)&ip.daddr, port, own_netns))
+        inet4_allowed(cgroup_id, (const __u8 *)&ip.daddr, port, own_netns, false))
         return ALLOW;
     return refuse_packet(policy, cgroup_id, AF_INET, &ip.daddr, 4, port);
 }
@@ -462,7 +532,7 @@ static __always_inline int check_packet6(struct __sk_buff *skb, struct bpf_sock 
     bool to_peer = !all_zero((const __u8 *)peer, 16) && peer[0] == daddr[0] && peer[1] == daddr[1] &&
                    peer[2] == daddr[2] && peer[3] == daddr[3];
     if (to_peer || (is_gate6(daddr) && to_own_gate(policy, cgroup_id, port)) ||
-        inet6_allowed(cgroup_id, (const __u8 *)daddr, port, !(policy->flags & CERB_HOST_NETWORK)))
+        inet6_allowed(cgroup_id, (const __u8 *)daddr, port, !(policy->flags & CERB_HOST_NETWORK), false))
         return ALLOW;
     return refuse_packet(policy, cgroup_id, AF_INET6, &ip.daddr, 16, port);
 }

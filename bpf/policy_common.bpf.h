@@ -205,6 +205,25 @@ struct {
     __type(value, struct cerb_dns_peer);
 } CERB_MAP_DNS_PEERS SEC(".maps");
 
+/* Written by the socket programs; CERB_MAP_PROXY_ORIGINS read (and emptied)
+ * by the egress proxy. LRUs: a connect that never reaches the proxy leaves
+ * its entry to be pushed out. */
+struct {
+    __uint(type, BPF_MAP_TYPE_LRU_HASH);
+    __uint(pinning, LIBBPF_PIN_BY_NAME);
+    __uint(max_entries, CERB_MAX_PROXY_DIALS);
+    __type(key, __u64);
+    __type(value, struct cerb_proxy_origin);
+} CERB_MAP_PROXY_DIALS SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_LRU_HASH);
+    __uint(pinning, LIBBPF_PIN_BY_NAME);
+    __uint(max_entries, CERB_MAX_PROXY_DIALS);
+    __type(key, struct cerb_proxy_key);
+    __type(value, struct cerb_proxy_origin);
+} CERB_MAP_PROXY_ORIGINS SEC(".maps");
+
 struct {
     __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
     __uint(pinning, LIBBPF_PIN_BY_NAME);

@@ -36,14 +36,26 @@ static __always_inline bool all_zero(const __u8 *bytes, int n)
 /* An address the DNS gate admitted for the container (an answer for an
  * allowed name), still live; key.addr is IPv6 or IPv4-mapped. Expiry is
  * judged here, so enforcement never waits on the gate to delete it. */
-static __always_inline bool name_admits(struct cerb_name_key *key, __u16 port)
+static __always_inline bool name_admits(struct cerb_name_key *key, __u16 port, bool proxied_too)
 {
     struct cerb_name_value *v = bpf_map_lookup_elem(&cerb_names, key);
-    return v && v->expires_ns > bpf_ktime_get_boot_ns() && ports_allow(&v->ports, port);
+    return v && v->expires_ns > bpf_ktime_get_boot_ns() &&
+           (ports_allow(&v->ports, port) || (proxied_too && ports_allow(&v->proxied, port)));
 }
 
-/* own_netns: the socket is in a network namespace other than the host's. */
-static __always_inline bool inet4_allowed(__u64 cgroup_id, const __u8 *addr, __u16 port, bool own_netns)
+/* An address the gate admitted for an allowed_http host, on its port: a TCP
+ * connect there goes to the egress proxy (cerberus_sock.bpf.c steers it). */
+static __always_inline bool name_proxied(struct cerb_name_key *key, __u16 port)
+{
+    struct cerb_name_value *v = bpf_map_lookup_elem(&cerb_names, key);
+    return v && v->expires_ns > bpf_ktime_get_boot_ns() && ports_allow(&v->proxied, port);
+}
+
+/* own_netns: the socket is in a network namespace other than the host's.
+ * proxied_too: a TCP connect, which the socket programs steer to the egress
+ * proxy when the address is admitted for an allowed_http host. */
+static __always_inline bool inet4_allowed(__u64 cgroup_id, const __u8 *addr, __u16 port, bool own_netns,
+                                          bool proxied_too)
 {
     struct cerb_net4_key key = {.prefixlen = 64 + 32, .cgroup_lo = (__u32)cgroup_id, .cgroup_hi = cgroup_id >> 32};
     __builtin_memcpy(key.addr, addr, 4);
@@ -54,14 +66,15 @@ static __always_inline bool inet4_allowed(__u64 cgroup_id, const __u8 *addr, __u
         return true;
     struct cerb_name_key name = {.cgroup_id = cgroup_id, .addr = {[10] = 0xff, [11] = 0xff}};
     __builtin_memcpy(name.addr + 12, addr, 4);
-    return name_admits(&name, port);
+    return name_admits(&name, port, proxied_too);
 }
 
-static __always_inline bool inet6_allowed(__u64 cgroup_id, const __u8 *addr, __u16 port, bool own_netns)
+static __always_inline bool inet6_allowed(__u64 cgroup_id, const __u8 *addr, __u16 port, bool own_netns,
+                                          bool proxied_too)
 {
     /* An IPv4-mapped address (::ffff:a.b.c.d) reaches the IPv4 host. */
     if (all_zero(addr, 10) && addr[10] == 0xff && addr[11] == 0xff)
-        return inet4_allowed(cgroup_id, addr + 12, port, own_netns);
+        return inet4_allowed(cgroup_id, addr + 12, port, own_netns, proxied_too);
     struct cerb_net6_key key = {.prefixlen = 64 + 128, .cgroup_lo = (__u32)cgroup_id, .cgroup_hi = cgroup_id >> 32};
     __builtin_memcpy(key.addr, addr, 16);
     struct cerb_net_value *v = bpf_map_lookup_elem(&cerb_net6, &key);
@@ -71,7 +84,7 @@ static __always_inline bool inet6_allowed(__u64 cgroup_id, const __u8 *addr, __u
         return true;
     struct cerb_name_key name = {.cgroup_id = cgroup_id};
     __builtin_memcpy(name.addr, addr, 16);
-    return name_admits(&name, port);
+    return name_admits(&name, port, proxied_too);
 }
 
 /* A DNS query of a container whose policy names hosts: the cgroup socket
@@ -162,6 +175,14 @@ static __always_inline __u16 destination_family(struct socket *sock, __u16 famil
     return sock_family;
 }
 
+/* A connect of a TCP socket: the one kind of call the socket programs steer
+ * to the egress proxy, so the one the proxy's addresses admit here. */
+static __always_inline bool tcp_connect(struct socket *sock, __u16 op)
+{
+    return op == CERB_OP_CONNECT && BPF_CORE_READ(sock, sk, sk_type) == SOCK_STREAM_TYPE &&
+           BPF_CORE_READ(sock, sk, sk_protocol) == IPPROTO_TCP;
+}
+
 /* A destination of connect or sendmsg; address is a kernel copy. */
 static __always_inline int check_destination(struct cerb_policy *policy, __u64 cgroup_id, struct socket *sock,
                                              void *address, int addrlen, __u16 op)
@@ -177,7 +198,8 @@ static __always_inline int check_destination(struct cerb_policy *policy, __u64 c
             return 0; /* the kernel rejects it as EINVAL */
         __u16 port = bpf_ntohs(sin.sin_port);
         if (steered_to_gate(policy, port) ||
-            inet4_allowed(cgroup_id, (const __u8 *)&sin.sin_addr, port, own_network_namespace(sock)))
+            inet4_allowed(cgroup_id, (const __u8 *)&sin.sin_addr, port, own_network_namespace(sock),
+                          tcp_connect(sock, op)))
             return 0;
         return refuse_address(policy, cgroup_id, op, CERB_RULE_NOT_IN_ALLOWED_HOSTS, family,
                               (const __u8 *)&sin.sin_addr, 4, port);
@@ -188,7 +210,8 @@ static __always_inline int check_destination(struct cerb_policy *policy, __u64 c
             return 0; /* SIN6_LEN_RFC2133 is the kernel's minimum */
         __u16 port = bpf_ntohs(sin6.sin6_port);
         if (steered_to_gate(policy, port) ||
-            inet6_allowed(cgroup_id, (const __u8 *)&sin6.sin6_addr, port, own_network_namespace(sock)))
+            inet6_allowed(cgroup_id, (const __u8 *)&sin6.sin6_addr, port, own_network_namespace(sock),
+                          tcp_connect(sock, op)))
             return 0;
         return refuse_address(policy, cgroup_id, op, CERB_RULE_NOT_IN_ALLOWED_HOSTS, family,
                               (const __u8 *)&sin6.sin6_addr, 16, port);

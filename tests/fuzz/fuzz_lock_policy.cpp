@@ -4,9 +4,10 @@
 // annotation, and optionally a NUL and a profile name; a default that does
 // not parse stands for none. Whatever resolve_policy accepts under
 // --lock-policy allows nothing the default does not (checked with the naive
-// reference), and a refusal for a path names one the reference finds widened.
+// reference, and allowed_http by requests its entries allow), and a refusal for a path names one the reference finds widened.
 #include "base/error.hpp"
 #include "policy/policy.hpp"
+#include "policy/policy_http.hpp"
 #include "reference_access.hpp"
 
 #include <unistd.h>
@@ -31,8 +32,27 @@ void write(const std::string& path, const std::string& text)
     std::ofstream(path, std::ios::trunc) << text;
 }
 
+// Requests a narrowed allowed_http entry allows (each `*` of its host and
+// path filled in, a final one also with more segments): the default must allow each.
+void check_requests_within(const Policy& base, const Policy& narrowed)
+{
+    for (const auto& rule : narrowed.allowed_http) {
+        std::string host = rule.host_name.starts_with("*.") ? "x" + rule.host_name.substr(1) : rule.host_name;
+        std::string path;
+        for (char c : rule.path)
+            path += c == '*' ? std::string("x") : std::string(1, c);
+        std::vector<std::string> paths{path};
+        if (rule.path.ends_with('*'))
+            paths.push_back(path + "/y/z");
+        for (const auto& probe : paths)
+            if (!decide_http(base.allowed_http, rule.method, host, rule.port, probe).allowed)
+                reference::fail("narrowing allowed the request \"" + rule.text + "\"");
+    }
+}
+
 void check_narrowed(const Policy& base, const Policy& narrowed)
 {
+    check_requests_within(base, narrowed);
     if (base.mode == Mode::enforce && narrowed.mode != Mode::enforce)
         reference::fail("audit mode under an enforcing default");
     for (const auto& path : reference::probe_paths({&base, &narrowed})) {

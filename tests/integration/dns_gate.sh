@@ -40,7 +40,7 @@ layout=$(grep -a -m1 -o '/sys/fs/bpf/cerberus/[0-9a-f]\{12\}' "$CERBERUS" | head
 run_dir=/run/cerberus-dns/${layout##*/}
 mkdir -p "$layout" "$run_dir/containers"
 # As the programs declare it (they reuse it when they pin theirs; the gate alone needs it made).
-bpftool map create "$layout/cerb_names" type hash key 24 value 48 entries 65536 flags 1 name cerb_names
+bpftool map create "$layout/cerb_names" type hash key 24 value 80 entries 65536 flags 1 name cerb_names
 bpftool map create "$layout/cerb_dns_gates" type hash key 8 value 8 entries 16384 name cerb_dns_gates
 cerb() { "$CERBERUS" --root "$ROOT" --audit-dir "$WORK/audit" --enforcement landlock "$@"; }
 entry_for() { # entry_for HEX-BYTES-OF-ADDRESS: cerb_names has an entry for it

@@ -180,6 +180,26 @@ TEST_CASE("audit: a DNS query with no gate to go to names the address it asked a
     CHECK(rule_text(query) == "no DNS gate serves the container: its queries fail closed");
 }
 
+TEST_CASE("audit: the egress proxy's records, a refused request and a refused handshake, as JSON and text")
+{
+    HttpExchange post{"http", "denied", "api.example.org", "POST", "https://api.example.org/repos/acme/x",
+                      "203.0.113.7:443", "not in allowed_http", "", 403};
+    auto j = http_json("agent", 0, post);
+    CHECK(j["type"] == "http");
+    CHECK(j["method"] == "POST");
+    CHECK(j["status"] == 403);
+    CHECK_FALSE(j.contains("reason"));
+    CHECK(text_line(j.dump()).ends_with(
+        "agent http POST https://api.example.org/repos/acme/x DENIED (not in allowed_http), 403"));
+    HttpExchange fronted{"tls", "denied", "other.example.org", "", "", "203.0.113.7:443", "",
+                         "other.example.org was not admitted for 203.0.113.7", 0};
+    j = http_json("agent", 0, fronted);
+    CHECK_FALSE(j.contains("method")); // a handshake has no request
+    CHECK_FALSE(j.contains("status"));
+    CHECK(text_line(j.dump()).ends_with(
+        "agent tls other.example.org -> 203.0.113.7:443 DENIED: other.example.org was not admitted for 203.0.113.7"));
+}
+
 TEST_CASE("audit: bytes that are not UTF-8 do not break the line")
 {
     cerb_event e = path_event(CERB_OP_OPEN, CERB_RULE_NOT_IN_ALLOWED_PATHS, "/tmp/\xff\xfe");

@@ -208,6 +208,11 @@ TEST_CASE("dns cache: a cached answer goes back with the query's id and spelling
     CHECK(parsed->addresses.size() == 2);
 }
 
+NamePorts direct_on(uint16_t port)
+{
+    return {{{port, port}}, {}};
+}
+
 TEST_CASE("dns cache: a cached answer is admitted for the container that asks, by its own rules")
 {
     AdmittedTable table(names_map());
@@ -218,13 +223,13 @@ TEST_CASE("dns cache: a cached answer is admitted for the container that asks, b
     std::string key = key_of("api.example.com");
     // Container 7's query filled the cache: admitted on 443, the private address refused.
     REQUIRE(cache.store(key, b.bytes, t0));
-    auto first = admit_answer(table, 7, {}, "api.example.com", {{443, 443}}, parse_answer(b.bytes)->addresses, t0);
+    auto first = admit_answer(table, 7, {}, "api.example.com", direct_on(443), parse_answer(b.bytes)->addresses, t0);
     CHECK(first.refused.size() == 1);
     // Container 8 asks later and is answered from the cache: its ports, its networks.
     auto cached = cache.lookup(key, t0 + 3 * second);
     REQUIRE(cached);
     policy::Cidr ten = *policy::parse_host_rule("10.0.0.0/8", "test").network;
-    auto second_admission = admit_answer(table, 8, {ten}, "api.example.com", {{80, 80}},
+    auto second_admission = admit_answer(table, 8, {ten}, "api.example.com", direct_on(80),
                                          parse_answer(*cached)->addresses, t0 + 3 * second);
     CHECK(second_admission.refused.empty());
     auto of8 = table.of(8);
@@ -238,13 +243,37 @@ TEST_CASE("dns cache: a cached answer is admitted for the container that asks, b
     // Control: a container that never asked has nothing.
     CHECK(table.of(9).empty());
     // Asked again from the cache, nothing changes (no map write, no snapshot due); a fresh answer moves the expiry.
-    auto again = admit_answer(table, 7, {}, "api.example.com", {{443, 443}}, parse_answer(*cached)->addresses,
+    auto again = admit_answer(table, 7, {}, "api.example.com", direct_on(443), parse_answer(*cached)->addresses,
                               t0 + 3 * second);
     CHECK_FALSE(again.shown_changed);
     CHECK_FALSE(again.expiry_only);
-    auto fresh = admit_answer(table, 7, {}, "api.example.com", {{443, 443}}, parse_answer(b.bytes)->addresses,
+    auto fresh = admit_answer(table, 7, {}, "api.example.com", direct_on(443), parse_answer(b.bytes)->addresses,
                               t0 + 3 * second);
     CHECK(fresh.expiry_only);
+}
+
+TEST_CASE("dns admission: an allowed_http host's addresses are admitted for the proxy, apart from direct ports")
+{
+    AdmittedTable table(names_map());
+    AnswerBuilder b(7, "api.example.com", ns_t_a);
+    b.address("api.example.com", AF_INET, "192.0.2.10", 60);
+    auto records = parse_answer(b.bytes)->addresses;
+    uint64_t now = boot_now_ns(); // the table merges with the map's live entry, judged by the clock
+    admit_answer(table, 7, {}, "api.example.com", NamePorts{{}, {{443, 443}}}, records, now);
+    auto admitted = table.of(7);
+    REQUIRE(admitted.size() == 1);
+    CHECK(ports_text(admitted[0].value.proxied) == "443");
+    CHECK(ports_text(admitted[0].value.ports).empty()); // never reached directly
+    // Another name on the same address, reached directly on 22: the entry carries both, each its own.
+    admit_answer(table, 7, {}, "ssh.example.com", direct_on(22), records, now);
+    admitted = table.of(7);
+    REQUIRE(admitted.size() == 2);
+    CHECK(ports_text(admitted[0].value.proxied) == "443");
+    CHECK(ports_text(admitted[0].value.ports) == "22");
+    // The names admitted for the address, as the proxy checks a TLS server name against them.
+    Address address = admitted[0].address;
+    CHECK(table.names_at(7, address) == std::set<std::string>{"api.example.com", "ssh.example.com"});
+    CHECK(table.names_at(8, address).empty()); // control: another container's
 }
 
 TEST_CASE("dns: the name index answers as ports_for does, whatever the rules")

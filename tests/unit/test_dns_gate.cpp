@@ -224,6 +224,11 @@ TEST_CASE("dns: an address admitted twice keeps the union of ports and the later
     CHECK(merged.expires_ns == 100);
     CHECK(ports_text(merged.ports) == "80,443-500");
     CHECK(merge(fresh, live).expires_ns == 100);
+    // The proxied ports are a union of their own, never mixed with the direct ones.
+    fresh.proxied = net_value({{8443, 8443}});
+    merged = merge(live, fresh);
+    CHECK(ports_text(merged.proxied) == "8443");
+    CHECK(ports_text(merged.ports) == "80,443-500");
 }
 
 TEST_CASE("dns: ports beyond what the map holds are left out, never widened")

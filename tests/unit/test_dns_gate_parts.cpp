@@ -179,7 +179,7 @@ TEST_CASE("dns admission: an answer's public addresses are admitted with the nam
     const uint64_t now = boot_now_ns();
     std::vector<policy::PortRange> ports{{443, 443}};
     std::vector<AddressRecord> records{{ipv4(192, 0, 2, 10), 60}, {ipv4(10, 1, 2, 3), 60}, {ipv4(198, 51, 100, 7), 1}};
-    AnswerAdmission first = admit_answer(table, 7, {}, "api.example.com", ports, records, now);
+    AnswerAdmission first = admit_answer(table, 7, {}, "api.example.com", NamePorts{ports, {}}, records, now);
     CHECK(first.shown_changed);
     REQUIRE(first.refused.size() == 1); // a private address the policy does not list
     CHECK(first.refused[0].first == ipv4(10, 1, 2, 3));
@@ -194,12 +194,12 @@ TEST_CASE("dns admission: an answer's public addresses are admitted with the nam
     }
     CHECK(table.of(8).empty());
     // The same answer again only moves expiries: no new snapshot is due for it.
-    AnswerAdmission again = admit_answer(table, 7, {}, "api.example.com", ports, records, now + 1000);
+    AnswerAdmission again = admit_answer(table, 7, {}, "api.example.com", NamePorts{ports, {}}, records, now + 1000);
     CHECK_FALSE(again.shown_changed);
     CHECK(again.expiry_only);
     // Listed in the policy's networks, the private address is admitted too.
     policy::Cidr ten = *policy::parse_host_rule("10.0.0.0/8", "test").network;
-    AnswerAdmission listed = admit_answer(table, 7, {ten}, "api.example.com", ports, records, now);
+    AnswerAdmission listed = admit_answer(table, 7, {ten}, "api.example.com", NamePorts{ports, {}}, records, now);
     CHECK(listed.refused.empty());
     CHECK(table.of(7).size() == 3);
     table.forget(7);

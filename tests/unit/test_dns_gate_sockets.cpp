@@ -51,7 +51,7 @@ int bind_error_sharing(int type, uint16_t port)
 
 TEST_CASE("dns gate sockets: one port on every address and protocol, its own per container, shared with nobody")
 {
-    GateSockets first = gate_sockets(0, {});
+    GateSockets first = gate_sockets(0, {}, false);
     REQUIRE(first.udp4);
     REQUIRE(first.tcp4);
     CHECK(first.port != 0);
@@ -62,13 +62,13 @@ TEST_CASE("dns gate sockets: one port on every address and protocol, its own per
         REQUIRE(first.tcp6);
         CHECK(port_of(first.tcp6.get()) == first.port);
     }
-    GateSockets second = gate_sockets(0, {});
+    GateSockets second = gate_sockets(0, {}, false);
     CHECK(second.port != first.port);
 
     CHECK(bind_error_sharing(SOCK_DGRAM, first.port) == EADDRINUSE);
     CHECK(bind_error_sharing(SOCK_STREAM, first.port) == EADDRINUSE);
     try {
-        gate_sockets(first.port, {});
+        gate_sockets(first.port, {}, false);
         FAIL("a recorded port held by another container's sockets was bound");
     } catch (const Error& e) {
         CHECK(e.errnum() == EADDRINUSE);
@@ -77,7 +77,7 @@ TEST_CASE("dns gate sockets: one port on every address and protocol, its own per
 
     uint16_t port = first.port;
     first = {};
-    GateSockets again = gate_sockets(port, {}); // a restarted gate, on the recorded port
+    GateSockets again = gate_sockets(port, {}, false); // a restarted gate, on the recorded port
     CHECK(again.port == port);
     CHECK(port_of(again.tcp4.get()) == port);
 }
@@ -101,7 +101,7 @@ TEST_CASE("dns gate sockets: a port picked is never one reserved for another con
             check(ioctl(fd.get(), SIOCSIFFLAGS, &lo), "bringing lo up");
             files::write_file("/proc/sys/net/ipv4/ip_local_port_range", "40000 40001");
             for (int i = 0; i < 8; ++i)
-                picked.push_back(gate_sockets(0, {40000}).port);
+                picked.push_back(gate_sockets(0, {40000}, false).port);
         } catch (const Error& e) {
             failed = e.what();
         }

@@ -25,14 +25,14 @@ namespace {
 // are siblings; process sits above them because the init applies all three in the child.
 const std::map<std::string, int> rank_of_folder = {
     {"base", 0},   {"oci", 1},   {"rootfs", 2}, {"cgroup", 2},    {"seccomp", 2}, {"kernel", 2},
-    {"process", 3}, {"policy", 4}, {"audit", 4}, {"dns", 5}, {"broker", 5}, {"container", 6},
+    {"process", 3}, {"policy", 4}, {"audit", 4}, {"egress", 5}, {"broker", 5}, {"dns", 6}, {"container", 7},
 };
 // The entry points over the library, ranked above it all and beside each other: the
 // command line, the OCI hook (a thin entry point over policy/ and audit/) and the
 // dashboard's HTTP server and page (its data is audit/dashboard_hub).
 const std::map<std::string, std::string> entry_points = {
     {"runtime/cli", "cli"}, {"oci-hooks", "oci-hooks"}, {"runtime/dashboard", "dashboard"}, {"runtime/shim", "shim"}};
-constexpr int entry_point_rank = 7;
+constexpr int entry_point_rank = 8;
 // The one include between entry points: `cerberus dashboard` starts the dashboard's server.
 const std::set<std::pair<std::string, std::string>> entry_point_includes = {{"cli", "dashboard"}};
 

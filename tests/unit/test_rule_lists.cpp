@@ -31,6 +31,7 @@ const std::map<std::string, json> examples = {
     {"forbidden_caps", {"CAP_NET_RAW", "CAP_SYS_ADMIN"}},
     {"commands", json::parse(R"({"git": {"allow": ["status", "push origin feature/*"], "deny": ["push --force *"]}})")},
     {"ask_hosts", json::parse(R"({"names": ["example.org:443", "*.example.net:443"], "ask_timeout": "30s"})")},
+    {"allowed_http", {"GET https://api.example.org/repos/*", "POST https://*.example.org:8443/issues"}},
 };
 
 // For each list, a recorded action its example (alone) denies: learning widens the list to allow it, or, for a
@@ -50,10 +51,13 @@ const std::map<std::string, std::string> left_as_base = {
     {"denied_paths", "a deny-list only shrinks"},
     {"forbidden_caps", "a deny-list only shrinks"},
     {"ask_hosts", "a name an operator answered \"always\" is learned into allowed_hosts"},
+    {"allowed_http", "the egress proxy has no audit mode yet, so no trail holds a request it would have refused"},
 };
 
-// What a list's check_within needs beside it: asking about names means something only under allowed_hosts.
-const std::map<std::string, json> beside = {{"ask_hosts", {{"allowed_hosts", json::array()}}}};
+// What a list's check_within needs beside it: asking about names, and requests through the proxy, mean
+// something only under allowed_hosts (which closes the other ways out).
+const std::map<std::string, json> beside = {{"ask_hosts", {{"allowed_hosts", json::array()}}},
+                                            {"allowed_http", {{"allowed_hosts", json::array()}}}};
 
 // A list carried out outside the kernel (the broker's commands) has no part there.
 bool kernel_side(const RuleList& list)
@@ -99,7 +103,7 @@ TEST_CASE("rule lists: every entry is complete, names and labels are unique")
         CHECK((list.role == ListRole::allow_list || list.denial == DenialWording::by_entry));
     }
     CHECK(&rule_list("denied_paths") == &rule_lists()[3]);
-    CHECK_THROWS_AS(rule_list("allowed_http"), Error);
+    CHECK_THROWS_AS(rule_list("allowed_urls"), Error);
 }
 
 TEST_CASE("rule lists: each is read and written back as it was, absent stays absent")

@@ -84,6 +84,14 @@ function recordRow(r, withContainer) {
     cells.push(el('td', 'target', r.name + (r.address ? ' -> ' + r.address : '')));
     cells.push(el('td', 'rule', r.rule));
     cells.push(el('td', 'errno', r.verdict));
+  } else if (r.type === 'http') {
+    // The egress proxy's: a request decided by allowed_http, or a TLS handshake refused by its server name.
+    if (r.verdict !== 'allowed') tr.classList.add(r.verdict === 'audit' ? 'audit' : 'denied');
+    cells.push(el('td', 'process', ''));
+    cells.push(el('td', 'op', r.kind === 'tls' ? 'tls' : 'http ' + r.method));
+    cells.push(el('td', 'target', r.kind === 'tls' ? r.server_name + ' -> ' + r.address : r.url));
+    cells.push(el('td', 'rule', r.rule + (r.reason ? ': ' + r.reason : '')));
+    cells.push(el('td', 'errno', r.verdict + (r.status ? ', ' + r.status : '')));
   } else if (r.type === 'command') {
     // The command broker's: a call of a brokered tool, with what decided it and how the tool ended.
     if (r.verdict !== 'allowed') tr.classList.add(r.verdict === 'audit' ? 'audit' : 'denied');

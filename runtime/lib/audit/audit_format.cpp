@@ -144,6 +144,7 @@ std::string rule_text(const cerb_event& e)
     case CERB_RULE_OUTSIDE_CONTAINER: return "not in the container: another process, the host's keyrings";
     case CERB_RULE_OWNER_UNREMEMBERED: return "no room to remember who set a file's owner";
     case CERB_RULE_NO_DNS_GATE: return "no DNS gate serves the container: its queries fail closed";
+    case CERB_RULE_NO_EGRESS_PROXY: return "no egress proxy serves the container: its connections to allowed_http hosts fail closed";
     }
     return "rule-" + std::to_string(e.rule);
 }
@@ -249,6 +250,25 @@ ordered_json dns_json(const std::string& id, int64_t wall_ns, const DnsVerdict& 
         j["answer"] = dns.answer;
     if (dns.answered_by)
         j["answered_by"] = *dns.answered_by;
+    return j;
+}
+
+ordered_json http_json(const std::string& id, int64_t wall_ns, const HttpExchange& exchange)
+{
+    ordered_json j = record_head("http", id, wall_ns);
+    j["kind"] = exchange.kind;
+    j["verdict"] = exchange.verdict;
+    j["server_name"] = exchange.server_name;
+    if (exchange.kind == "http") {
+        j["method"] = exchange.method;
+        j["url"] = exchange.url;
+    }
+    j["address"] = exchange.address;
+    j["rule"] = exchange.rule;
+    if (!exchange.reason.empty())
+        j["reason"] = exchange.reason;
+    if (exchange.status)
+        j["status"] = exchange.status;
     return j;
 }
 
@@ -381,6 +401,14 @@ std::string text_line(const std::string& json_line)
         if (j.contains("bytes_in") || j.contains("bytes_out"))
             line += ", " + num("bytes_in") + " bytes in, " + num("bytes_out") + " out";
         return line;
+    }
+    if (str("type") == "http") {
+        line += str("kind") == "tls" ? "tls " + str("server_name") + " -> " + str("address")
+                                     : "http " + str("method") + " " + str("url");
+        line += " " + upper(str("verdict")) + (str("rule").empty() ? "" : " (" + str("rule") + ")");
+        if (j.contains("status"))
+            line += ", " + num("status");
+        return str("reason").empty() ? line : line + ": " + str("reason");
     }
     if (str("type") == "dns") {
         line += "dns " + str("name") + " " + str("qtype");

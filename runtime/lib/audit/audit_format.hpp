@@ -73,6 +73,24 @@ struct DnsVerdict {
 // written by the DNS gate, not the collector.
 nlohmann::ordered_json dns_json(const std::string& id, int64_t wall_ns, const DnsVerdict& dns);
 
+// What the egress proxy decided about a connection's TLS handshake (kind
+// "tls": its server name) or one of its requests (kind "http").
+struct HttpExchange {
+    std::string kind;
+    std::string verdict; // "allowed", "denied", "audit" (denied but for audit mode), "failed"
+    std::string server_name; // the ClientHello's; "" when it carried none
+    std::string method; // "" for tls
+    std::string url; // "https://host[:port]/path", the query left out; "" for tls
+    std::string address; // where the agent connected: "203.0.113.7:443", "[2001:db8::7]:443"
+    std::string rule; // `allowed_http[1] "GET https://..."` or `not in allowed_http`
+    std::string reason; // why, in words, when refused or failed
+    int status = 0; // what the agent got; 0 for tls
+};
+
+// {"type":"http","time":...,"id":...,"kind":...,"verdict":...,"server_name":...,["method","url",]"address",
+// "rule"[,"reason"][,"status"]}: written by the egress proxy, not the collector.
+nlohmann::ordered_json http_json(const std::string& id, int64_t wall_ns, const HttpExchange& exchange);
+
 // One call of a host tool through the command broker, as it decided and ran it.
 struct CommandCall {
     std::string tool;

@@ -6,6 +6,7 @@
 #include "base/files.hpp"
 #include "broker/broker.hpp"
 #include "dns/dns_gate.hpp"
+#include "egress/egress_trust.hpp"
 #include "kernel/call_observer.hpp"
 #include "kernel/pinned_maps.hpp"
 #include "policy/policy_document.hpp"
@@ -67,8 +68,11 @@ ContainerPolicy ContainerPolicy::decide(const RuntimeOptions& rt, const std::str
                                         const std::string& rootfs)
 {
     ContainerPolicy owner = decided(rt, id, policy_setup::prepare(rt, spec, rootfs));
-    if (owner.prepared_.policy)
+    owner.rootfs_ = rootfs;
+    if (owner.prepared_.policy) {
         broker::add_mounts(*owner.prepared_.policy, spec, rootfs, owner.state_dir());
+        egress::add_trust(*owner.prepared_.policy, spec, rootfs, owner.state_dir());
+    }
     return owner;
 }
 
@@ -78,6 +82,10 @@ ContainerPolicy ContainerPolicy::decide_for_hook(const RuntimeOptions& rt, const
     if (!policy.commands.empty())
         throw Error("policy.commands: the OCI hook cannot add the command shim's mounts to a container another "
                     "runtime makes; run it with cerberus",
+                    EINVAL);
+    if (!policy.allowed_http.empty())
+        throw Error("policy.allowed_http: the OCI hook cannot add the egress proxy's trust store mounts to a "
+                    "container another runtime makes; run it with cerberus",
                     EINVAL);
     RuntimeOptions under_bpf_lsm = rt;
     under_bpf_lsm.enforcement = policy::enforcement_name(policy::Enforcement::bpf_lsm);
@@ -164,6 +172,7 @@ void ContainerPolicy::install(uint64_t cgroup_id, UniqueFd cgroup_dir, PolicyRec
         files::write_file_atomic(records.document, policy::policy_document(*prepared_.policy), 0600);
     if (!prepared_.policy->commands.empty())
         broker::make_socket_dir(state_dir()); // before the init binds it
+    egress::write_trust(*prepared_.policy, rootfs_, state_dir()); // before the init binds its bundles
     policy::assign_cgroup(prepared_.compiled, cgroup_id_);
     armed_ = true; // install is all or nothing, and removal a no-op for what is not there
     backend_->install(prepared_.compiled, {cgroup_id_, cgroup_dir_.get()}, keys_file_);
@@ -185,7 +194,7 @@ void ContainerPolicy::after_mounts(int root_fd)
         dns::restart_if_needed(); // for the containers of a gate that died
         if (policy::has_host_names(*policy)) // its loopback is up and its resolv.conf in place
             dns::register_container(id_, cgroup_id_, audit::trail_path(rt_.audit_dir, id_), *policy,
-                                    dns::container_nameservers(root_fd));
+                                    dns::container_nameservers(root_fd), egress::trust_dir(state_dir()));
         broker::restart_if_needed(); // for the containers of a broker that died
         if (!policy->commands.empty()) // the socket directory is bound in
             broker::register_container(id_, cgroup_id_, audit::trail_path(rt_.audit_dir, id_), *policy, state_dir());

@@ -128,6 +128,7 @@ private:
 
     RuntimeOptions rt_;
     std::string id_;
+    std::string rootfs_;                         // decided at create: the image the egress proxy's CA is added to
     // decided: the policy, its backend, compiled; adopted: the policy only, once exec reads its document
     policy_setup::Prepared prepared_;
     const policy::Backend* backend_ = nullptr;   // none: no policy

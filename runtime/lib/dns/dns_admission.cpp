@@ -166,14 +166,30 @@ std::string ports_text(const cerb_net_value& value)
     return text;
 }
 
+namespace {
+
+cerb_net_value united(const cerb_net_value& one, const cerb_net_value& other)
+{
+    auto ports = ranges_of(one);
+    auto more = ranges_of(other);
+    ports.insert(ports.end(), more.begin(), more.end());
+    return net_value(ports);
+}
+
+bool same_ports(const cerb_name_value& one, const cerb_name_value& other)
+{
+    return std::memcmp(&one.ports, &other.ports, sizeof(one.ports)) == 0 &&
+           std::memcmp(&one.proxied, &other.proxied, sizeof(one.proxied)) == 0;
+}
+
+} // namespace
+
 cerb_name_value merge(const cerb_name_value& live, const cerb_name_value& fresh)
 {
-    auto ports = ranges_of(live.ports);
-    auto more = ranges_of(fresh.ports);
-    ports.insert(ports.end(), more.begin(), more.end());
     cerb_name_value merged{};
     merged.expires_ns = std::max(live.expires_ns, fresh.expires_ns);
-    merged.ports = net_value(ports);
+    merged.ports = united(live.ports, fresh.ports);
+    merged.proxied = united(live.proxied, fresh.proxied);
     return merged;
 }
 
@@ -221,8 +237,7 @@ AdmittedTable::Change AdmittedTable::admit(uint64_t cgroup_id, const std::string
     bool fresh = !addresses.count(address);
     Entry& entry = addresses[address];
     if (!fresh && entry.names.count(name) && entry.value.expires_ns >= value.expires_ns) {
-        cerb_name_value merged = merge(entry.value, value);
-        if (std::memcmp(&merged.ports, &entry.value.ports, sizeof(merged.ports)) == 0)
+        if (same_ports(merge(entry.value, value), entry.value))
             return Change::none;
     }
     // The map is the truth (delete or another gate may have changed it): merge with what it holds.
@@ -233,7 +248,7 @@ AdmittedTable::Change AdmittedTable::admit(uint64_t cgroup_id, const std::string
         value = merge(live, value);
     if (bpf_map_update_elem(map_.get(), &key, &value, BPF_ANY) < 0) // the message made only when it is needed
         throw_errno("admitting " + address_text(address) + " for " + name + " in " + kernel::names_map.name);
-    bool new_ports = std::memcmp(&entry.value.ports, &value.ports, sizeof(value.ports)) != 0;
+    bool new_ports = !same_ports(entry.value, value);
     entry.value = value;
     bool new_name = entry.names.insert(name).second;
     return fresh || new_ports || new_name ? Change::shown : Change::expiry;
@@ -281,8 +296,16 @@ std::vector<Admitted> AdmittedTable::of(uint64_t cgroup_id) const
     return out;
 }
 
+std::set<std::string> AdmittedTable::names_at(uint64_t cgroup_id, const Address& address) const
+{
+    if (auto it = entries_.find(cgroup_id); it != entries_.end())
+        if (auto entry = it->second.find(address); entry != it->second.end())
+            return entry->second.names;
+    return {};
+}
+
 AnswerAdmission admit_answer(AdmittedTable& table, uint64_t cgroup_id, const std::vector<policy::Cidr>& networks,
-                             const std::string& name, const std::vector<policy::PortRange>& ports,
+                             const std::string& name, const NamePorts& ports,
                              const std::vector<AddressRecord>& records, uint64_t now_ns)
 {
     AnswerAdmission result;
@@ -293,7 +316,8 @@ AnswerAdmission admit_answer(AdmittedTable& table, uint64_t cgroup_id, const std
         }
         cerb_name_value value{};
         value.expires_ns = now_ns + clamp_ttl_ns(record.ttl);
-        value.ports = net_value(ports);
+        value.ports = net_value(ports.direct);
+        value.proxied = net_value(ports.proxied);
         try {
             auto change = table.admit(cgroup_id, name, record.address, value);
             result.shown_changed |= change == AdmittedTable::Change::shown;

@@ -61,6 +61,13 @@ private:
     std::unordered_map<std::string, std::vector<policy::PortRange>> wildcards_; // "*.example.com" as ".example.com"
 };
 
+// The ports an allowed name's addresses are admitted on: reached directly
+// (allowed_hosts), and by TCP through the egress proxy (allowed_http hosts).
+struct NamePorts {
+    std::vector<policy::PortRange> direct, proxied;
+    bool empty() const { return direct.empty() && proxied.empty(); }
+};
+
 // Ports as the programs read them. More ranges than fit keep the first ones:
 // fewer ports, never more.
 cerb_net_value net_value(const std::vector<policy::PortRange>& ports);
@@ -70,7 +77,7 @@ std::vector<policy::PortRange> ranges_of(const cerb_net_value& value);
 std::string ports_text(const cerb_net_value& value);
 
 // What an address admitted for two names (or twice) carries: the union of
-// the ports and the later expiry.
+// the ports (direct and proxied) and the later expiry.
 cerb_name_value merge(const cerb_name_value& live, const cerb_name_value& fresh);
 
 // One admitted address, as state shows it.
@@ -109,6 +116,9 @@ public:
 
     std::vector<Admitted> of(uint64_t cgroup_id) const;
 
+    // The names that led to the address (the egress proxy's check of a TLS server name).
+    std::set<std::string> names_at(uint64_t cgroup_id, const Address& address) const;
+
 private:
     struct Entry {
         std::set<std::string> names;
@@ -126,11 +136,11 @@ struct AnswerAdmission {
     std::vector<std::string> failed; // entries the map refused (full): the agent cannot connect there
 };
 
-// The answer's addresses admitted for `name` with `ports` until their TTL
+// The answer's addresses admitted for `name` on `ports` until their TTL
 // (clamped) from now_ns, but those in a reserved range none of the policy's
 // networks covers.
 AnswerAdmission admit_answer(AdmittedTable& table, uint64_t cgroup_id, const std::vector<policy::Cidr>& networks,
-                             const std::string& name, const std::vector<policy::PortRange>& ports,
+                             const std::string& name, const NamePorts& ports,
                              const std::vector<AddressRecord>& records, uint64_t now_ns);
 
 // CLOCK_BOOTTIME, as bpf_ktime_get_boot_ns reads it.

@@ -33,10 +33,11 @@ std::vector<std::string> container_nameservers(int root_fd)
 }
 
 void register_container(const std::string& id, uint64_t cgroup_id, const std::string& trail,
-                        const policy::Policy& policy, const std::vector<std::string>& nameservers)
+                        const policy::Policy& policy, const std::vector<std::string>& nameservers,
+                        const std::string& egress_dir)
 {
     with_context("registering container " + id + " with the DNS gate", [&] {
-        write_registration(registration_of(id, cgroup_id, trail, policy, nameservers));
+        write_registration(registration_of(id, cgroup_id, trail, policy, nameservers, egress_dir));
         try {
             std::string answer = daemon::ask(gate_daemon(), "serve " + std::to_string(cgroup_id), 10);
             if (answer != "ok")

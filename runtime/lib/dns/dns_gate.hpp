@@ -23,10 +23,13 @@ namespace cerberus::dns {
 std::vector<std::string> container_nameservers(int root_fd);
 
 // create, once the container's network namespace and mounts are in place and
-// before the agent runs: writes the registration and has the gate serve it.
+// before the agent runs: writes the registration and has the gate serve it
+// (egress_dir: where create put the egress proxy's CA for the container,
+// when its policy has allowed_http).
 // Throws, leaving no registration, when the gate cannot.
 void register_container(const std::string& id, uint64_t cgroup_id, const std::string& trail,
-                        const policy::Policy& policy, const std::vector<std::string>& nameservers);
+                        const policy::Policy& policy, const std::vector<std::string>& nameservers,
+                        const std::string& egress_dir);
 
 // delete (and a failed create): the gate forgets the container, its
 // registration and snapshot go. Never throws; nothing to do for a container

@@ -27,7 +27,7 @@ std::string ask_rule(const Registration& registration, const std::string& name)
 } // namespace
 
 void Gate::ask_operator(Container& container, const Client& client, const Query& query,
-                        std::span<const uint8_t> message, std::vector<policy::PortRange> ports)
+                        std::span<const uint8_t> message, NamePorts ports)
 {
     uint64_t cgroup_id = container.registration.cgroup_id;
     const std::string& name = query.question.name;

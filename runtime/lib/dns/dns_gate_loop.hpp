@@ -17,10 +17,14 @@
 #include "dns/dns_gate_registry.hpp"
 #include "dns/dns_limits.hpp"
 #include "dns/dns_pending.hpp"
+#include "dns/proxy_origins.hpp"
+#include "egress/egress_trust.hpp"
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
+#include <memory>
 #include <map>
 #include <optional>
 #include <set>
@@ -42,7 +46,7 @@ constexpr int client_send_buffer = max_message + 2;
 constexpr size_t max_asks_per_container = 16; // more names asked at once are refused: an operator reads each
 constexpr size_t max_held_per_ask = 16; // the resolver's A, AAAA and retries; more are dropped (it retries)
 
-enum class Kind { client_udp, client_tcp_listen, client_tcp, upstream_udp, upstream_tcp };
+enum class Kind { client_udp, client_tcp_listen, client_tcp, upstream_udp, upstream_tcp, proxy_listen };
 
 struct Watch {
     Kind kind;
@@ -71,13 +75,25 @@ struct HeldQuery {
 // waits on the one ask.
 struct HeldAsk {
     audit::PendingAsk ask;
-    std::vector<policy::PortRange> ports; // of the ask_hosts entries that match the name
+    NamePorts ports; // of the ask_hosts entries that match the name (direct)
     std::vector<HeldQuery> queries;
 };
+
+// One container's egress proxy, shared by its connections' threads: they may
+// outlive the container's entry in the gate.
+struct EgressShare {
+    std::shared_ptr<const egress::Proxy> proxy;
+    UniqueFd netns; // where the upstream connections are made: the agent's network, not the host's
+    std::atomic<int> connections{0};
+};
+
+// The share of a registration with allowed_http; throws when its CA cannot be read.
+std::shared_ptr<EgressShare> egress_share(const Registration& registration, int netns);
 
 struct Container {
     Registration registration;
     NameIndex rules; // the registration's names, indexed
+    NameIndex http_hosts; // its allowed_http hosts on their ports: reached through the egress proxy
     NameIndex ask_rules; // the names it asks about
     std::string upstream; // its network namespace and nameservers: the answer cache's share
     std::vector<policy::Cidr> networks;
@@ -89,6 +105,8 @@ struct Container {
     std::vector<uint64_t> watches;
     std::optional<audit::TrailWriter> trail; // opened on its first record
     ContainerLimits limits;
+    uint16_t port = 0; // of its gate sockets, and of its egress proxy's listener
+    std::shared_ptr<EgressShare> egress; // its allowed_http: what the proxy's connections share, and outlive it with
 };
 
 class Gate {
@@ -105,6 +123,7 @@ private:
     void forget(uint64_t cgroup_id);
     void on_tick();
     void read_udp_queries(uint64_t cgroup_id, int fd);
+    void accept_proxied(uint64_t cgroup_id, int fd);
     void accept_tcp(uint64_t cgroup_id, int fd);
     bool accept_one(uint64_t cgroup_id, int fd);
     void read_tcp_client(uint64_t conn_id);
@@ -113,16 +132,16 @@ private:
     void refuse_over_rate(Container& container, const Client& client, std::span<const uint8_t> message,
                           Clock::time_point now);
     void forward(Container& container, const Client& client, const Query& query, std::span<const uint8_t> message,
-                 std::vector<policy::PortRange> ports);
+                 NamePorts ports);
     bool answer_from_cache(Container& container, const Client& client, std::span<const uint8_t> message,
-                           const std::vector<policy::PortRange>& ports);
+                           const NamePorts& ports);
     bool send_upstream(uint64_t pending_id);
     void read_udp_answers(uint64_t cgroup_id, int fd);
     void on_tcp_upstream(uint64_t pending_id, uint32_t events);
     void finish(uint64_t pending_id, std::vector<uint8_t> message, const Answer& answer);
     void drop(uint64_t pending_id);
     void reply(const Client& client, std::span<const uint8_t> message);
-    void admit(Container& container, const Question& question, const std::vector<policy::PortRange>& ports,
+    void admit(Container& container, const Question& question, const NamePorts& ports,
                const Answer& answer, uint64_t now_ns);
     void record(Container& container, const audit::DnsVerdict& verdict);
     void write_record(Container& container, const audit::DnsVerdict& verdict);
@@ -130,7 +149,7 @@ private:
     void write_snapshot(uint64_t cgroup_id);
     // dns_gate_asks.cpp
     void ask_operator(Container& container, const Client& client, const Query& query, std::span<const uint8_t> message,
-                      std::vector<policy::PortRange> ports);
+                      NamePorts ports);
     std::string answer_ask(const std::string& id, const audit::AskAnswer& answer, uid_t uid);
     void settle_ask(const std::string& id, bool allowed, const std::string& how, std::optional<uid_t> by,
                     const std::string& words);
@@ -144,6 +163,7 @@ private:
     std::string cgroup2_;
     std::optional<AdmittedTable> table_;
     std::optional<GatePorts> ports_;
+    std::optional<ProxyOrigins> origins_; // opened with the first container the egress proxy serves
     std::map<uint64_t, Container> containers_;
     // Containers whose snapshot is behind the map: written at the next tick, or when state asks for it (a
     // file per answer would cost each query).

@@ -113,11 +113,11 @@ void Gate::handle_query(uint64_t cgroup_id, const Client& client, std::span<cons
         record(container, {"", "", "formerr", "not a query with one question", ""});
         return;
     }
-    auto ports = container.rules.ports(query->question.name);
+    NamePorts ports{container.rules.ports(query->question.name), container.http_hosts.ports(query->question.name)};
     bool audit = container.registration.audit;
     if (ports.empty() && !audit) // audit mode forwards an asked name unasked, as any name
         if (auto asked = container.ask_rules.ports(query->question.name); !asked.empty())
-            return ask_operator(container, client, *query, message, std::move(asked));
+            return ask_operator(container, client, *query, message, NamePorts{std::move(asked), {}});
     if (ports.empty()) {
         record(container, {query->question.name, type_name(query->question.type), audit ? "audit" : "refused",
                            "not in allowed_hosts", ""});
@@ -147,7 +147,7 @@ void Gate::refuse_over_rate(Container& container, const Client& client, std::spa
 }
 
 void Gate::forward(Container& container, const Client& client, const Query& query, std::span<const uint8_t> message,
-                   std::vector<policy::PortRange> ports)
+                   NamePorts ports)
 {
     if (container.nameservers.empty())
         return;
@@ -176,7 +176,7 @@ void Gate::forward(Container& container, const Client& client, const Query& quer
 // An answer the container's upstream gave within its TTL, for this query:
 // judged and admitted for this container as the fresh answer would be.
 bool Gate::answer_from_cache(Container& container, const Client& client, std::span<const uint8_t> message,
-                             const std::vector<policy::PortRange>& ports)
+                             const NamePorts& ports)
 {
     auto shape = query_shape(message);
     if (!shape)
@@ -299,7 +299,7 @@ void Gate::finish(uint64_t pending_id, std::vector<uint8_t> message, const Answe
     drop(pending_id);
 }
 
-void Gate::admit(Container& container, const Question& question, const std::vector<policy::PortRange>& ports,
+void Gate::admit(Container& container, const Question& question, const NamePorts& ports,
                  const Answer& answer, uint64_t now_ns)
 {
     if (ports.empty()) { // audit mode, a name the policy does not list

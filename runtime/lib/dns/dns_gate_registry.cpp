@@ -35,7 +35,8 @@ daemon::Daemon gate_daemon()
 }
 
 Registration registration_of(const std::string& id, uint64_t cgroup_id, const std::string& trail,
-                             const policy::Policy& policy, std::vector<std::string> nameservers)
+                             const policy::Policy& policy, std::vector<std::string> nameservers,
+                             std::string egress_dir)
 {
     Registration registration{.id = id, .cgroup_id = cgroup_id, .trail = trail,
                               .audit = policy.mode == policy::Mode::audit, .nameservers = std::move(nameservers)};
@@ -50,7 +51,18 @@ Registration registration_of(const std::string& id, uint64_t cgroup_id, const st
             registration.ask_names.push_back({rule.host_name, {rule.ports}});
         registration.ask_timeout = policy::ask_timeout_of(*policy.ask_hosts);
     }
+    registration.http = policy.allowed_http;
+    if (!registration.http.empty())
+        registration.egress_dir = std::move(egress_dir);
     return registration;
+}
+
+std::vector<NameRule> http_hosts_of(const Registration& registration)
+{
+    std::vector<NameRule> hosts;
+    for (const auto& rule : registration.http)
+        hosts.push_back({rule.host_name, {{rule.port, rule.port}}});
+    return hosts;
 }
 
 std::vector<std::string> nameservers_of(const std::string& resolv_conf)
@@ -126,6 +138,25 @@ std::vector<NameRule> names_from_json(const nlohmann::json& names)
     return rules;
 }
 
+nlohmann::json http_json(const std::vector<policy::HttpRule>& rules)
+{
+    nlohmann::json http = nlohmann::json::array();
+    for (const auto& rule : rules)
+        http.push_back({{"text", rule.text}, {"method", rule.method}, {"host", rule.host_name}, {"port", rule.port},
+                        {"path", rule.path}});
+    return http;
+}
+
+std::vector<policy::HttpRule> http_from_json(const nlohmann::json& http)
+{
+    std::vector<policy::HttpRule> rules;
+    for (const auto& rule : http)
+        rules.push_back({rule.at("text").get<std::string>(), rule.at("method").get<std::string>(),
+                         rule.at("host").get<std::string>(), rule.at("port").get<uint16_t>(),
+                         rule.at("path").get<std::string>()});
+    return rules;
+}
+
 } // namespace
 
 nlohmann::json to_json(const Registration& registration)
@@ -137,6 +168,8 @@ nlohmann::json to_json(const Registration& registration)
             {"names", names_json(registration.names)},
             {"ask_names", names_json(registration.ask_names)},
             {"ask_timeout_ms", registration.ask_timeout.count()},
+            {"http", http_json(registration.http)},
+            {"egress_dir", registration.egress_dir},
             {"networks", registration.networks},
             {"nameservers", registration.nameservers}};
 }
@@ -152,6 +185,8 @@ Registration registration_from_json(const nlohmann::json& j)
     // A registration written before ask_hosts has none.
     registration.ask_names = names_from_json(j.value("ask_names", nlohmann::json::array()));
     registration.ask_timeout = std::chrono::milliseconds(j.value("ask_timeout_ms", int64_t{0}));
+    registration.http = http_from_json(j.value("http", nlohmann::json::array()));
+    registration.egress_dir = j.value("egress_dir", "");
     registration.networks = j.at("networks").get<std::vector<std::string>>();
     registration.nameservers = j.at("nameservers").get<std::vector<std::string>>();
     return registration;

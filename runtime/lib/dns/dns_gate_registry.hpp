@@ -36,11 +36,17 @@ struct Registration {
     std::vector<std::string> nameservers; // "192.0.2.53:53", "[2001:db8::53]:53"
     std::vector<NameRule> ask_names; // ask_hosts: a lookup held until an operator answers
     std::chrono::milliseconds ask_timeout{0}; // then refused
+    std::vector<policy::HttpRule> http; // allowed_http: its hosts are reached through the egress proxy, which judges each request
+    std::string egress_dir; // the proxy's CA for the container (egress/egress_trust.hpp); empty without http
 };
+
+// The hosts of allowed_http on their ports, as the gate admits names.
+std::vector<NameRule> http_hosts_of(const Registration& registration);
 
 // The policy's name and address entries, and the names it asks about; nameservers from the container's resolv.conf.
 Registration registration_of(const std::string& id, uint64_t cgroup_id, const std::string& trail,
-                             const policy::Policy& policy, std::vector<std::string> nameservers);
+                             const policy::Policy& policy, std::vector<std::string> nameservers,
+                             std::string egress_dir = "");
 
 // The nameserver lines of a resolv.conf (port 53), at most 3 as glibc reads;
 // 127.0.0.1:53 when there is none, as glibc then asks.

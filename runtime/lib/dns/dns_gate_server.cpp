@@ -9,6 +9,7 @@
 #include "dns/dns_netns.hpp"
 #include "dns/dns_transport.hpp"
 
+#include <csignal>
 #include <fcntl.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
@@ -47,6 +48,8 @@ bool Gate::start()
         return false;
     cgroup2_ = cgroups::Mounts::detect().unified;
     raise_file_limit();
+    // The egress proxy's TLS writes to sockets with write(): an agent closing its end must not end the gate.
+    signal(SIGPIPE, SIG_IGN);
     table_.emplace(kernel::open_map(kernel::names_map));
     ports_.emplace();
     watches_.open();
@@ -84,6 +87,7 @@ void Gate::add(Registration registration)
     Container container;
     container.networks = networks_of(registration);
     container.rules = NameIndex(registration.names);
+    container.http_hosts = NameIndex(http_hosts_of(registration));
     container.ask_rules = NameIndex(registration.ask_names);
     for (const auto& text : registration.nameservers)
         if (auto endpoint = parse_endpoint(text))
@@ -101,12 +105,14 @@ void Gate::add(Registration registration)
         container.upstream += " " + text;
     // Each container of a namespace has sockets of its own, on its own port: the socket a query arrives on
     // says whose policy judges it. A restarted gate binds the port the programs steer to already.
+    // What the proxy's connections need, ready before any is accepted (its CA's key read here, or create fails).
+    auto egress = container.registration.http.empty() ? nullptr : egress_share(container.registration, container.netns.get());
     std::optional<uint16_t> recorded = ports_->recorded(cgroup_id);
     GateSockets gate;
     UniqueFd up4, up6;
     try {
         in_netns(container.netns.get(), [&] {
-            gate = gate_sockets(recorded.value_or(0), ports_->all());
+            gate = gate_sockets(recorded.value_or(0), ports_->all(), !container.registration.http.empty());
             for (const auto& server : container.nameservers) {
                 UniqueFd& up = server.family == AF_INET ? up4 : up6;
                 if (!up)
@@ -142,6 +148,12 @@ void Gate::add(Registration registration)
             c.watches.push_back(watches_.add({Kind::upstream_udp, cgroup_id, 0, fd->get()}, EPOLLIN));
             c.sockets.push_back(std::move(*fd));
         }
+    c.port = gate.port;
+    c.egress = std::move(egress);
+    if (gate.proxy) {
+        c.watches.push_back(watches_.add({Kind::proxy_listen, cgroup_id, 0, gate.proxy.get()}, EPOLLIN));
+        c.sockets.push_back(std::move(gate.proxy));
+    }
 }
 
 void Gate::forget(uint64_t cgroup_id)
@@ -316,6 +328,9 @@ void Gate::dispatch(const Watch& w, uint32_t events)
         break;
     case Kind::upstream_tcp:
         on_tcp_upstream(w.key, events);
+        break;
+    case Kind::proxy_listen:
+        accept_proxied(w.cgroup_id, w.fd);
         break;
     }
 }

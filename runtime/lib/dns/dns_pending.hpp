@@ -5,6 +5,7 @@
 #pragma once
 
 #include "base/fd.hpp"
+#include "dns/dns_admission.hpp"
 #include "dns/dns_answers.hpp"
 #include "dns/dns_transport.hpp"
 #include "policy/policy.hpp"
@@ -38,7 +39,7 @@ struct Pending {
     uint16_t client_id = 0; // the query's own id, given back with the answer
     uint16_t gate_id = 0;   // the id the nameserver sees
     Question question;
-    std::vector<policy::PortRange> ports; // what the name's rules allow (every port in audit mode)
+    NamePorts ports; // what the name's rules allow (none in audit mode, for an unlisted name)
     std::vector<uint8_t> query;           // with the gate's id
     size_t nameserver = 0;                // which of the container's it was sent to
     Clock::time_point deadline;

@@ -54,9 +54,10 @@ namespace {
 // namespace's ephemeral ports are nearly all in use.
 constexpr int port_tries = 16;
 
-// The gate's socket of that family and type on the gate's address and port (0: one the kernel picks); an empty
-// fd when the address is not there (a namespace without ::1, a kernel without IPv6).
-UniqueFd gate_socket(int family, int type, uint16_t port)
+// The gate's socket of that family and type on the gate's address (ip4, host byte order, for IPv4; ::1 for IPv6)
+// and port (0: one the kernel picks); an empty fd when the address is not there (a namespace without ::1, a
+// kernel without IPv6).
+UniqueFd gate_socket(int family, int type, uint16_t port, uint32_t ip4 = CERB_DNS_GATE_IP4)
 {
     UniqueFd fd(socket(family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!fd && family == AF_INET6 && errno == EAFNOSUPPORT)
@@ -70,7 +71,7 @@ UniqueFd gate_socket(int family, int type, uint16_t port)
         setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
     Endpoint endpoint{family, {}, port};
     if (family == AF_INET) {
-        uint32_t gate = htonl(CERB_DNS_GATE_IP4);
+        uint32_t gate = htonl(ip4);
         std::memcpy(endpoint.addr.data(), &gate, 4);
     } else {
         setsockopt(fd.get(), IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof(on));
@@ -81,7 +82,11 @@ UniqueFd gate_socket(int family, int type, uint16_t port)
     if (bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), len) < 0) {
         if (family == AF_INET6 && errno == EADDRNOTAVAIL)
             return UniqueFd();
-        throw_errno((family == AF_INET ? "binding 127.53.0.1:" : "binding [::1]:") + std::to_string(port));
+        int bind_errno = errno;
+        char text[INET_ADDRSTRLEN] = "";
+        inet_ntop(AF_INET, endpoint.addr.data(), text, sizeof(text));
+        std::string where = family == AF_INET ? text : "[::1]";
+        throw Error("binding " + where + ":" + std::to_string(port) + ": " + errno_text(bind_errno), bind_errno);
     }
     if (type == SOCK_STREAM)
         check(listen(fd.get(), 64), "listen");
@@ -96,7 +101,7 @@ uint16_t bound_port(int fd)
     return endpoint_of(addr).port;
 }
 
-GateSockets bind_gate_sockets(uint16_t port)
+GateSockets bind_gate_sockets(uint16_t port, bool with_proxy)
 {
     GateSockets sockets;
     sockets.udp4 = gate_socket(AF_INET, SOCK_DGRAM, port);
@@ -105,19 +110,21 @@ GateSockets bind_gate_sockets(uint16_t port)
     sockets.udp6 = gate_socket(AF_INET6, SOCK_DGRAM, sockets.port);
     if (sockets.udp6)
         sockets.tcp6 = gate_socket(AF_INET6, SOCK_STREAM, sockets.port);
+    if (with_proxy)
+        sockets.proxy = gate_socket(AF_INET, SOCK_STREAM, sockets.port, CERB_EGRESS_PROXY_IP4);
     return sockets;
 }
 
 } // namespace
 
-GateSockets gate_sockets(uint16_t port, const std::set<uint16_t>& reserved)
+GateSockets gate_sockets(uint16_t port, const std::set<uint16_t>& reserved, bool with_proxy)
 {
     if (port != 0)
-        return bind_gate_sockets(port);
+        return bind_gate_sockets(port, with_proxy);
     std::vector<GateSockets> passed_over; // held until one fits, so that the kernel picks another port
     for (int tried = 1; tried <= port_tries; ++tried) {
         try {
-            GateSockets sockets = bind_gate_sockets(0);
+            GateSockets sockets = bind_gate_sockets(0, with_proxy);
             if (!reserved.contains(sockets.port))
                 return sockets;
             passed_over.push_back(std::move(sockets));

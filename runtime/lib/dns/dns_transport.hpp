@@ -27,9 +27,10 @@ socklen_t sockaddr_of(const Endpoint& endpoint, sockaddr_storage& addr);
 // The gate's sockets for one container, in the network namespace the
 // calling thread is in, non-blocking: UDP and TCP (listening) on
 // 127.53.0.1 and [::1], all on one port; the IPv6 ones empty when ::1 is not
-// there (a namespace without it, a kernel without IPv6).
+// there (a namespace without it, a kernel without IPv6). With the proxy: the
+// egress proxy's listener on 127.53.0.2, the same port.
 struct GateSockets {
-    UniqueFd udp4, tcp4, udp6, tcp6;
+    UniqueFd udp4, tcp4, udp6, tcp6, proxy;
     uint16_t port = 0;
 };
 
@@ -38,7 +39,7 @@ struct GateSockets {
 // protocol and not reserved (recorded for another container, whose gate may
 // not have bound it again yet). Each container of a namespace has its own:
 // no socket is shared.
-GateSockets gate_sockets(uint16_t port, const std::set<uint16_t>& reserved);
+GateSockets gate_sockets(uint16_t port, const std::set<uint16_t>& reserved, bool with_proxy);
 
 // The message with its length in front.
 std::vector<uint8_t> frame(std::span<const uint8_t> message);

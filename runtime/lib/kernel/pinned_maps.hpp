@@ -31,7 +31,9 @@ static_assert(sizeof(cerb_config) == 24);
 static_assert(sizeof(cerb_event) == 344);
 static_assert(sizeof(cerb_setup_task) == 8);
 static_assert(sizeof(cerb_name_key) == 24);
-static_assert(sizeof(cerb_name_value) == 48);
+static_assert(sizeof(cerb_name_value) == 80);
+static_assert(sizeof(cerb_proxy_origin) == 24);
+static_assert(sizeof(cerb_proxy_key) == 8);
 static_assert(sizeof(cerb_dns_peer) == 24);
 static_assert(sizeof(cerb_dns_gate) == 8);
 
@@ -52,10 +54,12 @@ inline constexpr MapLayout setup_tasks_map{CERB_NAME(CERB_MAP_SETUP_TASKS), size
 inline constexpr MapLayout names_map{CERB_NAME(CERB_MAP_NAMES), sizeof(cerb_name_key), sizeof(cerb_name_value)};
 inline constexpr MapLayout dns_peers_map{CERB_NAME(CERB_MAP_DNS_PEERS), sizeof(uint64_t), sizeof(cerb_dns_peer)}; // socket cookie
 inline constexpr MapLayout dns_gates_map{CERB_NAME(CERB_MAP_DNS_GATES), sizeof(uint64_t), sizeof(cerb_dns_gate)}; // cgroup id
+inline constexpr MapLayout proxy_dials_map{CERB_NAME(CERB_MAP_PROXY_DIALS), sizeof(uint64_t), sizeof(cerb_proxy_origin)}; // socket cookie
+inline constexpr MapLayout proxy_origins_map{CERB_NAME(CERB_MAP_PROXY_ORIGINS), sizeof(cerb_proxy_key), sizeof(cerb_proxy_origin)};
 inline constexpr MapLayout sock_owner_map{CERB_PIN_SOCK_OWNER, sizeof(uint64_t), sizeof(uint64_t)};
 inline constexpr MapLayout shared_maps[] = {policies_map,    net4_map,  net6_map,     paths_map, config_map,
                                             event_acct_map,  events_map, setup_tasks_map, names_map, dns_peers_map,
-                                            dns_gates_map};
+                                            dns_gates_map, proxy_dials_map, proxy_origins_map};
 
 // The pinned map; throws ENOENT when it is not pinned and EPROTO when its
 // layout is not this build's (another cerberus version pinned it).

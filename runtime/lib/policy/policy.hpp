@@ -65,6 +65,15 @@ struct AskHosts {
     std::optional<std::chrono::milliseconds> ask_timeout; // unanswered that long: refused (none: 60 s)
 };
 
+// One allowed_http entry (policy_http.hpp): "GET https://api.example.org/repos/*".
+struct HttpRule {
+    std::string text; // as written, for messages and the 403's body
+    std::string method; // upper case, as requests carry it
+    std::string host_name; // as HostRule::host_name: lower case, maybe a leading "*."
+    uint16_t port = 443;
+    std::string path; // the glob, beginning with "/"
+};
+
 // One tool of the policy's commands (policy_commands.hpp): argument patterns,
 // kept as written but for their spacing ("push origin feature/*").
 struct CommandRule {
@@ -89,6 +98,7 @@ struct Policy {
     std::optional<std::vector<std::string>> allowed_bins;
     std::vector<int> forbidden_caps; // capability numbers, sorted, unique
     Commands commands; // the tools the command broker runs on the host; none: no tool brokered
+    std::vector<HttpRule> allowed_http; // requests the egress proxy lets through; none: no host reached through it
     Enforcement enforcement = Enforcement::automatic; // the weakest backend accepted; automatic: any
 
     bool restricts_paths() const { return allowed_paths || read_only_paths; }
@@ -107,7 +117,12 @@ HostRule parse_host_rule(const std::string& text, const std::string& field);
 // more below example.org (never example.org itself).
 bool host_name_matches(const std::string& pattern, const std::string& name);
 
-// True when the policy names hosts, allowed or asked about (the container's DNS goes through the gate).
+// Whether every name pattern matches, wide matches too: a wildcard is
+// covered only by an equal or broader wildcard.
+bool host_pattern_covers(const std::string& wide, const std::string& pattern);
+
+// True when the policy names hosts, allowed, asked about or reached through the egress proxy (the
+// container's DNS goes through the gate).
 bool has_host_names(const Policy& policy);
 
 // Paths are absolute; "." and ".." components are refused; "//" and a

@@ -187,7 +187,15 @@ bool has_host_names(const Policy& policy)
 {
     return (policy.allowed_hosts && std::any_of(policy.allowed_hosts->begin(), policy.allowed_hosts->end(),
                                                 [](const HostRule& rule) { return !rule.network; })) ||
-           (policy.ask_hosts && !policy.ask_hosts->names.empty());
+           (policy.ask_hosts && !policy.ask_hosts->names.empty()) || !policy.allowed_http.empty();
+}
+
+bool host_pattern_covers(const std::string& wide, const std::string& pattern)
+{
+    if (!pattern.starts_with("*."))
+        return host_name_matches(wide, pattern);
+    std::string parent = pattern.substr(2);
+    return wide.starts_with("*.") && (wide == pattern || host_name_matches(wide, parent));
 }
 
 bool host_name_matches(const std::string& pattern, const std::string& name)

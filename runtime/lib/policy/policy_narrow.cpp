@@ -66,16 +66,6 @@ void check_paths(const Policy& base, const Policy& narrowed)
     }
 }
 
-// Whether every name pattern matches, base_pattern matches too: a wildcard
-// is covered only by an equal or broader wildcard.
-bool name_covers(const std::string& base_pattern, const std::string& pattern)
-{
-    if (!pattern.starts_with("*."))
-        return host_name_matches(base_pattern, pattern);
-    std::string parent = pattern.substr(2);
-    return base_pattern.starts_with("*.") && (base_pattern == pattern || host_name_matches(base_pattern, parent));
-}
-
 // Names are compared as names (what they will resolve to is the gate's
 // business, answer by answer): the base's names covering this one must allow
 // every port of it.
@@ -83,7 +73,7 @@ bool name_allowed(const std::vector<HostRule>& base, const HostRule& rule)
 {
     std::vector<PortRange> ports;
     for (const auto& allowed : base) {
-        if (!allowed.network && name_covers(allowed.host_name, rule.host_name))
+        if (!allowed.network && host_pattern_covers(allowed.host_name, rule.host_name))
             ports.push_back(allowed.ports);
     }
     auto merged = merge_port_ranges(std::move(ports));

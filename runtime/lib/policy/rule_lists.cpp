@@ -9,6 +9,7 @@
 #include "policy/policy_commands.hpp"
 #include "policy/policy_compile.hpp"
 #include "policy/policy_document.hpp"
+#include "policy/policy_http.hpp"
 #include "policy/policy_json.hpp"
 #include "policy/policy_narrow.hpp"
 #include "process/capabilities.hpp"
@@ -306,6 +307,27 @@ constexpr RuleList table[] = {
      .enforced_inside = false,
      .check_narrowed = check_ask_hosts_narrowed,
      .combine = combine_ask_hosts,
+     .paths = nullptr,
+     .coverage = {},
+     .policy_flag = 0,
+     .path_kind = 0,
+     .exact_files = false,
+     .compile = nullptr,
+     .trail_rule = 0,
+     .learn = nullptr},
+    // Carried out by the egress proxy on the host (egress/, hosted by the DNS gate): the gate admits its
+    // hosts' addresses for the proxy only, and check_within keeps them out of allowed_hosts.
+    {.name = "allowed_http",
+     .label = "http",
+     .role = ListRole::grant,
+     .denial = DenialWording::by_entry,
+     .present = has_list<&Policy::allowed_http>,
+     .parse = parse_http_rules,
+     .check_within = check_http_within,
+     .write = write_http_rules,
+     .enforced_inside = false,
+     .check_narrowed = check_http_narrowed,
+     .combine = combine_http_rules,
      .paths = nullptr,
      .coverage = {},
      .policy_flag = 0,

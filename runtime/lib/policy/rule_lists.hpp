@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The rule lists a policy document holds (allowed_hosts, allowed_paths,
-// read_only_paths, denied_paths, allowed_bins, forbidden_caps, commands), each declared
+// read_only_paths, denied_paths, allowed_bins, forbidden_caps, commands, allowed_http), each declared
 // once in one table: its JSON name, how its entries are read, validated and
 // written back, how --lock-policy combines a default's list with an
 // annotation's, which rows of the coverage table it brings, what the kernel

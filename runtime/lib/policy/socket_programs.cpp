@@ -37,6 +37,7 @@ constexpr Program programs[] = {
     {"cerb_bind4", BPF_CGROUP_INET4_BIND, Set::every}, // the DNS port
     {"cerb_bind6", BPF_CGROUP_INET6_BIND, Set::every},
     {"cerb_sock_create", BPF_CGROUP_INET_SOCK_CREATE, Set::addresses},
+    {"cerb_sock_ops", BPF_CGROUP_SOCK_OPS, Set::addresses}, // where a connect steered to the egress proxy went
     {"cerb_egress", BPF_CGROUP_INET_EGRESS, Set::egress},
 };
 

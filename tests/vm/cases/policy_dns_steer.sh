@@ -78,11 +78,12 @@ le_bytes() {
     echo "$out"
 }
 
-# admit CGROUP_ID ADDRESS_BYTES EXPIRES_NS: a cerb_names entry as the gate writes it, for port 443 only.
+# admit CGROUP_ID ADDRESS_BYTES EXPIRES_NS: a cerb_names entry as the gate writes it, for port 443 only
+# (directly: the proxied ports after them left empty).
 admit() {
     bpftool map update pinned "$(pin_dir)/cerb_names" \
         key $(le_bytes "$1" 8) $2 \
-        value $(le_bytes "$3" 8) $(le_bytes 1 4) $(le_bytes 443 2) $(le_bytes 443 2) $(le_bytes 0 32)
+        value $(le_bytes "$3" 8) $(le_bytes 1 4) $(le_bytes 443 2) $(le_bytes 443 2) $(le_bytes 0 64)
 }
 
 # Addresses the gate admitted: reachable on their ports until they expire.

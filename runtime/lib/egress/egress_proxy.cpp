@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "egress/egress_proxy.hpp"
+
+#include "base/error.hpp"
+#include "egress/egress_tls.hpp"
+#include "egress/http_relay.hpp"
+#include "policy/policy_http.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <limits>
+#include <optional>
+
+namespace cerberus::egress {
+namespace {
+
+// An idle agent or a silent server frees its thread after this long.
+constexpr time_t idle_seconds = 300;
+constexpr uint32_t header_limit = 64 * 1024;
+// Bodies are streamed, never held: no limit. (Not boost::none: Beast 1.74
+// compares a Content-Length with an empty limit as larger.)
+constexpr uint64_t no_body_limit = std::numeric_limits<uint64_t>::max();
+
+using RequestParser = http::request_parser<http::buffer_body>;
+using ResponseParser = http::response_parser<http::buffer_body>;
+
+void set_idle_timeout(int fd)
+{
+    timeval limit{idle_seconds, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
+}
+
+// What the proxy answers itself (a refusal or a failure upstream), and records.
+struct Answer {
+    http::status status;
+    bool allowed = false; // what allowed_http said: a failure upstream answers an allowed request
+    std::string rule;
+    std::string reason; // for the record
+    std::string body; // for the agent
+};
+
+// A path with a "." or ".." segment, plain or percent-encoded: the server would
+// resolve it to a path other than the one the rules were matched against.
+bool has_dot_segment(const std::string& path)
+{
+    size_t start = 0;
+    while (start <= path.size()) {
+        size_t end = std::min(path.find('/', start), path.size());
+        std::string segment = path.substr(start, end - start);
+        for (auto& c : segment)
+            c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        for (const char* dots : {".", "..", "%2e", "%2e%2e", ".%2e", "%2e."})
+            if (segment == dots)
+                return true;
+        start = end + 1;
+    }
+    return false;
+}
+
+// One agent connection after its handshake: requests read, decided and sent on in turn.
+class Session {
+public:
+    Session(const ContainerContext& context, const Connection& connection, SSL_CTX* upstream_tls, TlsStream& agent,
+            std::string host)
+        : context_(context), connection_(connection), upstream_tls_(upstream_tls), agent_(agent), host_(std::move(host))
+    {
+    }
+
+    // Serves requests until either side ends the connection.
+    void run()
+    {
+        while (serve_one()) {
+        }
+    }
+
+private:
+    bool serve_one();
+    std::optional<Answer> refusal(const RequestParser& parser, const std::string& path, std::string& rule) const;
+    std::optional<Answer> refusal_by_host(const std::string& host_header) const;
+    std::optional<Answer> open_upstream();
+    bool forward(RequestParser& parser, const std::string& path, const std::string& rule);
+    bool read_final_header(std::optional<ResponseParser>& response, bool head);
+    bool answer(const RequestParser& parser, const std::string& path, const Answer& answer);
+    void record(const RequestParser& parser, const std::string& path, int status, const std::string& rule,
+                const std::string& reason, bool allowed) const;
+    std::string url(const std::string& path) const;
+
+    const ContainerContext& context_;
+    const Connection& connection_;
+    SSL_CTX* upstream_tls_;
+    TlsStream& agent_;
+    std::string host_;
+    boost::beast::flat_buffer agent_buffer_;
+    std::optional<TlsStream> upstream_;
+    boost::beast::flat_buffer upstream_buffer_;
+};
+
+std::string Session::url(const std::string& path) const
+{
+    uint16_t port = connection_.original.port;
+    return "https://" + host_ + (port == 443 ? "" : ":" + std::to_string(port)) + path;
+}
+
+void Session::record(const RequestParser& parser, const std::string& path, int status, const std::string& rule,
+                     const std::string& reason, bool allowed) const
+{
+    HttpRecord record;
+    record.kind = "http";
+    record.allowed = allowed;
+    record.server_name = host_;
+    record.method = std::string(parser.get().method_string());
+    record.url = url(path);
+    record.rule = rule;
+    record.reason = reason;
+    record.status = status;
+    connection_.record(record);
+}
+
+// Reads one request's header and either answers it or sends it on; whether
+// the connection goes on to another request.
+bool Session::serve_one()
+{
+    RequestParser parser;
+    parser.header_limit(header_limit);
+    parser.body_limit(no_body_limit);
+    boost::system::error_code ec;
+    http::read_header(agent_, agent_buffer_, parser, ec);
+    if (ec == http::error::end_of_stream || ec == boost::asio::error::eof)
+        return false;
+    if (ec) {
+        http::response<http::string_body> bad{http::status::bad_request, 11};
+        bad.body() = "the egress proxy could not read the request: " + ec.message() + "\n";
+        bad.keep_alive(false);
+        bad.prepare_payload();
+        http::write(agent_, bad, ec);
+        return false;
+    }
+    std::string target(parser.get().target());
+    std::string path = target.substr(0, target.find('?'));
+    std::string rule;
+    if (auto refused = refusal(parser, path, rule))
+        return answer(parser, path, *refused);
+    if (!upstream_)
+        if (auto failed = open_upstream()) {
+            failed->rule = rule;
+            return answer(parser, path, *failed);
+        }
+    return forward(parser, path, rule);
+}
+
+// Why the Host header may not pass: it must name the TLS server name (and
+// the port dialled, when it names one), else the request is for another site
+// behind the same front.
+std::optional<Answer> Session::refusal_by_host(const std::string& host_header) const
+{
+    std::string name = host_header;
+    std::string port;
+    if (size_t colon = name.rfind(':'); colon != std::string::npos && name.find(']') == std::string::npos) {
+        port = name.substr(colon + 1);
+        name.erase(colon);
+    }
+    if (normalized_host(name) == host_ && (port.empty() || port == std::to_string(connection_.original.port)))
+        return std::nullopt;
+    std::string reason = "the Host header names " + host_header + ", the TLS server name was " + host_ +
+                         " (domain fronting?)";
+    return Answer{http::status::forbidden, false, "", reason,
+                  "Refused by the egress proxy: " + reason + ". Send requests for " + host_ +
+                      " on a connection to " + host_ + ".\n"};
+}
+
+std::optional<Answer> Session::refusal(const RequestParser& parser, const std::string& path, std::string& rule) const
+{
+    const auto& request = parser.get();
+    if (path.empty() || path.front() != '/')
+        return Answer{http::status::bad_request, false, "", "the request target is not a path",
+                      "The egress proxy takes requests for a path (\"GET /x HTTP/1.1\").\n"};
+    if (has_dot_segment(path))
+        return Answer{http::status::bad_request, false, "", "the path has a \".\" or \"..\" segment",
+                      "The egress proxy refuses paths with \".\" or \"..\" segments: write the path they lead to.\n"};
+    if (request.find(http::field::host) == request.end())
+        return Answer{http::status::bad_request, false, "", "no Host header", "The request has no Host header.\n"};
+    if (auto refused = refusal_by_host(std::string(request[http::field::host])))
+        return refused;
+    if (request.find(http::field::upgrade) != request.end())
+        return Answer{http::status::not_implemented, false, "", "a protocol upgrade (WebSocket, h2c)",
+                      "The egress proxy does not carry protocol upgrades (WebSocket, h2c).\n"};
+    auto decision = policy::decide_http(context_.rules, std::string(request.method_string()), host_,
+                                        connection_.original.port, path);
+    rule = decision.rule;
+    if (decision.allowed)
+        return std::nullopt;
+    std::string body = "Refused by the container's egress policy: " + std::string(request.method_string()) + " " +
+                       url(path) + " is " + decision.rule + ".\nAllowed for " + host_ + ":\n";
+    for (const auto& entry : decision.allowed_here)
+        body += "  " + entry + "\n";
+    return Answer{http::status::forbidden, false, decision.rule, "", body};
+}
+
+std::optional<Answer> Session::open_upstream()
+{
+    std::string why;
+    try {
+        UniqueFd fd = connection_.connect_upstream();
+        set_idle_timeout(fd.get());
+        upstream_.emplace(upstream_tls_, std::move(fd));
+        if (connect_verified(*upstream_, host_, why))
+            return std::nullopt;
+    } catch (const std::exception& e) {
+        why = std::string("cannot connect to the server: ") + e.what();
+    }
+    upstream_.reset();
+    return Answer{http::status::bad_gateway, true, "", why,
+                  "The egress proxy could not reach " + host_ + ": " + why + ".\n"};
+}
+
+// Writes the proxy's own answer and records it; the connection goes on when
+// the agent wants it to and no unread request body is left in the way.
+bool Session::answer(const RequestParser& parser, const std::string& path, const Answer& answer)
+{
+    record(parser, path, static_cast<int>(answer.status), answer.rule, answer.reason, answer.allowed);
+    http::response<http::string_body> response{answer.status, parser.get().version()};
+    response.set(http::field::content_type, "text/plain; charset=utf-8");
+    response.keep_alive(parser.get().keep_alive() && parser.is_done());
+    response.body() = answer.body;
+    response.prepare_payload();
+    boost::system::error_code ec;
+    http::write(agent_, response, ec);
+    return !ec && response.keep_alive();
+}
+
+// Reads the header of the response to the request sent, passing interim ones
+// (1xx: 102 Processing, 103 Early Hints, an unasked 100) on to the agent; whether it came.
+bool Session::read_final_header(std::optional<ResponseParser>& response, bool head)
+{
+    while (true) {
+        response.emplace();
+        response->header_limit(header_limit);
+        response->body_limit(no_body_limit);
+        response->skip(head);
+        boost::system::error_code ec;
+        http::read_header(*upstream_, upstream_buffer_, *response, ec);
+        // 101 is final: an upgrade the proxy never asks for (it refuses Upgrade requests).
+        auto status = response->get().result();
+        bool interim = http::to_status_class(status) == http::status_class::informational;
+        if (ec || !interim || status == http::status::switching_protocols)
+            return !ec;
+        if (relay(agent_, *upstream_, upstream_buffer_, *response, true) != RelayEnd::done)
+            return false;
+    }
+}
+
+// Sends an allowed request on and streams the response back.
+bool Session::forward(RequestParser& parser, const std::string& path, const std::string& rule)
+{
+    auto& request = parser.get();
+    bool head = request.method() == http::verb::head;
+    bool agent_keeps = request.keep_alive();
+    // The proxy has decided on the header: it tells the agent to send the body itself.
+    if (boost::beast::iequals(request[http::field::expect], "100-continue")) {
+        request.erase(http::field::expect);
+        boost::system::error_code ec;
+        http::write(agent_, http::response<http::empty_body>{http::status::continue_, request.version()}, ec);
+    }
+    RelayEnd sent = relay(*upstream_, agent_, agent_buffer_, parser);
+    if (sent == RelayEnd::reading)
+        return false;
+    std::optional<ResponseParser> response;
+    if (sent != RelayEnd::done || !read_final_header(response, head)) {
+        upstream_.reset();
+        std::string why = "the server closed the connection";
+        return answer(parser, path,
+                      Answer{http::status::bad_gateway, true, rule, why, "The egress proxy: " + why + ".\n"});
+    }
+    record(parser, path, response->get().result_int(), rule, "", true);
+    bool upstream_keeps = response->get().keep_alive();
+    RelayEnd returned = relay(agent_, *upstream_, upstream_buffer_, *response, head);
+    bool goes_on = returned == RelayEnd::done && agent_keeps && upstream_keeps;
+    if (!goes_on)
+        upstream_.reset();
+    return goes_on;
+}
+
+} // namespace
+
+Proxy::Proxy(ContainerContext context)
+    : context_(std::move(context)), server_tls_(make_server_tls()),
+      upstream_tls_(make_upstream_tls(context_.upstream_trust))
+{
+    if (!context_.ca)
+        throw Error("the egress proxy of container " + context_.id + ": no certificate authority", EINVAL);
+}
+
+void Proxy::serve(UniqueFd client, const Connection& connection) const noexcept
+{
+    try {
+        set_idle_timeout(client.get());
+        TlsStream agent(server_tls_.get(), std::move(client));
+        auto host = accept_agent(agent, context_, connection);
+        if (!host)
+            return;
+        Session(context_, connection, upstream_tls_.get(), agent, *host).run();
+        agent.shutdown();
+    } catch (const std::exception& e) {
+        spdlog::warn("the egress proxy of container {}: {}", context_.id, e.what());
+    }
+}
+
+} // namespace cerberus::egress

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "egress/egress_trust.hpp"
+
+#include "base/error.hpp"
+#include "base/files.hpp"
+#include "egress/certificate_authority.hpp"
+
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+namespace cerberus::egress {
+namespace {
+
+// Where the common distributions keep the bundle of trusted CAs clients read.
+constexpr const char* bundle_paths[] = {
+    "/etc/ssl/certs/ca-certificates.crt", // Debian, Ubuntu, Alpine, Arch (and OpenSSL's cert.pem links here)
+    "/etc/pki/tls/certs/ca-bundle.crt",   // Fedora, RHEL, CentOS
+    "/etc/ssl/cert.pem",                  // Alpine's LibreSSL, macOS-like images
+};
+
+constexpr const char* host_config = "/etc/cerberus/egress.json";
+
+// The file at path under the rootfs, never leaving it (its links resolved inside), when it is a regular file.
+UniqueFd open_in_root(const std::string& rootfs, const std::string& path)
+{
+    UniqueFd root(open(rootfs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!root)
+        throw_errno("opening the rootfs " + rootfs);
+    open_how how{};
+    how.flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW;
+    how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+    UniqueFd fd(static_cast<int>(syscall(SYS_openat2, root.get(), path.c_str(), &how, sizeof how)));
+    struct stat st{};
+    if (!fd || fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
+        return UniqueFd();
+    return fd;
+}
+
+std::string bundle_copy(const std::string& state_dir, size_t index)
+{
+    return trust_dir(state_dir) + "/bundle-" + std::to_string(index) + ".pem";
+}
+
+void set_unless_set(std::vector<std::string>& env, const std::string& name, const std::string& value)
+{
+    if (std::none_of(env.begin(), env.end(), [&](const std::string& entry) { return entry.starts_with(name + "="); }))
+        env.push_back(name + "=" + value);
+}
+
+std::string upstream_trust()
+{
+    auto text = files::read_file_if_exists(host_config);
+    if (!text)
+        return "";
+    try {
+        return nlohmann::json::parse(*text).value("upstream_ca", "");
+    } catch (const nlohmann::json::exception& e) {
+        throw Error(std::string(host_config) + ": " + e.what(), EINVAL);
+    }
+}
+
+} // namespace
+
+std::string trust_dir(const std::string& state_dir)
+{
+    return state_dir + "/egress";
+}
+
+std::vector<std::string> image_bundles(const std::string& rootfs)
+{
+    std::vector<std::string> found;
+    for (const char* path : bundle_paths)
+        if (open_in_root(rootfs, path))
+            found.push_back(path);
+    return found;
+}
+
+void add_trust(const policy::Policy& policy, spec::Spec& spec, const std::string& rootfs,
+               const std::string& state_dir)
+{
+    if (policy.allowed_http.empty())
+        return;
+    auto bundles = image_bundles(rootfs);
+    if (bundles.empty())
+        throw Error("policy.allowed_http: the image has none of the trust store bundles the egress proxy's CA is "
+                    "added to (/etc/ssl/certs/ca-certificates.crt, /etc/pki/tls/certs/ca-bundle.crt, "
+                    "/etc/ssl/cert.pem): its clients could not reach the hosts it names",
+                    ENOENT);
+    for (size_t i = 0; i < bundles.size(); ++i)
+        spec.mounts.push_back({bundles[i], "bind", bundle_copy(state_dir, i), {"bind", "ro", "nosuid", "nodev", "noexec"}});
+    if (spec.process) {
+        set_unless_set(spec.process->env, "NODE_EXTRA_CA_CERTS", bundles.front());
+        set_unless_set(spec.process->env, "REQUESTS_CA_BUNDLE", bundles.front());
+    }
+}
+
+void write_trust(const policy::Policy& policy, const std::string& rootfs, const std::string& state_dir)
+{
+    if (policy.allowed_http.empty())
+        return;
+    std::string dir = trust_dir(state_dir);
+    files::make_dirs(dir, 0700);
+    auto ca = CertificateAuthority::generate("Cerberus egress " + state_dir.substr(state_dir.rfind('/') + 1));
+    ca.save(dir + "/ca.crt", dir + "/ca.key");
+    std::string ca_pem = ca.cert_pem();
+    auto bundles = image_bundles(rootfs);
+    for (size_t i = 0; i < bundles.size(); ++i) {
+        UniqueFd fd = open_in_root(rootfs, bundles[i]);
+        std::string image_bundle = fd ? files::read_fd(fd.get(), rootfs + bundles[i]) : "";
+        if (!image_bundle.empty() && image_bundle.back() != '\n')
+            image_bundle += '\n';
+        files::write_file_atomic(bundle_copy(state_dir, i), image_bundle + ca_pem, 0644);
+    }
+}
+
+std::shared_ptr<const Proxy> proxy_for(const std::string& id, uint64_t cgroup_id,
+                                       const std::vector<policy::HttpRule>& rules, const std::string& egress_dir)
+{
+    ContainerContext context;
+    context.id = id;
+    context.cgroup_id = cgroup_id;
+    context.rules = rules;
+    context.ca = std::make_shared<const CertificateAuthority>(
+        CertificateAuthority::load(egress_dir + "/ca.crt", egress_dir + "/ca.key"));
+    context.upstream_trust = upstream_trust();
+    return std::make_shared<const Proxy>(std::move(context));
+}
+
+} // namespace cerberus::egress

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+// Streams one HTTP/1.1 message from a parser that has read its header to the
+// other side through Beast's serializer, the body in chunks as it arrives (a
+// body of any size is never held whole).
+#pragma once
+
+#include "egress/tls_stream.hpp"
+
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
+
+namespace cerberus::egress {
+
+namespace http = boost::beast::http;
+
+// Which side a relay broke on.
+enum class RelayEnd { done, reading, writing };
+
+// Writes parser's message (its header read and maybe changed) to output, then
+// its body as read from input. header_only: the answer to a HEAD, no body.
+template <bool is_request>
+RelayEnd relay(TlsStream& output, TlsStream& input, boost::beast::flat_buffer& buffer,
+               http::parser<is_request, http::buffer_body>& parser, bool header_only = false)
+{
+    auto& message = parser.get();
+    http::serializer<is_request, http::buffer_body> serializer{message};
+    boost::system::error_code ec;
+    http::write_header(output, serializer, ec);
+    if (ec)
+        return RelayEnd::writing;
+    if (header_only)
+        return RelayEnd::done;
+    char chunk[64 * 1024];
+    do {
+        message.body().data = nullptr;
+        message.body().size = 0;
+        if (!parser.is_done()) {
+            message.body().data = chunk;
+            message.body().size = sizeof chunk;
+            http::read(input, buffer, parser, ec);
+            if (ec && ec != http::error::need_buffer)
+                return RelayEnd::reading;
+            message.body().size = sizeof chunk - message.body().size;
+            message.body().data = chunk;
+        }
+        message.body().more = !parser.is_done();
+        http::write(output, serializer, ec);
+        if (ec && ec != http::error::need_buffer)
+            return RelayEnd::writing;
+    } while (!serializer.is_done());
+    return RelayEnd::done;
+}
+
+} // namespace cerberus::egress

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: Apache-2.0
+// A blocking TLS connection (an SSL over a socket it owns) as Boost.Beast's
+// SyncReadStream and SyncWriteStream, so Beast's HTTP/1.1 parser and
+// serializer read and write through OpenSSL directly.
+#pragma once
+
+#include "base/fd.hpp"
+#include "egress/tls_handles.hpp"
+
+#include <boost/asio/buffer.hpp>
+#include <boost/system/error_code.hpp>
+#include <boost/system/system_error.hpp>
+
+#include <cstddef>
+#include <string>
+
+namespace cerberus::egress {
+
+class TlsStream {
+public:
+    // An SSL of ctx over fd, not yet handshaken.
+    TlsStream(SSL_CTX* ctx, UniqueFd fd);
+
+    SSL* ssl() const { return ssl_.get(); }
+    // The TLS handshake as server or client: whether it completed. On failure
+    // error() says why.
+    bool accept();
+    bool connect();
+    // Why the last operation failed, in words.
+    const std::string& error() const { return error_; }
+    // Sends close_notify (best effort: the peer may be gone).
+    void shutdown() noexcept;
+
+    template <typename MutableBuffers>
+    size_t read_some(const MutableBuffers& buffers, boost::system::error_code& ec)
+    {
+        auto buffer = first_nonempty<boost::asio::mutable_buffer>(buffers);
+        return transfer(buffer.data(), buffer.size(), false, ec);
+    }
+    template <typename ConstBuffers>
+    size_t write_some(const ConstBuffers& buffers, boost::system::error_code& ec)
+    {
+        auto buffer = first_nonempty<boost::asio::const_buffer>(buffers);
+        return transfer(const_cast<void*>(buffer.data()), buffer.size(), true, ec);
+    }
+    template <typename MutableBuffers>
+    size_t read_some(const MutableBuffers& buffers)
+    {
+        return or_throw([&](auto& ec) { return read_some(buffers, ec); });
+    }
+    template <typename ConstBuffers>
+    size_t write_some(const ConstBuffers& buffers)
+    {
+        return or_throw([&](auto& ec) { return write_some(buffers, ec); });
+    }
+
+private:
+    template <typename Buffer, typename Buffers>
+    static Buffer first_nonempty(const Buffers& buffers)
+    {
+        for (auto it = boost::asio::buffer_sequence_begin(buffers); it != boost::asio::buffer_sequence_end(buffers);
+             ++it)
+            if (Buffer(*it).size() > 0)
+                return Buffer(*it);
+        return Buffer();
+    }
+    size_t transfer(void* data, size_t size, bool write, boost::system::error_code& ec);
+    template <typename Fn>
+    size_t or_throw(Fn&& fn)
+    {
+        boost::system::error_code ec;
+        size_t n = fn(ec);
+        if (ec)
+            throw boost::system::system_error(ec);
+        return n;
+    }
+    bool handshake(int rc);
+
+    UniqueFd fd_;
+    SslPtr ssl_;
+    std::string error_;
+};
+
+} // namespace cerberus::egress

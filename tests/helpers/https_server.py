@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+# An HTTPS server for the egress proxy's tests, run in a network namespace the
+# test made: answers every method with 200 and a body naming the method, the
+# path, the Host and the Authorization header it got, and the length of the
+# body it read; GET .../big?n=BYTES answers that many bytes. HTTP/1.1 keep-alive.
+# Usage: https_server.py ADDRESS PORT CERT KEY
+import http.server
+import socketserver
+import ssl
+import sys
+
+ADDRESS, PORT, CERT, KEY = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, fmt, *args):
+        sys.stderr.write(fmt % args + "\n")
+
+    def answer(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        received = 0
+        while received < length:
+            chunk = self.rfile.read(min(65536, length - received))
+            if not chunk:
+                break
+            received += len(chunk)
+        path, _, query = self.path.partition("?")
+        if path.endswith("/big"):
+            size = int(query.partition("=")[2])
+            self.send_response(200)
+            self.send_header("Content-Length", str(size))
+            self.end_headers()
+            block = b"x" * 65536
+            while size > 0:
+                self.wfile.write(block[: min(size, len(block))])
+                size -= min(size, len(block))
+            return
+        body = ("method=%s path=%s host=%s authorization=%s received=%d\n" % (
+            self.command, self.path, self.headers.get("Host"), self.headers.get("Authorization"),
+            received)).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = do_PUT = do_DELETE = answer
+
+
+class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+
+
+context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+context.load_cert_chain(CERT, KEY)
+server = Server((ADDRESS, PORT), Handler)
+server.socket = context.wrap_socket(server.socket, server_side=True)
+server.serve_forever()
