@@ -144,7 +144,8 @@ std::string rule_text(const cerb_event& e)
     case CERB_RULE_OUTSIDE_CONTAINER: return "not in the container: another process, the host's keyrings";
     case CERB_RULE_OWNER_UNREMEMBERED: return "no room to remember who set a file's owner";
     case CERB_RULE_NO_DNS_GATE: return "no DNS gate serves the container: its queries fail closed";
-    case CERB_RULE_NO_EGRESS_PROXY: return "no egress proxy serves the container: its connections to allowed_http hosts fail closed";
+    case CERB_RULE_NO_EGRESS_PROXY:
+        return "no egress proxy serves the container: its connections to allowed_http hosts fail closed";
     }
     return "rule-" + std::to_string(e.rule);
 }

@@ -27,7 +27,7 @@ namespace cerberus::dns {
 
 namespace {
 
-constexpr int max_proxied_per_container = 128; // connections open at once; more are closed at once, and recorded
+constexpr int max_proxied_per_container = 128; // connections open at once; more are closed at once (the log says so)
 constexpr timeval upstream_connect_wait{10, 0};
 
 // The address as the gate's table keys it: IPv6, IPv4 mapped.
@@ -51,8 +51,8 @@ std::string endpoint_text(const Endpoint& endpoint)
 
 audit::HttpExchange exchange_of(const egress::HttpRecord& record, const std::string& address)
 {
-    return {record.kind, record.allowed ? "allowed" : "denied", record.server_name, record.method, record.url, address, record.rule,
-            record.reason, record.status};
+    return {record.kind,   record.allowed ? "allowed" : "denied", record.server_name, record.method, record.url,
+            address,       record.rule,                           record.reason,      record.status};
 }
 
 // A TCP connection to where the agent was going, from the agent's network namespace (the gate's own network
@@ -75,7 +75,8 @@ UniqueFd connect_upstream(int netns, const Endpoint& original)
 std::shared_ptr<EgressShare> egress_share(const Registration& registration, int netns)
 {
     auto share = std::make_shared<EgressShare>();
-    share->proxy = egress::proxy_for(registration.id, registration.cgroup_id, registration.http, registration.egress_dir);
+    share->proxy =
+        egress::proxy_for(registration.id, registration.cgroup_id, registration.http, registration.egress_dir);
     share->netns.reset(check(fcntl(netns, F_DUPFD_CLOEXEC, 0), "duplicating the network namespace's fd"));
     return share;
 }

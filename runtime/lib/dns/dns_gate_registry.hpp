@@ -36,7 +36,8 @@ struct Registration {
     std::vector<std::string> nameservers; // "192.0.2.53:53", "[2001:db8::53]:53"
     std::vector<NameRule> ask_names; // ask_hosts: a lookup held until an operator answers
     std::chrono::milliseconds ask_timeout{0}; // then refused
-    std::vector<policy::HttpRule> http; // allowed_http: its hosts are reached through the egress proxy, which judges each request
+    // allowed_http: its hosts are reached through the egress proxy, which judges each request
+    std::vector<policy::HttpRule> http;
     std::string egress_dir; // the proxy's CA for the container (egress/egress_trust.hpp); empty without http
 };
 

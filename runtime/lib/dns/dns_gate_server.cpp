@@ -106,7 +106,8 @@ void Gate::add(Registration registration)
     // Each container of a namespace has sockets of its own, on its own port: the socket a query arrives on
     // says whose policy judges it. A restarted gate binds the port the programs steer to already.
     // What the proxy's connections need, ready before any is accepted (its CA's key read here, or create fails).
-    auto egress = container.registration.http.empty() ? nullptr : egress_share(container.registration, container.netns.get());
+    auto egress = container.registration.http.empty() ? nullptr
+                                                      : egress_share(container.registration, container.netns.get());
     std::optional<uint16_t> recorded = ports_->recorded(cgroup_id);
     GateSockets gate;
     UniqueFd up4, up6;

@@ -40,7 +40,7 @@ std::string refusal_of(const Handshake& handshake)
         return "no server name (SNI) in the TLS ClientHello";
     if (!policy::http_host_allowed(handshake.context.rules, name, port))
         return "the server name " + name + ":" + std::to_string(port) + " is not in allowed_http";
-    if (!handshake.connection.admitted(name))
+    if (!handshake.connection.admitted(normalized_host(name))) // as the gate keeps names
         return "the server name " + name +
                " was not admitted by the DNS gate for the address dialled (domain fronting?)";
     return "";

@@ -94,7 +94,8 @@ void add_trust(const policy::Policy& policy, spec::Spec& spec, const std::string
                     "/etc/ssl/cert.pem): its clients could not reach the hosts it names",
                     ENOENT);
     for (size_t i = 0; i < bundles.size(); ++i)
-        spec.mounts.push_back({bundles[i], "bind", bundle_copy(state_dir, i), {"bind", "ro", "nosuid", "nodev", "noexec"}});
+        spec.mounts.push_back(
+            {bundles[i], "bind", bundle_copy(state_dir, i), {"bind", "ro", "nosuid", "nodev", "noexec"}});
     if (spec.process) {
         set_unless_set(spec.process->env, "NODE_EXTRA_CA_CERTS", bundles.front());
         set_unless_set(spec.process->env, "REQUESTS_CA_BUNDLE", bundles.front());
