@@ -18,7 +18,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <cstring>
 #include <set>
 #include <string>
 #include <thread>
@@ -30,22 +29,9 @@ namespace {
 constexpr int max_proxied_per_container = 128; // connections open at once; more are closed at once (the log says so)
 constexpr timeval upstream_connect_wait{10, 0};
 
-// The address as the gate's table keys it: IPv6, IPv4 mapped.
-Address table_address(const Endpoint& endpoint)
-{
-    Address address{};
-    if (endpoint.family == AF_INET) {
-        address[10] = address[11] = 0xff;
-        std::memcpy(address.data() + 12, endpoint.addr.data(), 4);
-    } else {
-        std::memcpy(address.data(), endpoint.addr.data(), 16);
-    }
-    return address;
-}
-
 std::string endpoint_text(const Endpoint& endpoint)
 {
-    std::string address = address_text(table_address(endpoint));
+    std::string address = address_text(address_of(endpoint));
     return (endpoint.family == AF_INET6 ? "[" + address + "]" : address) + ":" + std::to_string(endpoint.port);
 }
 
@@ -102,7 +88,7 @@ void Gate::accept_proxied(uint64_t cgroup_id, int fd)
             continue;
         }
         ++share->connections;
-        std::set<std::string> names = table_->names_at(cgroup_id, table_address(*original));
+        std::set<std::string> names = table_->names_at(cgroup_id, address_of(*original));
         egress::Connection connection{
             .original = {original->family, original->addr, original->port},
             .admitted = [names](const std::string& name) { return names.count(name) != 0; },

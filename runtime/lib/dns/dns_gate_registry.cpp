@@ -112,6 +112,18 @@ std::optional<Endpoint> parse_endpoint(const std::string& text)
     return endpoint;
 }
 
+Address address_of(const Endpoint& endpoint)
+{
+    Address address{};
+    if (endpoint.family == AF_INET) {
+        address[10] = address[11] = 0xff;
+        std::copy_n(endpoint.addr.begin(), 4, address.begin() + 12);
+    } else {
+        address = endpoint.addr;
+    }
+    return address;
+}
+
 namespace {
 
 nlohmann::json names_json(const std::vector<NameRule>& rules)
@@ -272,12 +284,7 @@ std::vector<Admitted> read_admitted(uint64_t cgroup_id)
                                                : entry.at("address").get<std::string>() + ":1");
             if (!endpoint)
                 continue;
-            if (endpoint->family == AF_INET) {
-                one.address[10] = one.address[11] = 0xff;
-                std::copy_n(endpoint->addr.begin(), 4, one.address.begin() + 12);
-            } else {
-                one.address = endpoint->addr;
-            }
+            one.address = address_of(*endpoint);
             admitted.push_back(one);
         } catch (const std::exception&) {
         }

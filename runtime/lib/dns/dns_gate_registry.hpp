@@ -63,6 +63,9 @@ struct Endpoint {
 // "1.2.3.4:53" or "[::1]:53"; nullopt when it is not one.
 std::optional<Endpoint> parse_endpoint(const std::string& text);
 
+// The endpoint's address as the gate's table and CERB_MAP_NAMES key it: IPv6, IPv4 mapped.
+Address address_of(const Endpoint& endpoint);
+
 nlohmann::json to_json(const Registration& registration);
 Registration registration_from_json(const nlohmann::json& j); // throws on a malformed one
 
