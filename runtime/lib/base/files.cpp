@@ -29,15 +29,10 @@ std::optional<std::string> read_file_if_exists(const std::string& path)
         return std::nullopt;
     if (!fd)
         throw_errno("open " + path);
-    return read_fd(fd.get(), path);
-}
-
-std::string read_fd(int fd, const std::string& path)
-{
     std::string content;
     char buf[4096];
     for (;;) {
-        ssize_t n = ::read(fd, buf, sizeof buf);
+        ssize_t n = ::read(fd.get(), buf, sizeof buf);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)

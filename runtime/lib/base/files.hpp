@@ -11,8 +11,6 @@ namespace cerberus::files {
 std::string read_file(const std::string& path);
 // Same, but nullopt when the file does not exist.
 std::optional<std::string> read_file_if_exists(const std::string& path);
-// What is left to read of an open file; path names it in errors.
-std::string read_fd(int fd, const std::string& path);
 void write_file(const std::string& path, const std::string& content);
 
 // Replaces path atomically: readers see the old or the new content, never a

@@ -4,12 +4,10 @@
 #include "base/error.hpp"
 #include "base/files.hpp"
 #include "egress/certificate_authority.hpp"
+#include "rootfs/paths.hpp"
 
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -27,16 +25,20 @@ constexpr const char* bundle_paths[] = {
 
 constexpr const char* host_config = "/etc/cerberus/egress.json";
 
-// The file at path under the rootfs, never leaving it (its links resolved inside), when it is a regular file.
-UniqueFd open_in_root(const std::string& rootfs, const std::string& path)
+UniqueFd open_root(const std::string& rootfs)
 {
     UniqueFd root(open(rootfs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!root)
         throw_errno("opening the rootfs " + rootfs);
-    open_how how{};
-    how.flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW;
-    how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
-    UniqueFd fd(static_cast<int>(syscall(SYS_openat2, root.get(), path.c_str(), &how, sizeof how)));
+    return root;
+}
+
+// The file at path in the image (never leaving it: links on the way resolved inside), when it is a regular file
+// itself: a link there (an image's second name for a bundle) is passed over, and nothing is opened for reading
+// before its type is known (a FIFO would hold create up).
+UniqueFd regular_file(int root, const std::string& path)
+{
+    UniqueFd fd = paths::open(root, path, O_PATH | O_NOFOLLOW);
     struct stat st{};
     if (!fd || fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
         return UniqueFd();
@@ -75,9 +77,10 @@ std::string trust_dir(const std::string& state_dir)
 
 std::vector<std::string> image_bundles(const std::string& rootfs)
 {
+    UniqueFd root = open_root(rootfs);
     std::vector<std::string> found;
     for (const char* path : bundle_paths)
-        if (open_in_root(rootfs, path))
+        if (regular_file(root.get(), path))
             found.push_back(path);
     return found;
 }
@@ -111,10 +114,12 @@ void write_trust(const policy::Policy& policy, const std::string& rootfs, const 
     auto ca = CertificateAuthority::generate("Cerberus egress " + state_dir.substr(state_dir.rfind('/') + 1));
     ca.save(dir + "/ca.crt", dir + "/ca.key");
     std::string ca_pem = ca.cert_pem();
+    UniqueFd root = open_root(rootfs);
     auto bundles = image_bundles(rootfs);
     for (size_t i = 0; i < bundles.size(); ++i) {
-        UniqueFd fd = open_in_root(rootfs, bundles[i]);
-        std::string image_bundle = fd ? files::read_fd(fd.get(), rootfs + bundles[i]) : "";
+        UniqueFd fd = regular_file(root.get(), bundles[i]);
+        // Read through the fd's own link: the file whose type was checked, whatever the path holds now.
+        std::string image_bundle = fd ? files::read_file("/proc/self/fd/" + std::to_string(fd.get())) : "";
         if (!image_bundle.empty() && image_bundle.back() != '\n')
             image_bundle += '\n';
         files::write_file_atomic(bundle_copy(state_dir, i), image_bundle + ca_pem, 0644);
