@@ -23,13 +23,7 @@
 set -uo pipefail
 : "${CERBERUS:?}" "${ROOT:?}" "${BUNDLE:?}" "${ID:?}" "${WORK:?}"
 mode=$1
-failures=0
-ok() { echo "ok $*"; }
-fail() { echo "FAIL $*"; failures=$((failures + 1)); }
-expect() { # expect DESCRIPTION COMMAND...: passes when the command succeeds
-    local what=$1; shift
-    if "$@"; then ok "$what"; else fail "$what"; fi
-}
+. "$(dirname "$0")/script_checks.bash"
 
 mount --make-rprivate /
 mount -t bpf bpf /sys/fs/bpf
@@ -83,13 +77,6 @@ ask() { python3 -c 'import socket,sys
 s=socket.socket(socket.AF_UNIX,socket.SOCK_SEQPACKET); s.connect(sys.argv[1]); s.send(sys.argv[2].encode()); print(s.recv(512).decode())' "$run_dir/gate.sock" "$1"; }
 wait_for_gate() { for _ in $(seq 50); do [ -S "$run_dir/gate.sock" ] && break; sleep 0.1; done; }
 
-output_has() { # output_has PATTERN COMMAND...: the command's output matches the pattern, whatever its status
-    local pattern=$1 output; shift
-    output=$("$@" 2>&1)
-    grep -q -- "$pattern" <<<"$output" && return
-    echo "said: $output"
-    return 1
-}
 state_has() { "$CERBERUS" --root "$ROOT" state "$ID" | jq -e "$1" >/dev/null; }
 cgroup_of() { stat -c %i "$(findmnt -n -t cgroup2 -o TARGET | head -1)$(sed -n 's/^0:://p' "/proc/$1/cgroup")"; }
 

@@ -12,20 +12,7 @@
 # counts the failures.
 set -uo pipefail
 : "${CERBERUS:?}" "${ROOT:?}" "${BUNDLE:?}" "${ID:?}" "${WORK:?}" "${HELPERS:?}"
-failures=0
-ok() { echo "ok $*"; }
-fail() { echo "FAIL $*"; failures=$((failures + 1)); }
-expect() { # expect DESCRIPTION COMMAND...: passes when the command succeeds
-    local what=$1; shift
-    if "$@"; then ok "$what"; else fail "$what"; fi
-}
-output_has() { # output_has PATTERN COMMAND...: the command's output matches the pattern, whatever its status
-    local pattern=$1 output; shift
-    output=$("$@" 2>&1)
-    grep -q -- "$pattern" <<<"$output" && return
-    echo "said: $output"
-    return 1
-}
+. "$(dirname "$0")/script_checks.bash"
 
 mount --make-rprivate /
 mount -t bpf bpf /sys/fs/bpf
