@@ -24,7 +24,7 @@ namespace cerberus::egress {
 // the bundles the container sees).
 std::string trust_dir(const std::string& state_dir);
 
-// The image's trust store bundles, of those clients read, that rootfs holds as files.
+// The image's trust store bundles, of those clients read, that rootfs holds as regular files.
 std::vector<std::string> image_bundles(const std::string& rootfs);
 
 // create, deciding: for a policy with allowed_http, the read-only mounts of
