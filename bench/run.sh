@@ -283,7 +283,9 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 print_report
 
 # The policy's own costs (loops inside and outside, policed scale, a denial burst), in this namespace.
-if "$build/cerberus" check | grep -q '^--enforcement auto picks: [a-z]'; then
+# grep reads the whole report: with -q it would stop at the match and, under pipefail, the check's
+# SIGPIPE would read as a host without a backend.
+if "$build/cerberus" check | grep '^--enforcement auto picks: [a-z]' >/dev/null; then
     echo "bench: the agent policy, natively" >&2
     "$here/policy_native.sh" "$build" --reps "$((runs < 15 ? runs : 15))" --scale "$scale"
 else
