@@ -130,4 +130,19 @@ void make_dirs(const std::string& path, unsigned mode)
         throw_errno("mkdir " + path);
 }
 
+std::optional<std::string> read_host_file(const std::string& path, const std::string& what)
+{
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    if (!fd) {
+        if (errno == ENOENT)
+            return std::nullopt;
+        throw_errno("opening " + path);
+    }
+    struct stat st{};
+    check(fstat(fd.get(), &st), "fstat " + path);
+    if (!S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022))
+        throw Error(path + ": " + what + " must be a regular file of root's that no one else may write", EPERM);
+    return files::read_file("/proc/self/fd/" + std::to_string(fd.get()));
+}
+
 } // namespace cerberus::files

@@ -19,6 +19,11 @@ void write_file_atomic(const std::string& path, const std::string& content, unsi
 
 bool exists(const std::string& path);
 
+// A host-side file the runtime's daemons trust (credentials, a tool's policy, their configuration): its text,
+// or nullopt when there is none; throws unless it is a regular file of root's that no one else may write
+// (what: "a credentials file", in the message).
+std::optional<std::string> read_host_file(const std::string& path, const std::string& what);
+
 struct DirEntry {
     std::string name;
     unsigned char type; // DT_DIR, DT_REG...; DT_UNKNOWN where the file system does not say

@@ -214,7 +214,7 @@ namespace {
 // The configuration's "tools" entry for tool, checked as the credentials are: the binary is the host's trust.
 std::optional<std::string> configured_binary(const std::string& tool, const std::string& config)
 {
-    auto text = read_host_file(config, "the broker's configuration");
+    auto text = files::read_host_file(config, "the broker's configuration");
     if (!text)
         return std::nullopt;
     auto doc = nlohmann::json::parse(*text, nullptr, false);
@@ -266,7 +266,7 @@ std::vector<std::string> directories_below(const std::string& top, const std::st
 std::vector<std::string> tool_environment(const std::string& tool, const std::string& dir)
 {
     std::vector<std::string> env = {std::string("PATH=") + tool_path, "HOME=/", "LANG=C.UTF-8"}; // root's home is not the tool's
-    auto text = read_host_file(dir + "/" + tool + ".env", "a credentials file");
+    auto text = files::read_host_file(dir + "/" + tool + ".env", "a credentials file");
     if (!text)
         return env;
     std::istringstream lines(*text);

@@ -41,7 +41,7 @@ Caller identify_caller(int connection_fd, const std::string& cgroup2, uint64_t c
 // inside); throws when it is no directory there.
 UniqueFd resolve_cwd(const Caller& caller, const std::string& cwd);
 
-// The host's binary for tool: the one the host's broker configuration (config, read_host_file's) names
+// The host's binary for tool: the one the host's broker configuration (config, files::read_host_file's) names
 // under "tools" ({"tools": {"kubectl": "/opt/k8s/bin/kubectl"}}: absolute, root's, writable by root alone),
 // else the first on the broker's fixed PATH; throws naming the file and the field for a bad entry, ENOENT
 // when there is none.

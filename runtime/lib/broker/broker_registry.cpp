@@ -6,26 +6,9 @@
 #include "base/served_containers.hpp"
 #include "policy/policy_commands.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 namespace cerberus::broker {
-
-std::optional<std::string> read_host_file(const std::string& path, const std::string& what)
-{
-    UniqueFd fd(open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-    if (!fd) {
-        if (errno == ENOENT)
-            return std::nullopt;
-        throw_errno("opening " + path);
-    }
-    struct stat st{};
-    check(fstat(fd.get(), &st), "fstat " + path);
-    if (!S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022))
-        throw Error(path + ": " + what + " must be a regular file of root's that no one else may write", EPERM);
-    return files::read_file("/proc/self/fd/" + std::to_string(fd.get()));
-}
 
 daemon::Daemon broker_daemon()
 {

@@ -28,11 +28,6 @@ inline constexpr const char* credentials_dir = "/etc/cerberus/credentials";
 
 daemon::Daemon broker_daemon();
 
-// A host-side file the broker trusts (credentials, a tool's policy, its own configuration): its text, or
-// nullopt when there is none; throws unless it is a regular file of root's that no one else may write
-// (what: "a credentials file", in the message).
-std::optional<std::string> read_host_file(const std::string& path, const std::string& what);
-
 struct Registration {
     std::string id;
     uint64_t cgroup_id = 0;

@@ -2,7 +2,7 @@
 #include "broker/decision_hook.hpp"
 
 #include "base/error.hpp"
-#include "broker/broker_registry.hpp"
+#include "base/files.hpp"
 
 #include <httplib.h>
 #include <sys/socket.h>
@@ -67,7 +67,7 @@ HookVerdict post(const DecisionHook& hook, const std::string& body)
 
 std::optional<DecisionHook> read_decision_hook(const std::string& path)
 {
-    auto text = read_host_file(path, "the broker's configuration");
+    auto text = files::read_host_file(path, "the broker's configuration");
     if (!text)
         return std::nullopt;
     json config = json::parse(*text, nullptr, false);

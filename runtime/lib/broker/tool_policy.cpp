@@ -57,7 +57,7 @@ void check_fits_a_tool(const policy::Policy& policy)
 std::optional<policy::Policy> read_tool_policy(const std::string& tool, const std::string& dir)
 {
     std::string path = dir + "/" + tool + ".policy";
-    auto text = read_host_file(path, "a tool's policy");
+    auto text = files::read_host_file(path, "a tool's policy");
     if (!text)
         return std::nullopt;
     return with_context(path, [&] {
