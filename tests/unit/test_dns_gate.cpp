@@ -3,8 +3,10 @@
 // the REFUSED reply, which addresses are admitted with which ports and until
 // when, its trail record and its registration file.
 #include "audit/audit_format.hpp"
+#include "base/fd.hpp"
 #include "dns/dns_admission.hpp"
 #include "dns/dns_answers.hpp"
+#include "dns/dns_gate.hpp"
 #include "dns/dns_gate_registry.hpp"
 #include "dns_messages.hpp"
 #include "policy/policy_check.hpp"
@@ -13,8 +15,13 @@
 
 #include <arpa/inet.h>
 #include <arpa/nameser.h>
+#include <fcntl.h>
 #include <resolv.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -288,4 +295,18 @@ TEST_CASE("dns: the nameservers of a resolv.conf, as glibc reads them")
     CHECK_FALSE(parse_endpoint("192.0.2.1:0"));
     CHECK_FALSE(parse_endpoint("192.0.2.1:53x"));
     CHECK_FALSE(parse_endpoint("example.com:53"));
+}
+
+TEST_CASE("dns: the container's resolv.conf is read only as a regular file; a FIFO there does not hold create up")
+{
+    auto rootfs = std::filesystem::temp_directory_path() / ("cerb-resolv-" + std::to_string(getpid()));
+    std::filesystem::create_directories(rootfs / "etc");
+    REQUIRE(mkfifo((rootfs / "etc/resolv.conf").c_str(), 0644) == 0);
+    UniqueFd root(open(rootfs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    CHECK(container_nameservers(root.get()) == nameservers_of("")); // as if it had none
+    // Control: the same path as a regular file is read.
+    std::filesystem::remove(rootfs / "etc/resolv.conf");
+    std::ofstream(rootfs / "etc/resolv.conf") << "nameserver 192.0.2.53\n";
+    CHECK(container_nameservers(root.get()) == std::vector<std::string>{"192.0.2.53:53"});
+    std::filesystem::remove_all(rootfs);
 }

@@ -5,10 +5,10 @@
 #include "base/error.hpp"
 #include "base/files.hpp"
 #include "dns/dns_gate_registry.hpp"
+#include "rootfs/paths.hpp"
 
 #include <fcntl.h>
-#include <linux/openat2.h>
-#include <sys/syscall.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <spdlog/spdlog.h>
@@ -17,17 +17,17 @@ namespace cerberus::dns {
 
 std::vector<std::string> container_nameservers(int root_fd)
 {
-    open_how how{};
-    how.flags = O_RDONLY | O_CLOEXEC;
-    how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
-    UniqueFd fd(static_cast<int>(syscall(SYS_openat2, root_fd, "etc/resolv.conf", &how, sizeof(how))));
+    // Its type checked before it is opened for reading: a FIFO there would hold create up.
+    UniqueFd path = paths::open(root_fd, "etc/resolv.conf", O_PATH);
+    struct stat st{};
     std::string text;
-    if (fd) {
+    if (path && fstat(path.get(), &st) == 0 && S_ISREG(st.st_mode)) {
+        UniqueFd fd(open(("/proc/self/fd/" + std::to_string(path.get())).c_str(), O_RDONLY | O_CLOEXEC));
+        if (!fd)
+            throw_errno("reading the container's /etc/resolv.conf");
         char buf[4096];
         for (ssize_t n; (n = read(fd.get(), buf, sizeof(buf))) > 0 && text.size() < 65536;)
             text.append(buf, static_cast<size_t>(n));
-    } else if (errno != ENOENT) {
-        throw_errno("reading the container's /etc/resolv.conf");
     }
     return nameservers_of(text);
 }
