@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 using namespace cerberus;
 using namespace cerberus::policy;
@@ -251,6 +252,17 @@ TEST_CASE("policy: what it forces, applied to a process")
     CHECK(caps.inheritable.empty());
     CHECK(caps.permitted == std::vector<std::string>{"CAP_KILL"});
     CHECK(caps.ambient.empty());
+}
+
+TEST_CASE("policy: a default variable is added to a process that does not set it, never over one that does")
+{
+    spec::Process process;
+    process.env = {"PATH=/bin", "REQUESTS_CA_BUNDLE=/own.pem"};
+    launch::ProcessConstraints forced{.default_env = {"REQUESTS_CA_BUNDLE=/etc/ssl/cert.pem", "GH_TOKEN=placeholder"}};
+    forced.apply_to(process);
+    CHECK(process.env == std::vector<std::string>{"PATH=/bin", "REQUESTS_CA_BUNDLE=/own.pem", "GH_TOKEN=placeholder"});
+    forced.apply_to(process); // twice: once at create, once more where exec applies the state's
+    CHECK(process.env.size() == 3);
 }
 
 TEST_CASE("policy: required of a config the caller cannot change (an OCI hook's), naming the field")

@@ -99,7 +99,9 @@ TEST_CASE("state store: a container's directory, its state and exec.fifo")
     s.cgroup_path = "/x/c1";
     s.hooks.poststart = {{"/bin/true", {"true", "x"}, {"A=1"}, 5}};
     s.hooks.poststop = {{"/bin/false", {}, {}, std::nullopt}};
-    s.forced = {.no_new_privileges = true, .forbidden_capabilities = (1ULL << 21) | (1ULL << 13)};
+    s.forced = {.no_new_privileges = true,
+                .forbidden_capabilities = (1ULL << 21) | (1ULL << 13),
+                .default_env = {"REQUESTS_CA_BUNDLE=/etc/ssl/certs/ca-certificates.crt"}};
     dir.save(s);
 
     // Opening it to read must not wait for the lock the creator holds.
@@ -116,6 +118,7 @@ TEST_CASE("state store: a container's directory, its state and exec.fifo")
     CHECK_FALSE(loaded.hooks.poststop[0].timeout);
     CHECK(loaded.forced.no_new_privileges);
     CHECK(loaded.forced.forbidden_capabilities == s.forced.forbidden_capabilities);
+    CHECK(loaded.forced.default_env == s.forced.default_env);
     // Hooks are kept in config.json's own form, not as a string inside the state.
     std::ifstream file(root.path + "/state/c1/state.json");
     std::string text((std::istreambuf_iterator<char>(file)), {});

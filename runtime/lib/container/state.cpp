@@ -39,7 +39,9 @@ json constraints_json(const launch::ProcessConstraints& forced)
     for (unsigned cap = 0; cap < 64; ++cap)
         if (forced.forbidden_capabilities & (uint64_t{1} << cap))
             caps.push_back(capabilities::describe(cap));
-    return {{"noNewPrivileges", forced.no_new_privileges}, {"forbiddenCapabilities", caps}};
+    return {{"noNewPrivileges", forced.no_new_privileges},
+            {"forbiddenCapabilities", caps},
+            {"defaultEnv", forced.default_env}};
 }
 
 launch::ProcessConstraints constraints_from_json(const json& j)
@@ -52,6 +54,7 @@ launch::ProcessConstraints constraints_from_json(const json& j)
             throw Error("forced.forbiddenCapabilities: unknown capability \"" + name + "\"", EINVAL);
         forced.forbidden_capabilities |= uint64_t{1} << *cap;
     }
+    forced.default_env = j.value("defaultEnv", std::vector<std::string>{}); // absent in states written before it
     return forced;
 }
 

@@ -39,6 +39,12 @@ int executable_error(const std::string& path)
 void ProcessConstraints::apply_to(spec::Process& process) const
 {
     process.no_new_privileges = process.no_new_privileges || no_new_privileges;
+    for (const auto& entry : default_env) {
+        std::string name = entry.substr(0, entry.find('=') + 1);
+        if (std::none_of(process.env.begin(), process.env.end(),
+                         [&](const std::string& set) { return set.starts_with(name); }))
+            process.env.push_back(entry);
+    }
     if (!process.capabilities || !forbidden_capabilities)
         return;
     auto forbidden = [&](const std::string& name) {

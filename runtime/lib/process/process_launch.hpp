@@ -21,8 +21,9 @@ namespace cerberus::launch {
 struct ProcessConstraints {
     bool no_new_privileges = false;
     uint64_t forbidden_capabilities = 0; // bit n: capability n, in none of the five sets
+    std::vector<std::string> default_env; // NAME=VALUE, for a process whose env does not set NAME
 
-    // Sets no_new_privileges and removes the forbidden capabilities from process.
+    // Sets no_new_privileges, removes the forbidden capabilities and adds the default variables to process.
     void apply_to(spec::Process& process) const;
 };
 
