@@ -2,9 +2,12 @@
 # SPDX-License-Identifier: Apache-2.0
 # An HTTPS server for the egress proxy's tests, run in a network namespace the
 # test made: answers every method with 200 and a body naming the method, the
-# path, the Host and the Authorization header it got, and the length of the
-# body it read; GET .../big?n=BYTES answers that many bytes. HTTP/1.1 keep-alive.
+# path, the Host and the Authorization header it got (also echoed in the
+# X-Echo-Authorization header), and the length of the body it read;
+# GET .../big?n=BYTES answers that many bytes, .../gzip the same body
+# gzip-encoded. HTTP/1.1 keep-alive.
 # Usage: https_server.py ADDRESS PORT CERT KEY
+import gzip
 import http.server
 import socketserver
 import ssl
@@ -43,6 +46,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             received)).encode()
         self.send_response(200)
         self.send_header("Content-Type", "text/plain")
+        self.send_header("X-Echo-Authorization", self.headers.get("Authorization") or "")
+        if path.endswith("/gzip"):
+            body = gzip.compress(body)
+            self.send_header("Content-Encoding", "gzip")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)

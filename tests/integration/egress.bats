@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: Apache-2.0
-# The egress proxy: allowed_http's request rules with curl and python3
+# The egress proxy: allowed_http's request rules and the host's credentials with curl and python3
 # against local HTTPS servers (egress.sh).
 
 load helpers
@@ -28,7 +28,7 @@ teardown() {
     rmdir /run/cerberus-dns /run/cerberus-asks /etc/cerberus 2>/dev/null || true # the script's mount points, when empty
 }
 
-@test "egress proxy: allowed requests pass, others get 403 and a record, fronting and pinned clients fail closed, a killed proxy fails closed and comes back (landlock backend)" {
+@test "egress proxy: allowed requests pass, others get 403 and a record, a host's credential is set by the proxy and never seen in the container, fronting and pinned clients fail closed, a killed proxy fails closed and comes back (landlock backend)" {
     run env CERBERUS="$CERBERUS" ROOT="$ROOT" BUNDLE="$BUNDLE" ID="$ID" WORK="$BATS_TEST_TMPDIR" \
         HELPERS="$BATS_TEST_DIRNAME/../helpers" unshare -m "$BATS_TEST_DIRNAME/egress.sh"
     echo "$output"

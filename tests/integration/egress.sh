@@ -7,9 +7,10 @@
 # network namespace: dnsmasq on 192.0.2.53 (its nameserver) and HTTPS servers
 # on 203.0.113.7 (allowed.example) and 203.0.113.9 (second.example) whose
 # certificates a CA made here signs, which /etc/cerberus/egress.json gives the
-# proxy as its upstream trust. The container runs the host's /usr read-only
-# (curl, python3). Each check prints "ok ..." or "FAIL ..."; the exit status
-# counts the failures.
+# proxy as its upstream trust, with a credential for allowed.example (its
+# secret in a host file; the container holds a placeholder). The container
+# runs the host's /usr read-only (curl, python3). Each check prints "ok ..."
+# or "FAIL ..."; the exit status counts the failures.
 set -uo pipefail
 : "${CERBERUS:?}" "${ROOT:?}" "${BUNDLE:?}" "${ID:?}" "${WORK:?}" "${HELPERS:?}"
 . "$(dirname "$0")/script_checks.bash"
@@ -38,7 +39,14 @@ tls req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$WORK/s
     -subj /CN=allowed.example
 tls x509 -req -in "$WORK/server.csr" -CA "$WORK/ca.pem" -CAkey "$WORK/ca.key" -CAcreateserial -days 2 \
     -out "$WORK/server.pem" -extfile <(printf 'subjectAltName=DNS:allowed.example,DNS:second.example\n')
-printf '{"upstream_ca": "%s"}\n' "$WORK/ca.pem" > /etc/cerberus/egress.json
+secret="s3cr3t-$RANDOM$RANDOM-token"
+placeholder=cerberus-credential-allowed
+echo "$secret" > "$WORK/allowed.token"
+cat > /etc/cerberus/egress.json <<EOF
+{"upstream_ca": "$WORK/ca.pem",
+ "credentials": {"allowed": {"host": "allowed.example", "header": "Authorization", "value": "Bearer {secret}",
+                             "secret_file": "$WORK/allowed.token", "env": "ALLOWED_TOKEN"}}}
+EOF
 cp "$WORK/ca.pem" "$BUNDLE/rootfs/etc/upstream-ca.pem" # for the client that pins its own CA
 
 echo "nameserver 192.0.2.53" > "$BUNDLE/rootfs/etc/resolv.conf"
@@ -88,6 +96,38 @@ expect "a name allowed_http does not list, on an admitted address, is refused" \
     bash -c "! $CERBERUS --root $ROOT exec $ID curl -sS -m 20 --connect-to other.example:443:203.0.113.7:443 https://other.example/"
 expect "a client pinning another CA fails closed" \
     bash -c "! $CERBERUS --root $ROOT exec $ID curl -sS -m 20 --cacert /etc/upstream-ca.pem https://allowed.example/repos/acme/x"
+
+# The credential: the agent holds the placeholder; the proxy sets the secret on allowed.example's requests
+# alone, and the server's echo of it (body and header) comes back masked.
+masked=$(printf '%*s' ${#secret} '' | sed 's/ /\\*/g') # as a pattern: the secret's length in '*'s
+expect "the agent's variable holds the placeholder" [ "$(run_in sh -c 'echo $ALLOWED_TOKEN')" = "$placeholder" ]
+expect "control: straight to the server, its echo shows what it got" \
+    output_has "authorization=Bearer $placeholder" in_ns curl -sS -m 20 --cacert "$WORK/ca.pem" \
+    --resolve allowed.example:443:203.0.113.7 -H "Authorization: Bearer $placeholder" https://allowed.example/repos/acme/x
+expect "through the proxy, the server got the secret (its echo masked to the secret's length)" \
+    output_has "authorization=Bearer $masked received" \
+    run_in sh -c 'curl -sS -m 20 -H "Authorization: Bearer $ALLOWED_TOKEN" https://allowed.example/repos/acme/x'
+expect "and without the agent sending the header at all" \
+    output_has "authorization=Bearer $masked received" run_in curl -sS -m 20 https://allowed.example/repos/acme/y
+expect "the echoing response header is masked too" \
+    output_has "X-Echo-Authorization: Bearer $masked" run_in curl -sS -m 20 -D - -o /dev/null https://allowed.example/repos/acme/x
+expect "another allowed host gets the placeholder, never the secret" \
+    output_has "authorization=Bearer $placeholder" \
+    run_in sh -c 'curl -sS -m 20 -H "Authorization: Bearer $ALLOWED_TOKEN" https://second.example/any'
+expect "control: an encoded answer from the host without a credential passes" \
+    [ "$(code_of --compressed https://second.example/any/gzip)" = 200 ]
+expect "an encoded answer to a request carrying the credential is refused (502), its body unreadable to the scrub" \
+    [ "$(code_of --compressed https://allowed.example/repos/acme/gzip)" = 502 ]
+expect "the secret is nowhere the agent reads: the responses, its processes' environments, its /etc" \
+    bash -c "! { $CERBERUS --root $ROOT exec $ID sh -c 'cat /proc/[0-9]*/environ /proc/[0-9]*/cmdline; grep -rs . /etc' 2>/dev/null
+                 $CERBERUS --root $ROOT exec $ID curl -sS -m 20 -D - https://allowed.example/repos/acme/x; } | grep -qF '$secret'"
+for _ in $(seq 30); do grep -q '"credential":"allowed"' "$trail" 2>/dev/null && break; sleep 0.1; done
+expect "the trail names the credential the proxy set" \
+    bash -c "grep '\"type\":\"http\"' '$trail' | grep '\"url\":\"https://allowed.example/repos/acme/y\"' | grep -q '\"credential\":\"allowed\"'"
+expect "control: and names none for the other host" \
+    bash -c "grep '\"type\":\"http\"' '$trail' | grep '\"server_name\":\"second.example\"' | grep '\"verdict\":\"allowed\"' | grep -vq '\"credential\"'"
+expect "and never the secret" bash -c "! grep -qF '$secret' '$trail'"
+
 for _ in $(seq 30); do grep -q '"type":"http".*"POST"' "$trail" 2>/dev/null && break; sleep 0.1; done
 expect "the trail has the POST's http denied record" \
     bash -c "grep '\"type\":\"http\"' '$trail' | grep '\"method\":\"POST\"' | grep -q '\"verdict\":\"denied\"'"

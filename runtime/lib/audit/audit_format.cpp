@@ -270,6 +270,8 @@ ordered_json http_json(const std::string& id, int64_t wall_ns, const HttpExchang
         j["reason"] = exchange.reason;
     if (exchange.status)
         j["status"] = exchange.status;
+    if (!exchange.credential.empty())
+        j["credential"] = exchange.credential;
     return j;
 }
 
@@ -409,6 +411,8 @@ std::string text_line(const std::string& json_line)
         line += " " + upper(str("verdict")) + (str("rule").empty() ? "" : " (" + str("rule") + ")");
         if (j.contains("status"))
             line += ", " + num("status");
+        if (j.contains("credential"))
+            line += ", with the credential " + str("credential");
         return str("reason").empty() ? line : line + ": " + str("reason");
     }
     if (str("type") == "dns") {

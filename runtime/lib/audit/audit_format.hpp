@@ -85,10 +85,11 @@ struct HttpExchange {
     std::string rule; // `allowed_http[1] "GET https://..."` or `not in allowed_http`
     std::string reason; // why, in words, when refused or failed
     int status = 0; // what the agent got; 0 for tls
+    std::string credential; // the host's credential the proxy set on the request (its name); "" for none
 };
 
 // {"type":"http","time":...,"id":...,"kind":...,"verdict":...,"server_name":...,["method","url",]"address",
-// "rule"[,"reason"][,"status"]}: written by the egress proxy, not the collector.
+// "rule"[,"reason"][,"status"][,"credential"]}: written by the egress proxy, not the collector.
 nlohmann::ordered_json http_json(const std::string& id, int64_t wall_ns, const HttpExchange& exchange);
 
 // One call of a host tool through the command broker, as it decided and ran it.

@@ -71,7 +71,12 @@ ContainerPolicy ContainerPolicy::decide(const RuntimeOptions& rt, const std::str
     owner.rootfs_ = rootfs;
     if (owner.prepared_.policy) {
         broker::add_mounts(*owner.prepared_.policy, spec, rootfs, owner.state_dir());
-        egress::add_trust(*owner.prepared_.policy, spec, rootfs, owner.state_dir());
+        owner.egress_ = egress::plan_egress(*owner.prepared_.policy, spec, rootfs, owner.state_dir());
+        auto& forced = owner.prepared_.forced; // recorded in the state: exec's processes get the variables too
+        forced.default_env.insert(forced.default_env.end(), owner.egress_.environment.begin(),
+                                  owner.egress_.environment.end());
+        if (spec.process)
+            forced.apply_to(*spec.process);
     }
     return owner;
 }
@@ -172,7 +177,7 @@ void ContainerPolicy::install(uint64_t cgroup_id, UniqueFd cgroup_dir, PolicyRec
         files::write_file_atomic(records.document, policy::policy_document(*prepared_.policy), 0600);
     if (!prepared_.policy->commands.empty())
         broker::make_socket_dir(state_dir()); // before the init binds it
-    egress::write_trust(*prepared_.policy, rootfs_, state_dir()); // before the init binds its bundles
+    egress::write_trust(egress_, rootfs_, state_dir()); // before the init binds its bundles
     policy::assign_cgroup(prepared_.compiled, cgroup_id_);
     armed_ = true; // install is all or nothing, and removal a no-op for what is not there
     backend_->install(prepared_.compiled, {cgroup_id_, cgroup_dir_.get()}, keys_file_);

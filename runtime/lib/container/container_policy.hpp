@@ -22,6 +22,7 @@
 #include "base/fd.hpp"
 #include "base/runtime_options.hpp"
 #include "container/state.hpp"
+#include "egress/egress_trust.hpp"
 #include "oci/spec.hpp"
 #include "policy/enforcement.hpp"
 #include "policy/policy_setup.hpp"
@@ -129,6 +130,7 @@ private:
     RuntimeOptions rt_;
     std::string id_;
     std::string rootfs_;                         // decided at create: the image the egress proxy's CA is added to
+    egress::EgressPlan egress_;                  // decided at create: its bundles and the credentials the proxy sets
     // decided: the policy, its backend, compiled; adopted: the policy only, once exec reads its document
     policy_setup::Prepared prepared_;
     const policy::Backend* backend_ = nullptr;   // none: no policy

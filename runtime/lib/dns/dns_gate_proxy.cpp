@@ -37,8 +37,8 @@ std::string endpoint_text(const Endpoint& endpoint)
 
 audit::HttpExchange exchange_of(const egress::HttpRecord& record, const std::string& address)
 {
-    return {record.kind,   record.allowed ? "allowed" : "denied", record.server_name, record.method, record.url,
-            address,       record.rule,                           record.reason,      record.status};
+    return {record.kind, record.allowed ? "allowed" : "denied", record.server_name, record.method, record.url,
+            address,     record.rule,                           record.reason,      record.status, record.credential};
 }
 
 // A TCP connection to where the agent was going, from the agent's network namespace (the gate's own network

@@ -4,6 +4,7 @@
 #include "base/error.hpp"
 #include "egress/egress_tls.hpp"
 #include "egress/http_relay.hpp"
+#include "egress/secret_scrub.hpp"
 #include "policy/policy_http.hpp"
 
 #include <spdlog/spdlog.h>
@@ -66,7 +67,8 @@ class Session {
 public:
     Session(const ContainerContext& context, const Connection& connection, SSL_CTX* upstream_tls, TlsStream& agent,
             std::string host)
-        : context_(context), connection_(connection), upstream_tls_(upstream_tls), agent_(agent), host_(std::move(host))
+        : context_(context), connection_(connection), upstream_tls_(upstream_tls), agent_(agent), host_(std::move(host)),
+          credential_(credential_for_host(context.credentials, host_))
     {
     }
 
@@ -84,6 +86,9 @@ private:
     std::optional<Answer> open_upstream();
     bool forward(RequestParser& parser, const std::string& path, const std::string& rule);
     bool read_final_header(std::optional<ResponseParser>& response, bool head);
+    void set_credential(http::request<http::buffer_body>& request) const;
+    std::optional<Answer> unscrubbable(const http::response<http::buffer_body>& response) const;
+    void scrub_header(http::response<http::buffer_body>& response) const;
     bool answer(const RequestParser& parser, const std::string& path, const Answer& answer);
     void record(const RequestParser& parser, const std::string& path, int status, const std::string& rule,
                 const std::string& reason, bool allowed) const;
@@ -94,6 +99,7 @@ private:
     SSL_CTX* upstream_tls_;
     TlsStream& agent_;
     std::string host_;
+    const Credential* credential_; // the host configuration's for host_, if any
     boost::beast::flat_buffer agent_buffer_;
     std::optional<TlsStream> upstream_;
     boost::beast::flat_buffer upstream_buffer_;
@@ -117,6 +123,8 @@ void Session::record(const RequestParser& parser, const std::string& path, int s
     record.rule = rule;
     record.reason = reason;
     record.status = status;
+    if (allowed && credential_)
+        record.credential = credential_->name;
     connection_.record(record);
 }
 
@@ -248,9 +256,54 @@ bool Session::read_final_header(std::optional<ResponseParser>& response, bool he
         bool interim = http::to_status_class(status) == http::status_class::informational;
         if (ec || !interim || status == http::status::switching_protocols)
             return !ec;
+        scrub_header(response->get());
         if (relay(agent_, *upstream_, upstream_buffer_, *response, true) != RelayEnd::done)
             return false;
     }
+}
+
+// The host's credential for this host, in place of whatever the agent sent
+// under its header (its placeholder), and a body the scrub can read.
+void Session::set_credential(http::request<http::buffer_body>& request) const
+{
+    if (!credential_)
+        return;
+    request.set(credential_->header, credential_->value);
+    request.set(http::field::accept_encoding, "identity");
+}
+
+// A response to a request that carried the credential whose body the scrub
+// cannot read (compressed although the proxy asked for none): refused.
+std::optional<Answer> Session::unscrubbable(const http::response<http::buffer_body>& response) const
+{
+    auto encoding = response[http::field::content_encoding];
+    if (!credential_ || encoding.empty() || boost::beast::iequals(encoding, "identity"))
+        return std::nullopt;
+    std::string why = "the server sent a body encoded as " + std::string(encoding) +
+                      " to a request carrying the credential " + credential_->name +
+                      ": the proxy cannot check it for the secret";
+    return Answer{http::status::bad_gateway, true, "", why, "The egress proxy refused the response: " + why + ".\n"};
+}
+
+// Each header field of the response with the credential's secret masked
+// (fields of one name kept in their order).
+void Session::scrub_header(http::response<http::buffer_body>& response) const
+{
+    if (!credential_)
+        return;
+    SecretScrub scrub(credential_->secret);
+    std::vector<std::pair<std::string, std::string>> fields;
+    bool found = false;
+    for (const auto& field : response) {
+        fields.emplace_back(field.name_string(), scrub.scrubbed(std::string(field.value())));
+        found = found || fields.back().second != field.value();
+    }
+    if (!found)
+        return;
+    for (const auto& [name, _] : fields)
+        response.erase(name);
+    for (const auto& [name, value] : fields)
+        response.insert(name, value);
 }
 
 // Sends an allowed request on and streams the response back.
@@ -265,6 +318,7 @@ bool Session::forward(RequestParser& parser, const std::string& path, const std:
         boost::system::error_code ec;
         http::write(agent_, http::response<http::empty_body>{http::status::continue_, request.version()}, ec);
     }
+    set_credential(request);
     RelayEnd sent = relay(*upstream_, agent_, agent_buffer_, parser);
     if (sent == RelayEnd::reading)
         return false;
@@ -275,9 +329,18 @@ bool Session::forward(RequestParser& parser, const std::string& path, const std:
         return answer(parser, path,
                       Answer{http::status::bad_gateway, true, rule, why, "The egress proxy: " + why + ".\n"});
     }
+    if (auto refused = unscrubbable(response->get())) {
+        upstream_.reset();
+        refused->rule = rule;
+        return answer(parser, path, *refused);
+    }
     record(parser, path, response->get().result_int(), rule, "", true);
     bool upstream_keeps = response->get().keep_alive();
-    RelayEnd returned = relay(agent_, *upstream_, upstream_buffer_, *response, head);
+    scrub_header(response->get());
+    std::optional<SecretScrub> scrub;
+    if (credential_)
+        scrub.emplace(credential_->secret);
+    RelayEnd returned = relay(agent_, *upstream_, upstream_buffer_, *response, head, scrub ? &*scrub : nullptr);
     bool goes_on = returned == RelayEnd::done && agent_keeps && upstream_keeps;
     if (!goes_on)
         upstream_.reset();

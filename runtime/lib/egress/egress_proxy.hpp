@@ -11,6 +11,7 @@
 
 #include "base/fd.hpp"
 #include "egress/certificate_authority.hpp"
+#include "egress/egress_config.hpp"
 #include "egress/tls_handles.hpp"
 #include "policy/policy.hpp"
 
@@ -41,6 +42,7 @@ struct HttpRecord {
     std::string rule; // HttpDecision::rule: `allowed_http[1] "GET https://..."` or `not in allowed_http`
     std::string reason; // why, in words, for refusals and failures; "" for an allowed request
     int status = 0; // the status the agent got; 0 for tls
+    std::string credential; // the host configuration's credential the proxy set on the request; "" for none
 };
 
 // What the proxy knows of a container, fixed while it lives.
@@ -50,6 +52,7 @@ struct ContainerContext {
     std::vector<policy::HttpRule> rules;
     std::shared_ptr<const CertificateAuthority> ca;
     std::string upstream_trust; // CA file the upstream servers are verified against; "": the system's
+    std::vector<Credential> credentials; // set on the requests to their hosts, scrubbed from the responses
 };
 
 // One accepted connection, and the host's part in serving it.

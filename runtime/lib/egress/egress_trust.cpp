@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 
@@ -22,8 +23,6 @@ constexpr const char* bundle_paths[] = {
     "/etc/pki/tls/certs/ca-bundle.crt",   // Fedora, RHEL, CentOS
     "/etc/ssl/cert.pem",                  // Alpine's LibreSSL, macOS-like images
 };
-
-constexpr const char* host_config = "/etc/cerberus/egress.json";
 
 UniqueFd open_root(const std::string& rootfs)
 {
@@ -50,22 +49,9 @@ std::string bundle_copy(const std::string& state_dir, size_t index)
     return trust_dir(state_dir) + "/bundle-" + std::to_string(index) + ".pem";
 }
 
-void set_unless_set(std::vector<std::string>& env, const std::string& name, const std::string& value)
+std::string credentials_list(const std::string& egress_dir)
 {
-    if (std::none_of(env.begin(), env.end(), [&](const std::string& entry) { return entry.starts_with(name + "="); }))
-        env.push_back(name + "=" + value);
-}
-
-std::string upstream_trust()
-{
-    auto text = files::read_file_if_exists(host_config);
-    if (!text)
-        return "";
-    try {
-        return nlohmann::json::parse(*text).value("upstream_ca", "");
-    } catch (const nlohmann::json::exception& e) {
-        throw Error(std::string(host_config) + ": " + e.what(), EINVAL);
-    }
+    return egress_dir + "/credentials.json";
 }
 
 } // namespace
@@ -85,29 +71,32 @@ std::vector<std::string> image_bundles(const std::string& rootfs)
     return found;
 }
 
-void add_trust(const policy::Policy& policy, spec::Spec& spec, const std::string& rootfs,
-               const std::string& state_dir)
+EgressPlan plan_egress(const policy::Policy& policy, spec::Spec& spec, const std::string& rootfs,
+                       const std::string& state_dir)
 {
+    EgressPlan plan;
     if (policy.allowed_http.empty())
-        return;
-    auto bundles = image_bundles(rootfs);
-    if (bundles.empty())
+        return plan;
+    plan.bundles = image_bundles(rootfs);
+    if (plan.bundles.empty())
         throw Error("policy.allowed_http: the image has none of the trust store bundles the egress proxy's CA is "
                     "added to (/etc/ssl/certs/ca-certificates.crt, /etc/pki/tls/certs/ca-bundle.crt, "
                     "/etc/ssl/cert.pem): its clients could not reach the hosts it names",
                     ENOENT);
-    for (size_t i = 0; i < bundles.size(); ++i)
+    plan.credentials = credentials_for(read_host_config().credentials, spec.annotations);
+    for (size_t i = 0; i < plan.bundles.size(); ++i)
         spec.mounts.push_back(
-            {bundles[i], "bind", bundle_copy(state_dir, i), {"bind", "ro", "nosuid", "nodev", "noexec"}});
-    if (spec.process) {
-        set_unless_set(spec.process->env, "NODE_EXTRA_CA_CERTS", bundles.front());
-        set_unless_set(spec.process->env, "REQUESTS_CA_BUNDLE", bundles.front());
-    }
+            {plan.bundles[i], "bind", bundle_copy(state_dir, i), {"bind", "ro", "nosuid", "nodev", "noexec"}});
+    plan.environment = {"NODE_EXTRA_CA_CERTS=" + plan.bundles.front(), "REQUESTS_CA_BUNDLE=" + plan.bundles.front()};
+    for (const auto& credential : plan.credentials)
+        if (!credential.env.empty())
+            plan.environment.push_back(credential.env + "=" + credential.placeholder);
+    return plan;
 }
 
-void write_trust(const policy::Policy& policy, const std::string& rootfs, const std::string& state_dir)
+void write_trust(const EgressPlan& plan, const std::string& rootfs, const std::string& state_dir)
 {
-    if (policy.allowed_http.empty())
+    if (plan.bundles.empty())
         return;
     std::string dir = trust_dir(state_dir);
     files::make_dirs(dir, 0700);
@@ -115,27 +104,41 @@ void write_trust(const policy::Policy& policy, const std::string& rootfs, const 
     ca.save(dir + "/ca.crt", dir + "/ca.key");
     std::string ca_pem = ca.cert_pem();
     UniqueFd root = open_root(rootfs);
-    auto bundles = image_bundles(rootfs);
-    for (size_t i = 0; i < bundles.size(); ++i) {
-        UniqueFd fd = regular_file(root.get(), bundles[i]);
+    for (size_t i = 0; i < plan.bundles.size(); ++i) {
+        UniqueFd fd = regular_file(root.get(), plan.bundles[i]);
         // Read through the fd's own link: the file whose type was checked, whatever the path holds now.
         std::string image_bundle = fd ? files::read_file("/proc/self/fd/" + std::to_string(fd.get())) : "";
         if (!image_bundle.empty() && image_bundle.back() != '\n')
             image_bundle += '\n';
         files::write_file_atomic(bundle_copy(state_dir, i), image_bundle + ca_pem, 0644);
     }
+    nlohmann::json names = nlohmann::json::array();
+    for (const auto& credential : plan.credentials)
+        names.push_back(credential.name);
+    files::write_file_atomic(credentials_list(dir), names.dump(), 0600);
 }
 
 std::shared_ptr<const Proxy> proxy_for(const std::string& id, uint64_t cgroup_id,
                                        const std::vector<policy::HttpRule>& rules, const std::string& egress_dir)
 {
+    HostConfig config = read_host_config();
     ContainerContext context;
     context.id = id;
     context.cgroup_id = cgroup_id;
     context.rules = rules;
     context.ca = std::make_shared<const CertificateAuthority>(
         CertificateAuthority::load(egress_dir + "/ca.crt", egress_dir + "/ca.key"));
-    context.upstream_trust = upstream_trust();
+    context.upstream_trust = config.upstream_ca;
+    auto names = nlohmann::json::parse(files::read_file(credentials_list(egress_dir))).get<std::vector<std::string>>();
+    for (const auto& name : names) {
+        auto it = std::find_if(config.credentials.begin(), config.credentials.end(),
+                               [&](const Credential& credential) { return credential.name == name; });
+        if (it != config.credentials.end())
+            context.credentials.push_back(*it);
+        else
+            spdlog::warn("container {}: the credential {} is no longer in {}: its requests go without it", id, name,
+                         host_config_path);
+    }
     return std::make_shared<const Proxy>(std::move(context));
 }
 

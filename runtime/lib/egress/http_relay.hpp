@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Streams one HTTP/1.1 message from a parser that has read its header to the
 // other side through Beast's serializer, the body in chunks as it arrives (a
-// body of any size is never held whole).
+// body of any size is never held whole), scrubbed of a secret on the way when asked.
 #pragma once
 
+#include "egress/secret_scrub.hpp"
 #include "egress/tls_stream.hpp"
 
 #include <boost/beast/core/flat_buffer.hpp>
@@ -18,9 +19,11 @@ enum class RelayEnd { done, reading, writing };
 
 // Writes parser's message (its header read and maybe changed) to output, then
 // its body as read from input. header_only: the answer to a HEAD, no body.
+// scrub: the body passes through it (the header is the caller's to scrub).
 template <bool is_request>
 RelayEnd relay(TlsStream& output, TlsStream& input, boost::beast::flat_buffer& buffer,
-               http::parser<is_request, http::buffer_body>& parser, bool header_only = false)
+               http::parser<is_request, http::buffer_body>& parser, bool header_only = false,
+               SecretScrub* scrub = nullptr)
 {
     auto& message = parser.get();
     http::serializer<is_request, http::buffer_body> serializer{message};
@@ -31,17 +34,25 @@ RelayEnd relay(TlsStream& output, TlsStream& input, boost::beast::flat_buffer& b
     if (header_only)
         return RelayEnd::done;
     char chunk[64 * 1024];
+    std::string scrubbed;
     do {
-        message.body().data = nullptr;
-        message.body().size = 0;
+        size_t got = 0;
         if (!parser.is_done()) {
             message.body().data = chunk;
             message.body().size = sizeof chunk;
             http::read(input, buffer, parser, ec);
             if (ec && ec != http::error::need_buffer)
                 return RelayEnd::reading;
-            message.body().size = sizeof chunk - message.body().size;
-            message.body().data = chunk;
+            got = sizeof chunk - message.body().size;
+        }
+        message.body().data = got ? chunk : nullptr;
+        message.body().size = got;
+        if (scrub) {
+            scrubbed.assign(scrub->feed({chunk, got}));
+            if (parser.is_done())
+                scrubbed.append(scrub->finish());
+            message.body().data = scrubbed.empty() ? nullptr : scrubbed.data();
+            message.body().size = scrubbed.size();
         }
         message.body().more = !parser.is_done();
         http::write(output, serializer, ec);

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: Apache-2.0
+// Keeps a secret the egress proxy sends upstream from coming back to the
+// agent: each occurrence in a response is masked with as many '*', so
+// lengths (Content-Length, chunk sizes) stay true. The body is scrubbed as it
+// streams, in chunks cut anywhere: the last bytes of a chunk that could begin
+// the secret are held until the next one shows whether they do.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace cerberus::egress {
+
+class SecretScrub {
+public:
+    explicit SecretScrub(std::string secret);
+
+    // text with every occurrence masked (a header value).
+    std::string scrubbed(std::string text) const;
+
+    // The bytes of the stream that may go on once data is added: all but a
+    // held tail shorter than the secret. Valid until the next call.
+    std::string_view feed(std::string_view data);
+    // The held tail, at the stream's end.
+    std::string_view finish();
+
+private:
+    void mask(std::string& text) const;
+
+    std::string secret_;
+    std::string held_;
+    std::string out_;
+};
+
+} // namespace cerberus::egress
