@@ -28,7 +28,8 @@ cri_images() {
 # under $work/cri: the snippet's BinaryName and Root (the state dir of the
 # pods' cerberus containers, $cri_root/k8s.io), the sandbox image (no
 # registry here) and the CNI bridge on 192.0.2.0/24 (TEST-NET-1), only inside
-# containerd's own network namespace. Sets $cri_socket, $cri_root, $cri_ctr, $cri.
+# containerd's own network namespace; pods get addresses up to .127 (the rest is
+# cri_names_test's). Sets $cri_socket, $cri_root, $cri_ctr, $cri, $cri_netns.
 start_cri_containerd() {
     local dir=$work/cri
     mkdir -p "$dir/logs"
@@ -46,11 +47,12 @@ start_cri_containerd() {
     cat >"$dir/cni/10-cerberus-test.conflist" <<EOF
 {"cniVersion": "0.4.0", "name": "cerberus-cri-test",
  "plugins": [{"type": "bridge", "bridge": "cerbcri0", "isGateway": false, "ipMasq": false,
-              "ipam": {"type": "host-local", "ranges": [[{"subnet": "192.0.2.0/24"}]], "dataDir": "$dir/cni-ipam"}}]}
+              "ipam": {"type": "host-local", "ranges": [[{"subnet": "192.0.2.0/24", "rangeEnd": "192.0.2.127"}]], "dataDir": "$dir/cni-ipam"}}]}
 EOF
     unshare --net sh -c 'ip link set lo up && exec "$@"' containerd \
         containerd --config "$dir/config.toml" >"$dir/containerd.log" 2>&1 &
     started_pids="$started_pids $!"
+    cri_netns=/proc/$!/ns/net # unshare and sh exec containerd: the pid stays its own
     printf '#!/bin/sh\nexec ctr --address %s --namespace k8s.io "$@"\n' "$cri_socket" >"$dir/ctr"
     printf '#!/bin/sh\nCRI_PROTO_DIR=%s exec /usr/bin/python3 %s %s "$@"\n' \
         "$dir/proto" "$repo/tests/engines/cri_client.py" "$cri_socket" >"$dir/cri"
@@ -252,6 +254,115 @@ cri_test() {
     else
         not_ok "cri: nothing left in cerberus's state dir after the refused pods ($ids)"
     fi
+    cri_names_test
+}
+
+# ExecSync ID SCRIPT: SCRIPT run by sh in container ID, as kubectl exec runs it.
+cri_exec() {
+    "$cri" ExecSync "$(jq -cn --arg id "$1" --arg script "$2" '{container_id: $id, cmd: ["sh", "-c", $script], timeout: 10}')"
+}
+
+# The cgroups left under pod NAME's cgroup parent, in every hierarchy (the parent itself is the kubelet's).
+pod_cgroups() {
+    local mount
+    for mount in $(findmnt -n -t cgroup,cgroup2 -o TARGET); do
+        [ -d "$mount$cri_cgroup_parent/pod$1" ] && find "$mount$cri_cgroup_parent/pod$1" -mindepth 1 -type d
+    done
+    return 0
+}
+
+# The DNS gate's registration file of container ID (its cgroup v2 id names it), while it runs.
+gate_registration() {
+    local layout pid
+    layout=$(grep -a -m1 -o '/sys/fs/bpf/cerberus/[0-9a-f]\{12\}' "$prefix/bin/cerberus" | head -1)
+    pid=$("$prefix/bin/cerberus" --root "$cri_root/k8s.io" state "$1" | jq -r .pid)
+    echo "/run/cerberus-dns/${layout##*/}/containers/$(stat -c %i "$(findmnt -n -t cgroup2 -o TARGET | head -1)$(sed -n 's/^0:://p' "/proc/$pid/cgroup")").json"
+}
+
+# A container annotation with a policy allowing HOST only.
+names_annotation() {
+    jq -cn --arg host "$1" '{"io.cerberus.policy": ({allowed_hosts: [$host]} | tojson)}'
+}
+
+# A pod of two policed containers, each with host names of its own (one.example, two.example) in its
+# container annotation, in the one network namespace of the pod. The pod's dns_config names a resolver
+# (dnsmasq) on the CNI bridge, in containerd's network namespace, which answers both names with
+# addresses there, where a listener answers a connect with the address it reached.
+cri_names_test() {
+    local dir=$work/cri/names config pod one two listener registrations=""
+    config=$(pod_config names | jq -c '.dns_config = {servers: ["192.0.2.1"]}')
+    if ! pod=$(run_pod cerberus "$config" 2>"$work/out"); then
+        not_ok "cri: a pod whose dns_config names the test's resolver"
+        return
+    fi
+    # The bridge exists once a pod is on it; .1 is host-local's gateway, never a pod's; .201 and .202 are
+    # past its range.
+    nsenter --net="$cri_netns" ip addr add 192.0.2.1/24 dev cerbcri0
+    nsenter --net="$cri_netns" ip addr add 192.0.2.201/32 dev cerbcri0
+    nsenter --net="$cri_netns" ip addr add 192.0.2.202/32 dev cerbcri0
+    start_resolver "$cri_netns" "$dir" 192.0.2.1 '192.0.2.201 one.example\n192.0.2.202 two.example\n'
+    nsenter --net="$cri_netns" /usr/bin/python3 -c 'import socket, sys
+server = socket.create_server(("0.0.0.0", 80))
+open(sys.argv[1], "w").close()
+while True:
+    connection, _ = server.accept()
+    connection.sendall(b"reached %s\n" % connection.getsockname()[0].encode())
+    connection.close()' "$dir/listening" >"$dir/listener.log" 2>&1 &
+    listener=$!
+    started_pids="$started_pids $listener"
+    wait_until test -e "$dir/listening"
+
+    if one=$(run_container "$pod" "$config" one 'sleep 300' "$(names_annotation one.example:80)" 2>"$work/out") &&
+        two=$(run_container "$pod" "$config" two 'sleep 300' "$(names_annotation two.example:80)" 2>"$work/out"); then
+        ok "cri: two containers in the pod, one allowed one.example, the other two.example"
+        expect_success "cri: the pod's dns_config is their resolv.conf" "nameserver 192.0.2.1" cri_exec "$one" 'cat /etc/resolv.conf'
+        expect_success "cri: the first resolves its own name" "Address: 192.0.2.201" cri_exec "$one" 'nslookup -type=a one.example'
+        expect_success "cri: and connects to it" "reached 192.0.2.201" cri_exec "$one" 'nc -w 2 192.0.2.201 80 </dev/null'
+        expect_success "cri: the second resolves its own name" "Address: 192.0.2.202" cri_exec "$two" 'nslookup -type=a two.example'
+        expect_success "cri: and connects to it" "reached 192.0.2.202" cri_exec "$two" 'nc -w 2 192.0.2.202 80 </dev/null'
+        # Each denial beside its control: the same name or address, from the container that owns it (which has
+        # resolved it by now: the address is admitted, for that container). A queries only: the resolver itself,
+        # with no upstream, answers REFUSED to AAAA queries for these names.
+        expect_success "cri: the first is refused the second's name" REFUSED cri_exec "$one" 'nslookup -type=a two.example'
+        expect_success "cri: control: which the second still resolves" "Address: 192.0.2.202" cri_exec "$two" 'nslookup -type=a two.example'
+        expect_success "cri: the first is refused the second's address" "Operation not permitted" \
+            cri_exec "$one" 'nc -w 2 192.0.2.202 80 </dev/null'
+        expect_success "cri: control: which the second still reaches" "reached 192.0.2.202" \
+            cri_exec "$two" 'nc -w 2 192.0.2.202 80 </dev/null'
+        expect_success "cri: the second is refused the first's name" REFUSED cri_exec "$two" 'nslookup -type=a one.example'
+        expect_success "cri: control: which the first still resolves" "Address: 192.0.2.201" cri_exec "$one" 'nslookup -type=a one.example'
+        expect_success "cri: the second is refused the first's address" "Operation not permitted" \
+            cri_exec "$two" 'nc -w 2 192.0.2.201 80 </dev/null'
+        expect_success "cri: control: which the first still reaches" "reached 192.0.2.201" \
+            cri_exec "$one" 'nc -w 2 192.0.2.201 80 </dev/null'
+        registrations="$(gate_registration "$one") $(gate_registration "$two")"
+        expect_success "cri: control: while they run, the DNS gate has both registrations" .json ls $registrations
+        if pod_cgroups names >"$work/out" && grep -q "$one" "$work/out" && grep -q "$two" "$work/out"; then
+            ok "cri: control: while they run, each has its cgroup"
+        else
+            not_ok "cri: control: while they run, each has its cgroup"
+        fi
+    else
+        not_ok "cri: two containers in the pod, one allowed one.example, the other two.example"
+    fi
+    if remove_pod "$pod"; then ok "cri: the pod with names removed"; else not_ok "cri: the pod with names removed"; fi
+    if [ -n "$registrations" ] && ! ls $registrations 2>/dev/null | tee "$work/out" | grep -q .; then
+        ok "cri: no registration of them is left in the gate's run dir"
+    else
+        not_ok "cri: no registration of them is left in the gate's run dir"
+    fi
+    if [ -z "$(pod_cgroups names | tee "$work/out")" ]; then
+        ok "cri: no cgroup of the pod is left"
+    else
+        not_ok "cri: no cgroup of the pod is left"
+    fi
+    if cerberus_lists >"$work/out" && ! grep -q -e "$pod" -e "$one" -e "$two" "$work/out"; then
+        ok "cri: cerberus's state dir no longer lists them"
+    else
+        not_ok "cri: cerberus's state dir no longer lists them"
+    fi
+    stop_started_pid "$listener"
+    stop_started_pid "$resolver_pid"
 }
 
 # Removes every pod, then (after containerd is stopped) the pods' cgroups.

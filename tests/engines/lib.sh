@@ -112,17 +112,23 @@ make_rootfs() {
 started_pids=""
 
 stop_started() {
-    local pid i
+    local pid
     for pid in $(printf '%s\n' $started_pids | tac); do
-        kill -TERM "$pid" 2>/dev/null || continue
-        for i in $(seq 50); do
-            kill -0 "$pid" 2>/dev/null || break
-            sleep 0.2
-        done
-        kill -KILL "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
+        stop_started_pid "$pid"
     done
-    started_pids=""
+}
+
+# stop_started_pid PID: one of them, before the end; it leaves the list.
+stop_started_pid() {
+    local pid=$1 i
+    started_pids=$(printf '%s\n' $started_pids | grep -vx -- "$pid" | tr '\n' ' ')
+    kill -TERM "$pid" 2>/dev/null || return 0
+    for i in $(seq 50); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.2
+    done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
 }
 
 # Waits until a command succeeds (a daemon answers on its socket), up to 30 s.
@@ -178,14 +184,22 @@ names_script='nslookup svc.test; nslookup evil.test; nc -w 1 198.51.100.1 80 </d
 # start_names_resolver NETNS DIR: dnsmasq in NETNS (its pid joins $started_pids); DIR/resolv.conf names it.
 start_names_resolver() {
     local netns=$1 dir=$2
-    mkdir -p "$dir"
     nsenter --net="$netns" ip link set lo up
     nsenter --net="$netns" ip addr add 192.0.2.53/32 dev lo
-    printf '198.51.100.1 svc.test\n198.51.100.66 evil.test\n' >"$dir/hosts"
-    echo "nameserver 192.0.2.53" >"$dir/resolv.conf"
+    start_resolver "$netns" "$dir" 192.0.2.53 '198.51.100.1 svc.test\n198.51.100.66 evil.test\n'
+}
+
+# start_resolver NETNS DIR ADDRESS HOSTS: dnsmasq in NETNS on ADDRESS (already there), answering the names of
+# HOSTS (hosts-file lines, printf's escapes) and no others; its pid joins $started_pids and is in $resolver_pid.
+start_resolver() {
+    local netns=$1 dir=$2 address=$3 hosts=$4
+    mkdir -p "$dir"
+    printf "$hosts" >"$dir/hosts"
+    echo "nameserver $address" >"$dir/resolv.conf"
     nsenter --net="$netns" dnsmasq --keep-in-foreground --conf-file=/dev/null --no-resolv --no-hosts \
-        --addn-hosts="$dir/hosts" --listen-address=192.0.2.53 --bind-interfaces --user=root --group=root \
+        --addn-hosts="$dir/hosts" --listen-address="$address" --bind-interfaces --user=root --group=root \
         --pid-file="$dir/dnsmasq.pid" >"$dir/dnsmasq.log" 2>&1 &
+    resolver_pid=$!
     started_pids="$started_pids $!"
     sleep 0.5
 }

@@ -47,7 +47,7 @@ install_packages() {
     if wants cri; then
         command -v containerd >/dev/null || packages="$packages containerd"
         local p
-        for p in python3-grpcio python3-protobuf protobuf-compiler jq containernetworking-plugins; do
+        for p in python3-grpcio python3-protobuf protobuf-compiler jq containernetworking-plugins dnsmasq-base; do
             dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || packages="$packages $p"
         done
     fi
