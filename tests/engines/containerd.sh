@@ -44,7 +44,7 @@ containerd_test() {
 
     expect_success "containerd: import the busybox image (docs/engines/images.md)" "$image" \
         sh -c "$c image import $work/busybox.tar && $c image ls -q"
-    expect_success "containerd: the CRI snippet gives pod_annotations" 'pod_annotations = ["io.cerberus.*"]' \
+    expect_success "containerd: the CRI snippet gives pod_annotations" 'pod_annotations = ["io.cerberus.*", "io.cerberus.policy/*", "io.cerberus.policy.profile/*"]' \
         containerd --config "$work/containerd/config.toml" config dump
     expect_success "containerd: the CRI snippet gives BinaryName" "BinaryName = \"$prefix/bin/cerberus\"" \
         containerd --config "$work/containerd/config.toml" config dump

@@ -279,18 +279,22 @@ gate_registration() {
     echo "/run/cerberus-dns/${layout##*/}/containers/$(stat -c %i "$(findmnt -n -t cgroup2 -o TARGET | head -1)$(sed -n 's/^0:://p' "/proc/$pid/cgroup")").json"
 }
 
-# A container annotation with a policy allowing HOST only.
-names_annotation() {
-    jq -cn --arg host "$1" '{"io.cerberus.policy": ({allowed_hosts: [$host]} | tojson)}'
+# An annotation (KEY, default io.cerberus.policy) with a policy allowing HOST only.
+names_annotation() { # names_annotation HOST [KEY]
+    jq -cn --arg host "$1" --arg key "${2:-io.cerberus.policy}" '{($key): ({allowed_hosts: [$host]} | tojson)}'
 }
 
-# A pod of two policed containers, each with host names of its own (one.example, two.example) in its
-# container annotation, in the one network namespace of the pod. The pod's dns_config names a resolver
+# A pod of two policed containers, each with host names of its own (one.example, two.example), the first
+# in its container annotation, the second in the pod's annotation for it by name, in the one network
+# namespace of the pod. The pod's dns_config names a resolver
 # (dnsmasq) on the CNI bridge, in containerd's network namespace, which answers both names with
 # addresses there, where a listener answers a connect with the address it reached.
 cri_names_test() {
     local dir=$work/cri/names config pod one two listener registrations=""
-    config=$(pod_config names | jq -c '.dns_config = {servers: ["192.0.2.1"]}')
+    # The second container's policy is the pod's annotation for it by name, as a Kubernetes pod gives it;
+    # the first's its own container annotation, as other CRI clients can.
+    config=$(pod_config names "$(names_annotation two.example:80 io.cerberus.policy/two)" |
+        jq -c '.dns_config = {servers: ["192.0.2.1"]}')
     if ! pod=$(run_pod cerberus "$config" 2>"$work/out"); then
         not_ok "cri: a pod whose dns_config names the test's resolver"
         return
@@ -313,8 +317,8 @@ while True:
     wait_until test -e "$dir/listening"
 
     if one=$(run_container "$pod" "$config" one 'sleep 300' "$(names_annotation one.example:80)" 2>"$work/out") &&
-        two=$(run_container "$pod" "$config" two 'sleep 300' "$(names_annotation two.example:80)" 2>"$work/out"); then
-        ok "cri: two containers in the pod, one allowed one.example, the other two.example"
+        two=$(run_container "$pod" "$config" two 'sleep 300' 2>"$work/out"); then
+        ok "cri: two containers in the pod, one allowed one.example (its annotation), the other two.example (the pod's io.cerberus.policy/two)"
         expect_success "cri: the pod's dns_config is their resolv.conf" "nameserver 192.0.2.1" cri_exec "$one" 'cat /etc/resolv.conf'
         expect_success "cri: the first resolves its own name" "Address: 192.0.2.201" cri_exec "$one" 'nslookup -type=a one.example'
         expect_success "cri: and connects to it" "reached 192.0.2.201" cri_exec "$one" 'nc -w 2 192.0.2.201 80 </dev/null'
@@ -343,7 +347,7 @@ while True:
             not_ok "cri: control: while they run, each has its cgroup"
         fi
     else
-        not_ok "cri: two containers in the pod, one allowed one.example, the other two.example"
+        not_ok "cri: two containers in the pod, one allowed one.example (its annotation), the other two.example (the pod's io.cerberus.policy/two)"
     fi
     if remove_pod "$pod"; then ok "cri: the pod with names removed"; else not_ok "cri: the pod with names removed"; fi
     if [ -n "$registrations" ] && ! ls $registrations 2>/dev/null | tee "$work/out" | grep -q .; then

@@ -205,6 +205,39 @@ TEST_CASE("policy: an allowed_bins entry the agent could rewrite is refused, nam
     CHECK(error_of(R"({"allowed_bins": ["/bin/sh"]})") == "no error");
 }
 
+TEST_CASE("policy: a pod's annotation for one container, by the name the engine gives it, over the pod-wide one")
+{
+    PolicyDir dir;
+    PolicySources sources{.policy_dir = dir.path};
+    dir.write("web.json", R"({"allowed_hosts": ["web.example:443"]})");
+    std::map<std::string, std::string> pod = {
+        {"io.cerberus.policy", R"({"allowed_hosts": ["pod.example:443"]})"},
+        {"io.cerberus.policy/agent", R"({"allowed_hosts": ["agent.example:443"]})"},
+        {"io.cerberus.policy.profile/sidecar", "web"}};
+    auto host_of = [&](std::map<std::string, std::string> annotations) {
+        return (*resolve_policy(annotations, sources)->allowed_hosts)[0].host_name;
+    };
+    auto with = [&](const char* key, const char* name) {
+        auto annotations = pod;
+        annotations[key] = name;
+        return annotations;
+    };
+    CHECK(host_of(with("io.kubernetes.cri.container-name", "agent")) == "agent.example");
+    CHECK(host_of(with("io.kubernetes.container.name", "agent")) == "agent.example"); // CRI-O's and Podman's key
+    CHECK(host_of(with("io.kubernetes.cri.container-name", "sidecar")) == "web.example");
+    // Controls: a container the pod names no policy for, and the sandbox (no container name), get the pod's.
+    CHECK(host_of(with("io.kubernetes.cri.container-name", "logger")) == "pod.example");
+    CHECK(host_of(pod) == "pod.example");
+    auto both = with("io.kubernetes.cri.container-name", "agent");
+    both["io.cerberus.policy.profile/agent"] = "web";
+    CHECK_THROWS_WITH(resolve_policy(both, sources), "annotations io.cerberus.policy/agent and "
+                                                     "io.cerberus.policy.profile/agent are mutually exclusive");
+    auto bad = with("io.kubernetes.cri.container-name", "agent");
+    bad["io.cerberus.policy/agent"] = R"({"allowed_paths": ["x"]})";
+    CHECK_THROWS_WITH(resolve_policy(bad, sources),
+                      R"(annotation io.cerberus.policy/agent: policy.allowed_paths[0]: path "x" is not absolute)");
+}
+
 TEST_CASE("policy: sources")
 {
     PolicyDir dir;
