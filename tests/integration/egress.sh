@@ -1,64 +1,23 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # The egress proxy (allowed_http) with real clients against local HTTPS
-# servers, run by egress.bats in a mount namespace of its own (unshare -m),
-# where a fresh bpffs holds the maps and tmpfs the run directories and
-# /etc/cerberus, so nothing of the host's is touched. In the container's
-# network namespace: dnsmasq on 192.0.2.53 (its nameserver) and HTTPS servers
-# on 203.0.113.7 (allowed.example) and 203.0.113.9 (second.example) whose
-# certificates a CA made here signs, which /etc/cerberus/egress.json gives the
-# proxy as its upstream trust. The container runs the host's /usr read-only
-# (curl, python3). Each check prints "ok ..." or "FAIL ..."; the exit status
-# counts the failures.
+# servers, run by egress.bats in a mount namespace of its own (unshare -m), on
+# the stage egress_setup.bash builds. Each check prints "ok ..." or "FAIL ...";
+# the exit status counts the failures.
 set -uo pipefail
 : "${CERBERUS:?}" "${ROOT:?}" "${BUNDLE:?}" "${ID:?}" "${WORK:?}" "${HELPERS:?}"
 . "$(dirname "$0")/script_checks.bash"
+. "$(dirname "$0")/egress_setup.bash"
 
-mount --make-rprivate /
-mount -t bpf bpf /sys/fs/bpf
-for dir in /run/cerberus-dns /run/cerberus-audit /run/cerberus-asks /etc/cerberus; do
-    mkdir -p "$dir" && mount -t tmpfs tmpfs "$dir"
-done
-layout=$(grep -a -m1 -o '/sys/fs/bpf/cerberus/[0-9a-f]\{12\}' "$CERBERUS" | head -1)
-run_dir=/run/cerberus-dns/${layout##*/}
+egress_private_mounts
 cerb() { "$CERBERUS" --root "$ROOT" --audit-dir "$WORK/audit" --enforcement landlock "$@"; }
-pids=() # of the processes started here (nsenter runs each in its own place, so $! is the process itself)
-cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
-    wait 2>/dev/null
-    cerb delete --force "$ID" >/dev/null 2>&1
-}
-trap cleanup EXIT
-
-# The upstream servers' certificates, from a CA only the proxy trusts.
-tls() { openssl "$@" 2>/dev/null; }
-tls req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$WORK/ca.key" -out "$WORK/ca.pem" \
-    -days 2 -subj /CN=cerberus-egress-test-upstream-ca
-tls req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$WORK/server.key" -out "$WORK/server.csr" \
-    -subj /CN=allowed.example
-tls x509 -req -in "$WORK/server.csr" -CA "$WORK/ca.pem" -CAkey "$WORK/ca.key" -CAcreateserial -days 2 \
-    -out "$WORK/server.pem" -extfile <(printf 'subjectAltName=DNS:allowed.example,DNS:second.example\n')
-printf '{"upstream_ca": "%s"}\n' "$WORK/ca.pem" > /etc/cerberus/egress.json
+trap egress_cleanup EXIT
+egress_upstream_certs
 cp "$WORK/ca.pem" "$BUNDLE/rootfs/etc/upstream-ca.pem" # for the client that pins its own CA
-
-echo "nameserver 192.0.2.53" > "$BUNDLE/rootfs/etc/resolv.conf"
 expect "create, with allowed_http" cerb create -b "$BUNDLE" "$ID"
 pid=$(cerb state "$ID" | jq -r .pid)
 in_ns() { nsenter --net="/proc/$pid/ns/net" "$@"; }
-in_ns ip addr add 192.0.2.53/32 dev lo
-for address in 203.0.113.7 203.0.113.9; do in_ns ip addr add "$address/32" dev lo; done
-nsenter --net="/proc/$pid/ns/net" dnsmasq --keep-in-foreground --no-resolv --no-hosts --bind-interfaces --listen-address=192.0.2.53 \
-    --local-ttl=30 --user=root --pid-file="$WORK/dnsmasq.pid" --address=/allowed.example/203.0.113.7 \
-    --address=/second.example/203.0.113.9 --address=/other.example/203.0.113.8 &
-pids+=($!)
-for address in 203.0.113.7 203.0.113.9; do
-    nsenter --net="/proc/$pid/ns/net" python3 "$HELPERS/https_server.py" "$address" 443 "$WORK/server.pem" "$WORK/server.key" 2>>"$WORK/https.log" &
-    pids+=($!)
-done
-for _ in $(seq 100); do # both servers listening
-    [ "$(in_ns ss -Hltn | grep -c -e '203.0.113.7:443 ' -e '203.0.113.9:443 ')" = 2 ] && break
-    sleep 0.1
-done
+egress_servers "$pid"
 cerb start "$ID"
 trail="$WORK/audit/$ID.jsonl"
 run_in() { cerb exec "$ID" "$@"; }
