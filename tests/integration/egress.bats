@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: Apache-2.0
-# The egress proxy: allowed_http's request rules with curl and python3
+# The egress proxy: allowed_http's request rules with curl, python3, git and wget
 # against local HTTPS servers (egress.sh).
 
 load helpers
@@ -8,7 +8,7 @@ load egress_setup
 
 setup() {
     [ "$(id -u)" -eq 0 ] || skip "needs root"
-    for tool in curl dnsmasq openssl nsenter python3; do
+    for tool in curl dnsmasq openssl nsenter python3 git wget; do
         command -v "$tool" >/dev/null || skip "needs $tool"
     done
     "$CERBERUS" check | grep -q '^  landlock  usable' || skip "this host cannot run the landlock backend"

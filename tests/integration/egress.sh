@@ -17,7 +17,17 @@ cp "$WORK/ca.pem" "$BUNDLE/rootfs/etc/upstream-ca.pem" # for the client that pin
 expect "create, with allowed_http" cerb create -b "$BUNDLE" "$ID"
 pid=$(cerb state "$ID" | jq -r .pid)
 in_ns() { nsenter --net="/proc/$pid/ns/net" "$@"; }
-egress_servers "$pid"
+# make_git_repository: $WORK/git/project.git, bare, for git's dumb HTTP protocol (the servers serve
+# $WORK/git at /<any>/git/), holding README "made for the egress test".
+make_git_repository() {
+    local source=$WORK/git-source
+    git init -q "$source" && echo "made for the egress test" >"$source/README" &&
+        git -C "$source" add README && git -C "$source" -c user.name=test -c user.email=test@example.org \
+        commit -q -m README &&
+        git clone -q --bare "$source" "$WORK/git/project.git" && git -C "$WORK/git/project.git" update-server-info
+}
+make_git_repository
+egress_servers "$pid" "$WORK/git"
 cerb start "$ID"
 trail="$WORK/audit/$ID.jsonl"
 run_in() { cerb exec "$ID" "$@"; }
@@ -39,6 +49,22 @@ expect "a 20 MB download passes whole" \
 expect "python3's urllib, through the same trust store" \
     output_has 'method=GET path=/repos/acme/py' run_in python3 -c \
     'import urllib.request; print(urllib.request.urlopen("https://allowed.example/repos/acme/py", timeout=20).read().decode())'
+expect "control: git clones the repository at a path allowed_http does not list, without the proxy" \
+    in_ns timeout 60 env GIT_SSL_CAINFO="$WORK/ca.pem" git -c http.curloptResolve=allowed.example:443:203.0.113.7 \
+    clone -q https://allowed.example/private/git/project.git "$WORK/direct-clone"
+expect "git clone over HTTPS through the proxy, from an allowed path" \
+    output_has 'made for the egress test' run_in timeout 60 sh -c \
+    'git clone -q https://allowed.example/repos/git/project.git /dev/shm/clone && cat /dev/shm/clone/README'
+expect "git clone from the path not allowed: 403" output_has 'returned error: 403' \
+    run_in timeout 60 git clone -q https://allowed.example/private/git/project.git /dev/shm/denied
+wget_in() { run_in wget -T 20 --tries=1 "$@"; }
+expect "wget, an allowed GET: its body" \
+    output_has 'method=GET path=/repos/acme/wget' wget_in -q -O- https://allowed.example/repos/acme/wget
+expect "wget, a POST the rules do not allow: 403" \
+    output_has 'ERROR 403' wget_in -O- --method=POST --body-data=a=1 https://allowed.example/repos/acme/wget
+expect "control: wget's allowed POST passes, with its body" \
+    output_has 'method=POST path=/upload .* received=3' \
+    wget_in -q -O- --method=POST --body-data=a=1 https://allowed.example/upload
 expect "control: second.example, allowed and admitted for its own address" \
     output_has 'host=second.example' run_in curl -sS -m 20 https://second.example/any
 expect "fronting: second.example's name on allowed.example's address is refused" \
