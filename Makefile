@@ -4,7 +4,7 @@ BUILD ?= build
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
 
-.PHONY: all build deps test unit fuzz integration vm test-kernels vm-systemd conformance cve-table bench bench-policy bench-dns bench-compile demo install uninstall clean
+.PHONY: all build deps test unit fuzz integration vm test-kernels vm-systemd conformance cve-table bench bench-policy bench-dns bench-egress bench-compile demo install uninstall clean
 
 all: build
 
@@ -83,6 +83,10 @@ bench-policy: build
 # CPU time to compile and narrow large allowed_hosts lists (bench/policy_compile.cpp).
 bench-dns: build
 	bench/dns.sh $(BUILD)
+
+# Request latency and throughput through the egress proxy (allowed_http) against direct.
+bench-egress: build
+	bench/egress.sh $(BUILD)
 
 bench-compile: build
 	$(BUILD)/cerberus-bench-compile 2048 16384 65536

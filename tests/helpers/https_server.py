@@ -6,18 +6,46 @@
 # X-Echo-Authorization header), and the length of the body it read;
 # GET .../big?n=BYTES answers that many bytes, .../gzip the same body
 # gzip-encoded. HTTP/1.1 keep-alive.
-# Usage: https_server.py ADDRESS PORT CERT KEY
+# Given FILES, GET /<any>/git/PATH answers the file FILES/PATH (404 when there is
+# none): a git repository there is cloned over git's dumb HTTP protocol.
+# Usage: https_server.py ADDRESS PORT CERT KEY [FILES]
 import gzip
 import http.server
+import os
 import socketserver
 import ssl
 import sys
 
 ADDRESS, PORT, CERT, KEY = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+FILES = sys.argv[5] if len(sys.argv) > 5 else None
+
+
+def file_under_files(path):
+    """The file of FILES a GET for /<any>/git/PATH names, or None when the path is not one of those."""
+    parts = path.split("/")
+    if FILES is None or len(parts) < 4 or parts[0] != "" or parts[2] != "git" or ".." in parts:
+        return None
+    return os.path.join(FILES, *parts[3:])
+
+
+def send_file(handler, name):
+    if not os.path.isfile(name):
+        handler.send_error(404)
+        return
+    with open(name, "rb") as f:
+        body = f.read()
+    handler.send_response(200)
+    handler.send_header("Content-Type", "application/octet-stream")
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # A response's header and body go in two writes: with Nagle's algorithm the second waits for the
+    # client's delayed ACK (40 ms) on a keep-alive connection.
+    disable_nagle_algorithm = True
 
     def log_message(self, fmt, *args):
         sys.stderr.write(fmt % args + "\n")
@@ -31,6 +59,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 break
             received += len(chunk)
         path, _, query = self.path.partition("?")
+        name = file_under_files(path) if self.command == "GET" else None
+        if name is not None:
+            return send_file(self, name)
         if path.endswith("/big"):
             size = int(query.partition("=")[2])
             self.send_response(200)

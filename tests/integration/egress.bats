@@ -1,26 +1,22 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: Apache-2.0
-# The egress proxy: allowed_http's request rules and the host's credentials with curl and python3
+# The egress proxy: allowed_http's request rules and the host's credentials with curl, python3, git and wget
 # against local HTTPS servers (egress.sh).
 
 load helpers
+load egress_setup
 
 setup() {
     [ "$(id -u)" -eq 0 ] || skip "needs root"
-    for tool in curl dnsmasq openssl nsenter python3; do
+    for tool in curl dnsmasq openssl nsenter python3 git wget; do
         command -v "$tool" >/dev/null || skip "needs $tool"
     done
     "$CERBERUS" check | grep -q '^  landlock  usable' || skip "this host cannot run the landlock backend"
     setup_bundle
     set_args sleep 300
-    mkdir -p "$BUNDLE/rootfs/usr" "$BUNDLE/rootfs/etc/ssl/certs"
-    ln -s usr/lib "$BUNDLE/rootfs/lib"
-    ln -s usr/lib64 "$BUNDLE/rootfs/lib64"
-    cp /etc/ssl/certs/ca-certificates.crt "$BUNDLE/rootfs/etc/ssl/certs/"
-    edit_config '.mounts += [{"destination": "/usr", "type": "bind", "source": "/usr", "options": ["rbind", "ro"]}]'
-    edit_config '.annotations["io.cerberus.policy"] = ({"allowed_hosts": [],
+    egress_bundle '{"allowed_hosts": [],
         "allowed_http": ["GET https://allowed.example/repos/*", "POST https://allowed.example/upload",
-                         "GET https://second.example/*"]} | tojson)'
+                         "GET https://second.example/*"]}'
 }
 
 teardown() {

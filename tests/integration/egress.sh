@@ -1,44 +1,20 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # The egress proxy (allowed_http) with real clients against local HTTPS
-# servers, run by egress.bats in a mount namespace of its own (unshare -m),
-# where a fresh bpffs holds the maps and tmpfs the run directories and
-# /etc/cerberus, so nothing of the host's is touched. In the container's
-# network namespace: dnsmasq on 192.0.2.53 (its nameserver) and HTTPS servers
-# on 203.0.113.7 (allowed.example) and 203.0.113.9 (second.example) whose
-# certificates a CA made here signs, which /etc/cerberus/egress.json gives the
-# proxy as its upstream trust, with a credential for allowed.example (its
-# secret in a host file; the container holds a placeholder). The container
-# runs the host's /usr read-only (curl, python3). Each check prints "ok ..."
-# or "FAIL ..."; the exit status counts the failures.
+# servers, run by egress.bats in a mount namespace of its own (unshare -m), on
+# the stage egress_setup.bash builds, with a credential for allowed.example in
+# /etc/cerberus/egress.json (its secret in a host file; the container holds a
+# placeholder). Each check prints "ok ..." or "FAIL ..."; the exit status
+# counts the failures.
 set -uo pipefail
 : "${CERBERUS:?}" "${ROOT:?}" "${BUNDLE:?}" "${ID:?}" "${WORK:?}" "${HELPERS:?}"
 . "$(dirname "$0")/script_checks.bash"
+. "$(dirname "$0")/egress_setup.bash"
 
-mount --make-rprivate /
-mount -t bpf bpf /sys/fs/bpf
-for dir in /run/cerberus-dns /run/cerberus-audit /run/cerberus-asks /etc/cerberus; do
-    mkdir -p "$dir" && mount -t tmpfs tmpfs "$dir"
-done
-layout=$(grep -a -m1 -o '/sys/fs/bpf/cerberus/[0-9a-f]\{12\}' "$CERBERUS" | head -1)
-run_dir=/run/cerberus-dns/${layout##*/}
+egress_private_mounts
 cerb() { "$CERBERUS" --root "$ROOT" --audit-dir "$WORK/audit" --enforcement landlock "$@"; }
-pids=() # of the processes started here (nsenter runs each in its own place, so $! is the process itself)
-cleanup() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
-    wait 2>/dev/null
-    cerb delete --force "$ID" >/dev/null 2>&1
-}
-trap cleanup EXIT
-
-# The upstream servers' certificates, from a CA only the proxy trusts.
-tls() { openssl "$@" 2>/dev/null; }
-tls req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$WORK/ca.key" -out "$WORK/ca.pem" \
-    -days 2 -subj /CN=cerberus-egress-test-upstream-ca
-tls req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$WORK/server.key" -out "$WORK/server.csr" \
-    -subj /CN=allowed.example
-tls x509 -req -in "$WORK/server.csr" -CA "$WORK/ca.pem" -CAkey "$WORK/ca.key" -CAcreateserial -days 2 \
-    -out "$WORK/server.pem" -extfile <(printf 'subjectAltName=DNS:allowed.example,DNS:second.example\n')
+trap egress_cleanup EXIT
+egress_upstream_certs
 secret="s3cr3t-$RANDOM$RANDOM-token"
 placeholder=cerberus-credential-allowed
 echo "$secret" > "$WORK/allowed.token"
@@ -48,25 +24,20 @@ cat > /etc/cerberus/egress.json <<EOF
                              "secret_file": "$WORK/allowed.token", "env": "ALLOWED_TOKEN"}}}
 EOF
 cp "$WORK/ca.pem" "$BUNDLE/rootfs/etc/upstream-ca.pem" # for the client that pins its own CA
-
-echo "nameserver 192.0.2.53" > "$BUNDLE/rootfs/etc/resolv.conf"
 expect "create, with allowed_http" cerb create -b "$BUNDLE" "$ID"
 pid=$(cerb state "$ID" | jq -r .pid)
 in_ns() { nsenter --net="/proc/$pid/ns/net" "$@"; }
-in_ns ip addr add 192.0.2.53/32 dev lo
-for address in 203.0.113.7 203.0.113.9; do in_ns ip addr add "$address/32" dev lo; done
-nsenter --net="/proc/$pid/ns/net" dnsmasq --keep-in-foreground --no-resolv --no-hosts --bind-interfaces --listen-address=192.0.2.53 \
-    --local-ttl=30 --user=root --pid-file="$WORK/dnsmasq.pid" --address=/allowed.example/203.0.113.7 \
-    --address=/second.example/203.0.113.9 --address=/other.example/203.0.113.8 &
-pids+=($!)
-for address in 203.0.113.7 203.0.113.9; do
-    nsenter --net="/proc/$pid/ns/net" python3 "$HELPERS/https_server.py" "$address" 443 "$WORK/server.pem" "$WORK/server.key" 2>>"$WORK/https.log" &
-    pids+=($!)
-done
-for _ in $(seq 100); do # both servers listening
-    [ "$(in_ns ss -Hltn | grep -c -e '203.0.113.7:443 ' -e '203.0.113.9:443 ')" = 2 ] && break
-    sleep 0.1
-done
+# make_git_repository: $WORK/git/project.git, bare, for git's dumb HTTP protocol (the servers serve
+# $WORK/git at /<any>/git/), holding README "made for the egress test".
+make_git_repository() {
+    local source=$WORK/git-source
+    git init -q "$source" && echo "made for the egress test" >"$source/README" &&
+        git -C "$source" add README && git -C "$source" -c user.name=test -c user.email=test@example.org \
+        commit -q -m README &&
+        git clone -q --bare "$source" "$WORK/git/project.git" && git -C "$WORK/git/project.git" update-server-info
+}
+make_git_repository
+egress_servers "$pid" "$WORK/git"
 cerb start "$ID"
 trail="$WORK/audit/$ID.jsonl"
 run_in() { cerb exec "$ID" "$@"; }
@@ -88,6 +59,22 @@ expect "a 20 MB download passes whole" \
 expect "python3's urllib, through the same trust store" \
     output_has 'method=GET path=/repos/acme/py' run_in python3 -c \
     'import urllib.request; print(urllib.request.urlopen("https://allowed.example/repos/acme/py", timeout=20).read().decode())'
+expect "control: git clones the repository at a path allowed_http does not list, without the proxy" \
+    in_ns timeout 60 env GIT_SSL_CAINFO="$WORK/ca.pem" git -c http.curloptResolve=allowed.example:443:203.0.113.7 \
+    clone -q https://allowed.example/private/git/project.git "$WORK/direct-clone"
+expect "git clone over HTTPS through the proxy, from an allowed path" \
+    output_has 'made for the egress test' run_in timeout 60 sh -c \
+    'git clone -q https://allowed.example/repos/git/project.git /dev/shm/clone && cat /dev/shm/clone/README'
+expect "git clone from the path not allowed: 403" output_has 'returned error: 403' \
+    run_in timeout 60 git clone -q https://allowed.example/private/git/project.git /dev/shm/denied
+wget_in() { run_in wget -T 20 --tries=1 "$@"; }
+expect "wget, an allowed GET: its body" \
+    output_has 'method=GET path=/repos/acme/wget' wget_in -q -O- https://allowed.example/repos/acme/wget
+expect "wget, a POST the rules do not allow: 403" \
+    output_has 'ERROR 403' wget_in -O- --method=POST --body-data=a=1 https://allowed.example/repos/acme/wget
+expect "control: wget's allowed POST passes, with its body" \
+    output_has 'method=POST path=/upload .* received=3' \
+    wget_in -q -O- --method=POST --body-data=a=1 https://allowed.example/upload
 expect "control: second.example, allowed and admitted for its own address" \
     output_has 'host=second.example' run_in curl -sS -m 20 https://second.example/any
 expect "fronting: second.example's name on allowed.example's address is refused" \

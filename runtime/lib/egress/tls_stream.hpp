@@ -11,7 +11,9 @@
 #include <boost/system/error_code.hpp>
 #include <boost/system/system_error.hpp>
 
+#include <array>
 #include <cstddef>
+#include <cstring>
 #include <string>
 
 namespace cerberus::egress {
@@ -37,11 +39,25 @@ public:
         auto buffer = first_nonempty<boost::asio::mutable_buffer>(buffers);
         return transfer(buffer.data(), buffer.size(), false, ec);
     }
+    // Beast's serializer hands a header over as a buffer per line: they go out gathered, as one TLS record
+    // (and one TCP segment) rather than a record each, which the peer would take one by one.
     template <typename ConstBuffers>
     size_t write_some(const ConstBuffers& buffers, boost::system::error_code& ec)
     {
-        auto buffer = first_nonempty<boost::asio::const_buffer>(buffers);
-        return transfer(const_cast<void*>(buffer.data()), buffer.size(), true, ec);
+        std::array<char, gather_size> gathered;
+        size_t used = 0;
+        for (auto it = boost::asio::buffer_sequence_begin(buffers); it != boost::asio::buffer_sequence_end(buffers);
+             ++it) {
+            boost::asio::const_buffer buffer(*it);
+            if (used + buffer.size() > gathered.size()) {
+                if (used == 0) // a large body chunk: sent as it is
+                    return transfer(const_cast<void*>(buffer.data()), buffer.size(), true, ec);
+                break;
+            }
+            std::memcpy(gathered.data() + used, buffer.data(), buffer.size());
+            used += buffer.size();
+        }
+        return transfer(gathered.data(), used, true, ec);
     }
     template <typename MutableBuffers>
     size_t read_some(const MutableBuffers& buffers)
@@ -55,6 +71,7 @@ public:
     }
 
 private:
+    static constexpr size_t gather_size = 16 * 1024; // a TLS record's largest payload
     template <typename Buffer, typename Buffers>
     static Buffer first_nonempty(const Buffers& buffers)
     {

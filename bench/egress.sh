@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The egress proxy's cost (allowed_http, issue 33) on this host, natively, in one run: the same curl, from the
+# same network namespace, against the same HTTPS server (tests/helpers/https_server.py), once through the proxy
+# (run in the policed container, its connection steered) and once directly (nsenter into the container's
+# network namespace, given the server's CA and address: nothing steered), the two taking turns first, several
+# rounds, medians:
+#   request latency on a keep-alive connection: N GETs on one connection, the first (connect, handshakes) left
+#   out (target: through the proxy <= 1.15x direct);
+#   throughput of one large download and one large upload (a PUT), from the first byte of the request on
+#   (target >= 0.8x).
+# The stage is egress.bats' (tests/integration/egress_setup.bash), in a mount namespace of its own.
+# usage: bench/egress.sh BUILD_DIR [--rounds N] [--requests N] [--megabytes N]
+set -euo pipefail
+export LC_ALL=C.UTF-8
+
+usage="usage: egress.sh BUILD_DIR [--rounds N] [--requests N] [--megabytes N]"
+[ "$(id -u)" = 0 ] || { echo "egress.sh: must run as root" >&2; exit 1; }
+for tool in curl dnsmasq openssl nsenter python3 jq; do
+    command -v "$tool" >/dev/null || { echo "egress.sh: needs $tool (scripts/install-deps.sh)" >&2; exit 1; }
+done
+# The stage's mounts (a bpffs, tmpfs over the run directories and /etc/cerberus) go in a namespace of its own.
+[ -n "${EGRESS_BENCH_PRIVATE:-}" ] || EGRESS_BENCH_PRIVATE=1 exec unshare -m "$0" "$@"
+
+build=$(cd "${1:?$usage}" && pwd)
+shift
+rounds=5
+requests=200
+megabytes=200
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --rounds) rounds=$2; shift 2 ;;
+    --requests) requests=$2; shift 2 ;;
+    --megabytes) megabytes=$2; shift 2 ;;
+    *) echo "egress.sh: unknown argument $1; $usage" >&2; exit 2 ;;
+    esac
+done
+bytes=$((megabytes * 1000000))
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+CERBERUS=$build/cerberus
+WORK=$(mktemp -d /tmp/cerbench-egress.XXXXXX)
+ROOT=$WORK/state
+BUNDLE=$WORK/bundle
+ID=cerbench-egress-$$
+HELPERS=$repo/tests/helpers
+. "$repo/tests/integration/egress_setup.bash"
+cerb() { "$CERBERUS" --root "$ROOT" --audit-dir "$WORK/audit" --enforcement landlock "$@"; }
+cleanup() {
+    set +e
+    egress_cleanup
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+mkdir -p "$BUNDLE/rootfs"/{proc,sys,dev,tmp,etc}
+(cd "$BUNDLE" && "$CERBERUS" spec)
+jq '.process.terminal = false | .process.args = ["/usr/bin/sleep", "100000"]' "$BUNDLE/config.json" \
+    >"$BUNDLE/config.json.new" && mv "$BUNDLE/config.json.new" "$BUNDLE/config.json"
+egress_bundle '{"allowed_hosts": [],
+    "allowed_http": ["GET https://allowed.example/repos/*", "PUT https://allowed.example/upload"]}'
+truncate -s "$bytes" "$BUNDLE/rootfs/upload.bin" # read as zeros, from no disk
+
+egress_private_mounts
+egress_upstream_certs
+cerb create -b "$BUNDLE" "$ID"
+pid=$(cerb state "$ID" | jq -r .pid)
+egress_servers "$pid"
+cerb start "$ID"
+
+# client proxied|direct ARG...: the one curl, in the container (through the proxy) or beside it.
+client() {
+    local how=$1
+    shift
+    case $how in
+    proxied) cerb exec "$ID" curl -sS -m 300 "$@" ;;
+    direct) nsenter --net="/proc/$pid/ns/net" curl -sS -m 300 --cacert "$WORK/ca.pem" \
+        --resolve allowed.example:443:203.0.113.7 "$@" ;;
+    esac
+}
+site=https://allowed.example
+# Each measure HOW appends one number to $WORK/MEASURE.HOW, and fails when the transfer did not go as asked.
+latency() { # microseconds, the median request of a keep-alive connection
+    client "$1" -o /dev/null -w '%{num_connects} %{http_code} %{time_total}\n' "$site/repos/small?[1-$requests]" \
+        >"$WORK/requests"
+    awk -v n="$requests" 'NR > 1 && ($1 != 0 || $2 != 200) { bad = 1 } END { exit bad || NR != n }' \
+        "$WORK/requests" || { echo "egress.sh: the requests ($1) were not all answered on one connection:" \
+        "$(sort "$WORK/requests" | uniq -c | head -3)" >&2; exit 1; }
+    tail -n +2 "$WORK/requests" | awk '{ print $3 * 1e6 }' | median >>"$WORK/latency.$1"
+}
+download() { # MB/s
+    local size total start
+    read -r size total start < <(client "$1" -o /dev/null -w '%{size_download} %{time_total} %{time_pretransfer}\n' \
+        "$site/repos/big?n=$bytes")
+    [ "$size" = "$bytes" ] || { echo "egress.sh: the download ($1) got $size bytes of $bytes" >&2; exit 1; }
+    awk -v b="$bytes" -v t="$total" -v s="$start" 'BEGIN { print b / (t - s) / 1e6 }' >>"$WORK/download.$1"
+}
+upload() { # MB/s
+    local file answer total start
+    file=$([ "$1" = proxied ] && echo /upload.bin || echo "$BUNDLE/rootfs/upload.bin")
+    answer=$(client "$1" -T "$file" -w '\n%{time_total} %{time_pretransfer}\n' "$site/upload")
+    grep -q "method=PUT path=/upload .* received=$bytes\$" <<<"$answer" ||
+        { echo "egress.sh: the upload ($1) was answered: $answer" >&2; exit 1; }
+    read -r total start < <(tail -n1 <<<"$answer")
+    awk -v b="$bytes" -v t="$total" -v s="$start" 'BEGIN { print b / (t - s) / 1e6 }' >>"$WORK/upload.$1"
+}
+median() { sort -n | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+echo "egress.sh: $rounds rounds of $requests requests, a $megabytes MB download and upload, each through" \
+    "the proxy and direct, taking turns first" >&2
+for ((round = 1; round <= rounds; round++)); do
+    order=$([ $((round % 2)) = 1 ] && echo "direct proxied" || echo "proxied direct")
+    for measure in latency download upload; do
+        for how in $order; do $measure "$how"; done
+    done
+    echo "egress.sh: round $round: latency $(tail -qn1 "$WORK/latency.proxied" "$WORK/latency.direct" | xargs) us," \
+        "download $(tail -qn1 "$WORK/download.proxied" "$WORK/download.direct" | xargs) MB/s," \
+        "upload $(tail -qn1 "$WORK/upload.proxied" "$WORK/upload.direct" | xargs) MB/s (proxied direct)" >&2
+done
+
+row() { # row LABEL MEASURE FORMAT TARGET
+    local proxied direct
+    proxied=$(median <"$WORK/$2.proxied")
+    direct=$(median <"$WORK/$2.direct")
+    printf "| %s | $3 | $3 | %.3f | %s |\n" "$1" "$proxied" "$direct" "$(awk -v a="$proxied" -v b="$direct" \
+        'BEGIN { print a / b }')" "$4"
+}
+echo
+echo "### The egress proxy ($(uname -r), load average $(cut -d' ' -f1-3 /proc/loadavg))"
+echo
+echo "| measurement (median of $rounds rounds) | through the proxy | direct | ratio | target |"
+echo "|---|---|---|---|---|"
+row "request latency on a keep-alive connection, us (median of $((requests - 1)))" latency %.0f "<= 1.15"
+row "download of $megabytes MB, MB/s" download %.1f ">= 0.8"
+row "upload of $megabytes MB, MB/s" upload %.1f ">= 0.8"
