@@ -20,7 +20,7 @@ setup() {
     edit_config '.mounts += [{"destination": "/usr", "type": "bind", "source": "/usr", "options": ["rbind", "ro"]}]'
     edit_config '.annotations["io.cerberus.policy"] = ({"allowed_hosts": [],
         "allowed_http": ["GET https://allowed.example/repos/*", "POST https://allowed.example/upload",
-                         "GET https://second.example/*"]} | tojson)'
+                         "GET https://second.example/*", "GET wss://allowed.example/socket/*"]} | tojson)'
 }
 
 teardown() {
@@ -28,7 +28,7 @@ teardown() {
     rmdir /run/cerberus-dns /run/cerberus-asks /etc/cerberus 2>/dev/null || true # the script's mount points, when empty
 }
 
-@test "egress proxy: allowed requests pass, others get 403 and a record, fronting and pinned clients fail closed, a killed proxy fails closed and comes back (landlock backend)" {
+@test "egress proxy: allowed requests pass, others get 403 and a record, a WebSocket upgrade by its wss rule, fronting and pinned clients fail closed, a killed proxy fails closed and comes back (landlock backend)" {
     run env CERBERUS="$CERBERUS" ROOT="$ROOT" BUNDLE="$BUNDLE" ID="$ID" WORK="$BATS_TEST_TMPDIR" \
         HELPERS="$BATS_TEST_DIRNAME/../helpers" unshare -m "$BATS_TEST_DIRNAME/egress.sh"
     echo "$output"
