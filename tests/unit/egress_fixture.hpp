@@ -14,6 +14,8 @@
 #include "policy/policy_http.hpp"
 #include "temp_dir.hpp"
 
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket/rfc6455.hpp>
@@ -176,7 +178,7 @@ public:
             http::response_parser<http::string_body> parser;
             parser.body_limit(64 << 20);
             http::read(*stream_, buffer_, parser);
-            if (parser.get().result_int() / 100 != 1)
+            if (parser.get().result_int() / 100 != 1 || parser.get().result_int() == 101) // 101: switched
                 return parser.release();
             interim.push_back(parser.get().result_int());
         }
