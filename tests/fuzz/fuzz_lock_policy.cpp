@@ -45,7 +45,7 @@ void check_requests_within(const Policy& base, const Policy& narrowed)
         if (rule.path.ends_with('*'))
             paths.push_back(path + "/y/z");
         for (const auto& probe : paths)
-            if (!decide_http(base.allowed_http, rule.method, host, rule.port, probe).allowed)
+            if (!decide_http(base.allowed_http, rule.method, host, rule.port, probe, rule.websocket).allowed)
                 reference::fail("narrowing allowed the request \"" + rule.text + "\"");
     }
 }

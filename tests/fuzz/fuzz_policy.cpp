@@ -38,8 +38,10 @@ void check_access(const Policy& p)
 
 void check_compiled(const Policy& p, const CompiledPolicy& c)
 {
-    bool names = p.allowed_hosts && std::any_of(p.allowed_hosts->begin(), p.allowed_hosts->end(),
-                                                [](const HostRule& rule) { return !rule.network; });
+    // Names resolve through the DNS gate: those of allowed_hosts and ask_hosts, and allowed_http's (proxied).
+    bool names = (p.allowed_hosts && std::any_of(p.allowed_hosts->begin(), p.allowed_hosts->end(),
+                                                 [](const HostRule& rule) { return !rule.network; })) ||
+                 (p.ask_hosts && !p.ask_hosts->names.empty()) || !p.allowed_http.empty();
     if (names != ((c.policy.flags & CERB_HAS_NAMES) != 0))
         reference::fail("CERB_HAS_NAMES does not say whether the policy names hosts");
     std::set<std::string> paths;

@@ -8,12 +8,16 @@
 # gzip-encoded. HTTP/1.1 keep-alive.
 # Given FILES, GET /<any>/git/PATH answers the file FILES/PATH (404 when there is
 # none): a git repository there is cloned over git's dumb HTTP protocol.
+# A WebSocket upgrade is accepted (101) and each frame echoed until a close frame.
 # Usage: https_server.py ADDRESS PORT CERT KEY [FILES]
+import base64
 import gzip
+import hashlib
 import http.server
 import os
 import socketserver
 import ssl
+import struct
 import sys
 
 ADDRESS, PORT, CERT, KEY = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
@@ -50,7 +54,37 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def log_message(self, fmt, *args):
         sys.stderr.write(fmt % args + "\n")
 
+    def websocket_echo(self):
+        """RFC 6455: the accept key, then each frame the client sends (masked) back unmasked, the same opcode."""
+        key = self.headers.get("Sec-WebSocket-Key", "")
+        accept = base64.b64encode(hashlib.sha1((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()).digest())
+        self.send_response(101)
+        self.send_header("Upgrade", "websocket")
+        self.send_header("Connection", "Upgrade")
+        self.send_header("Sec-WebSocket-Accept", accept.decode())
+        self.end_headers()
+        self.wfile.flush()
+        self.close_connection = True
+        while True:
+            head = self.rfile.read(2)
+            if len(head) < 2:
+                return
+            opcode, length = head[0] & 0x0F, head[1] & 0x7F
+            if length == 126:
+                length = struct.unpack("!H", self.rfile.read(2))[0]
+            elif length == 127:
+                length = struct.unpack("!Q", self.rfile.read(8))[0]
+            mask = self.rfile.read(4) if head[1] & 0x80 else b"\0\0\0\0"
+            payload = bytes(b ^ mask[i % 4] for i, b in enumerate(self.rfile.read(length)))
+            size = struct.pack("!B", len(payload)) if len(payload) < 126 else struct.pack("!BH", 126, len(payload))
+            self.wfile.write(bytes([0x80 | opcode]) + size + payload)
+            self.wfile.flush()
+            if opcode == 8:
+                return
+
     def answer(self):
+        if self.headers.get("Upgrade", "").lower() == "websocket":
+            return self.websocket_echo()
         length = int(self.headers.get("Content-Length") or 0)
         received = 0
         while received < length:

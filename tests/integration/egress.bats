@@ -16,7 +16,7 @@ setup() {
     set_args sleep 300
     egress_bundle '{"allowed_hosts": [],
         "allowed_http": ["GET https://allowed.example/repos/*", "POST https://allowed.example/upload",
-                         "GET https://second.example/*"]}'
+                         "GET https://second.example/*", "GET wss://allowed.example/socket/*"]}'
 }
 
 teardown() {
@@ -24,7 +24,7 @@ teardown() {
     rmdir /run/cerberus-dns /run/cerberus-asks /etc/cerberus 2>/dev/null || true # the script's mount points, when empty
 }
 
-@test "egress proxy: allowed requests pass, others get 403 and a record, a host's credential is set by the proxy and never seen in the container, fronting and pinned clients fail closed, a killed proxy fails closed and comes back (landlock backend)" {
+@test "egress proxy: allowed requests pass, others get 403 and a record, a host's credential is set by the proxy and never seen in the container, a WebSocket upgrade by its wss rule, fronting and pinned clients fail closed, a killed proxy fails closed and comes back (landlock backend)" {
     run env CERBERUS="$CERBERUS" ROOT="$ROOT" BUNDLE="$BUNDLE" ID="$ID" WORK="$BATS_TEST_TMPDIR" \
         HELPERS="$BATS_TEST_DIRNAME/../helpers" unshare -m "$BATS_TEST_DIRNAME/egress.sh"
     echo "$output"

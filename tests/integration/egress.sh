@@ -24,6 +24,7 @@ cat > /etc/cerberus/egress.json <<EOF
                              "secret_file": "$WORK/allowed.token", "env": "ALLOWED_TOKEN"}}}
 EOF
 cp "$WORK/ca.pem" "$BUNDLE/rootfs/etc/upstream-ca.pem" # for the client that pins its own CA
+cp "$HELPERS/websocket_client.py" "$BUNDLE/rootfs/etc/websocket_client.py"
 expect "create, with allowed_http" cerb create -b "$BUNDLE" "$ID"
 pid=$(cerb state "$ID" | jq -r .pid)
 in_ns() { nsenter --net="/proc/$pid/ns/net" "$@"; }
@@ -124,6 +125,19 @@ expect "and the fronting attempt's refusal" \
     bash -c "grep '\"type\":\"http\"' '$trail' | grep '\"server_name\":\"second.example\"' | grep -q '\"verdict\":\"denied\"'"
 expect "cerberus events --denials shows the refused POST" \
     output_has 'http POST https://allowed.example/repos/acme/x' cerb events --denials "$ID"
+
+# WebSocket: "GET wss://allowed.example/socket/*" allows the upgrade there; /repos/ has only an https entry.
+websocket() { run_in python3 /etc/websocket_client.py allowed.example "$@" 2>&1 | tr '\n' ' '; }
+expect "a WebSocket upgrade a wss entry allows: 101, and the server's echo of a frame" \
+    output_has 'status=101 echo=hello through the tunnel' websocket /socket/chat 'hello through the tunnel'
+expect "an upgrade where only an https entry reaches: 403, naming the rule and the wss entry" \
+    output_has 'status=403 .*wss://allowed.example/repos/acme/socket is not in allowed_http.*GET wss://allowed.example/socket/\*' \
+    websocket /repos/acme/socket hello
+for _ in $(seq 30); do grep -q '"url":"wss://allowed.example/repos' "$trail" 2>/dev/null && break; sleep 0.1; done
+expect "the trail has the upgrade's allowed record, status 101" \
+    bash -c "grep '\"url\":\"wss://allowed.example/socket/chat\"' '$trail' | grep '\"verdict\":\"allowed\"' | grep -q '\"status\":101'"
+expect "and the refused upgrade's denied one" \
+    bash -c "grep '\"url\":\"wss://allowed.example/repos/acme/socket\"' '$trail' | grep -q '\"verdict\":\"denied\"'"
 
 gate_pid=$(cat "$run_dir/gate.lock" 2>/dev/null)
 if [ -n "$gate_pid" ] && kill "$gate_pid" 2>/dev/null; then

@@ -14,8 +14,11 @@
 #include "policy/policy_http.hpp"
 #include "temp_dir.hpp"
 
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/websocket/rfc6455.hpp>
 #include <doctest/doctest.h>
 
 #include <arpa/inet.h>
@@ -49,7 +52,8 @@ inline std::string pattern_body(size_t n)
 // An HTTPS server for one host name on 127.0.0.1, serving connections one
 // after another: GET /big?bytes=N answers N pattern bytes, a request with a
 // body answers "received N bytes" (and whether they were the pattern), any
-// other "hello METHOD TARGET", after a 102 Processing for /repos/acme/slow.
+// other "hello METHOD TARGET", after a 102 Processing for /repos/acme/slow; a
+// WebSocket upgrade is answered 101, then every byte echoed (no frames read).
 class TestUpstream {
 public:
     TestUpstream(const egress::CertificateAuthority& issuer, const std::string& host_name)
@@ -101,6 +105,8 @@ private:
             if (ec)
                 return;
             auto& request = parser.get();
+            if (boost::beast::websocket::is_upgrade(request))
+                return echo_after_upgrade(stream);
             if (request.target() == "/repos/acme/slow")
                 http::write(stream, http::response<http::empty_body>{http::status::processing, 11}, ec);
             http::response<http::string_body> response{http::status::ok, 11};
@@ -110,6 +116,21 @@ private:
             http::write(stream, response, ec);
             if (ec || !request.keep_alive())
                 return;
+        }
+    }
+
+    static void echo_after_upgrade(TlsStream& stream)
+    {
+        http::response<http::empty_body> switching{http::status::switching_protocols, 11};
+        switching.set(http::field::upgrade, "websocket");
+        switching.set(http::field::connection, "Upgrade");
+        boost::system::error_code ec;
+        http::write(stream, switching, ec);
+        char bytes[4096];
+        while (!ec) {
+            size_t got = stream.read_some(boost::asio::buffer(bytes), ec);
+            if (!ec)
+                boost::asio::write(stream, boost::asio::buffer(bytes, got), ec);
         }
     }
 
@@ -157,10 +178,19 @@ public:
             http::response_parser<http::string_body> parser;
             parser.body_limit(64 << 20);
             http::read(*stream_, buffer_, parser);
-            if (parser.get().result_int() / 100 != 1)
+            if (parser.get().result_int() / 100 != 1 || parser.get().result_int() == 101) // 101: switched
                 return parser.release();
             interim.push_back(parser.get().result_int());
         }
+    }
+
+    // After an upgrade: bytes written as they are, and read back.
+    void write_raw(const std::string& bytes) { boost::asio::write(*stream_, boost::asio::buffer(bytes)); }
+    std::string read_raw(size_t size)
+    {
+        std::string bytes(size, '\0');
+        boost::asio::read(*stream_, boost::asio::buffer(bytes));
+        return bytes;
     }
 
     // Whether the proxy has closed the connection (a read finds its end).
@@ -184,6 +214,17 @@ inline http::request<http::string_body> request(http::verb method, const std::st
     http::request<http::string_body> request{method, target, 11};
     request.set(http::field::host, host);
     return request;
+}
+
+// A WebSocket upgrade request (the key is RFC 6455's example: the proxy does not check it).
+inline http::request<http::string_body> websocket_upgrade(const std::string& target)
+{
+    auto upgrade = request(http::verb::get, target);
+    upgrade.set(http::field::connection, "Upgrade");
+    upgrade.set(http::field::upgrade, "websocket");
+    upgrade.set(http::field::sec_websocket_version, "13");
+    upgrade.set(http::field::sec_websocket_key, "dGhlIHNhbXBsZSBub25jZQ==");
+    return upgrade;
 }
 
 // The proxy for a container whose policy allows rules, between clients and

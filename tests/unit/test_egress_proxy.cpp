@@ -137,13 +137,52 @@ TEST_CASE("egress proxy: paths with dot segments and protocol upgrades are refus
     CHECK(client->send(request(http::verb::get, "/repos/acme/../secret")).result_int() == 400);
     CHECK(client->send(request(http::verb::get, "/repos/acme/%2E%2e/secret")).result_int() == 400);
     auto upgrade = request(http::verb::get, "/repos/acme/socket");
-    upgrade.set(http::field::connection, "Upgrade");
-    upgrade.set(http::field::upgrade, "websocket");
+    upgrade.set(http::field::connection, "Upgrade, HTTP2-Settings");
+    upgrade.set(http::field::upgrade, "h2c");
     CHECK(client->send(upgrade).result_int() == 501);
     CHECK(bench.taken_records().size() == 3);
     CHECK(bench.upstream.connections == 0);
     // Control: the path the dots were dressed as, and a plain request, pass.
     CHECK(client->send(request(http::verb::get, "/repos/acme/..x/socket")).result_int() == 200);
+}
+
+TEST_CASE("egress proxy: a WebSocket upgrade a wss entry allows is tunnelled both ways until a side closes")
+{
+    ProxyBench bench({"GET https://api.example.org/repos/*", "GET wss://api.example.org/socket/*"}, admitted);
+    auto client = bench.client("api.example.org");
+    // Where only the https entry reaches: refused, naming what is allowed.
+    auto refused = client->send(websocket_upgrade("/repos/acme"));
+    CHECK(refused.result_int() == 403);
+    CHECK(contains(refused.body(), "GET wss://api.example.org/repos/acme is not in allowed_http"));
+    CHECK(contains(refused.body(), "  GET wss://api.example.org/socket/*\n"));
+    auto records = bench.taken_records();
+    REQUIRE(records.size() == 1);
+    CHECK_FALSE(records[0].allowed);
+    CHECK(records[0].url == "wss://api.example.org/repos/acme");
+    // The wss entry allows no plain request; the https entry does (control).
+    CHECK(client->send(request(http::verb::get, "/socket/room1")).result_int() == 403);
+    CHECK(client->send(request(http::verb::get, "/repos/acme")).result_int() == 200);
+    bench.taken_records();
+
+    auto switched = client->send(websocket_upgrade("/socket/room1"));
+    CHECK(switched.result_int() == 101);
+    records = bench.taken_records();
+    REQUIRE(records.size() == 1);
+    CHECK(records[0].allowed);
+    CHECK(records[0].status == 101);
+    CHECK(records[0].url == "wss://api.example.org/socket/room1");
+    CHECK(records[0].rule == "allowed_http[1] \"GET wss://api.example.org/socket/*\"");
+    // Opaque both ways, in turn and in bulk.
+    client->write_raw("one frame");
+    CHECK(client->read_raw(9) == "one frame");
+    std::string bulk = pattern_body(64 * 1024); // several TLS records each way
+    for (int round = 0; round < 5; ++round) {
+        client->write_raw(bulk);
+        CHECK(client->read_raw(bulk.size()) == bulk);
+    }
+    // The agent gone, the proxy ends the tunnel and its thread.
+    client.reset();
+    bench.finish_last_client();
 }
 
 TEST_CASE("egress proxy: an upstream certificate not trusted, or not for the name, is a 502 saying why")

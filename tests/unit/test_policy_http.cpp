@@ -50,7 +50,7 @@ int errno_of(auto&& fn)
 
 HttpDecision decide(const std::string& method, const std::string& host, uint16_t port, const std::string& path)
 {
-    return decide_http(parse_policy(api_policy).allowed_http, method, host, port, path);
+    return decide_http(parse_policy(api_policy).allowed_http, method, host, port, path, false);
 }
 
 } // namespace
@@ -75,7 +75,16 @@ TEST_CASE("allowed_http: a bad entry is named with its index and the fault")
     CHECK(parse_error(with_entry("get https://api.example.org/*")) ==
           "policy.allowed_http[0]: the method must be upper-case letters (\"GET\") in \"get https://api.example.org/*\"");
     CHECK(parse_error(with_entry("GET http://api.example.org/*")) ==
-          "policy.allowed_http[0]: only https:// requests are proxied, in \"GET http://api.example.org/*\"");
+          "policy.allowed_http[0]: only https:// requests and wss:// upgrades are proxied, in "
+          "\"GET http://api.example.org/*\"");
+    CHECK(parse_error(with_entry("GET ws://api.example.org/*")).find("only https:// requests") != std::string::npos);
+    CHECK(parse_error(with_entry("POST wss://api.example.org/*")) ==
+          "policy.allowed_http[0]: a WebSocket upgrade is a GET: wss:// takes only GET, in "
+          "\"POST wss://api.example.org/*\"");
+    CHECK(parse_error(with_entry("GET wss://api.example.org/*")) == "");
+    CHECK(parse_error(with_entry("GET wss://api.example.org")).find("expected a path after the host") !=
+          std::string::npos);
+    CHECK(parse_error(with_entry("GET wss://192.0.2.1/")).find("not an address") != std::string::npos);
     CHECK(parse_error(with_entry("GET https://api.example.org")) ==
           "policy.allowed_http[0]: expected a path after the host (\"/\", \"/*\") in \"GET https://api.example.org\"");
     CHECK(errno_of([] { parse_policy(with_entry("GET")); }) == EINVAL);
@@ -144,6 +153,37 @@ TEST_CASE("allowed_http: a request is allowed by method, host, port and path, el
     CHECK_FALSE(decide("GET", "files.pypi.example", 443, "/simple/requests/").allowed);
 }
 
+TEST_CASE("allowed_http: a wss entry allows a WebSocket upgrade on its paths and nothing else; https entries never one")
+{
+    auto rules = parse_policy(R"({"allowed_hosts": [], "allowed_http": ["GET https://chat.example/api/*",
+                                   "GET wss://chat.example:8443/socket/*"]})")
+                     .allowed_http;
+    REQUIRE(rules.size() == 2);
+    CHECK_FALSE(rules[0].websocket);
+    CHECK(rules[1].websocket);
+    CHECK(rules[1].host_name == "chat.example");
+    CHECK(rules[1].port == 8443);
+    CHECK(rules[1].path == "/socket/*");
+
+    auto upgrade = decide_http(rules, "GET", "chat.example", 8443, "/socket/room1", true);
+    CHECK(upgrade.allowed);
+    CHECK(upgrade.rule == "allowed_http[1] \"GET wss://chat.example:8443/socket/*\"");
+    // The same path as a plain request: the wss entry does not allow it.
+    CHECK_FALSE(decide_http(rules, "GET", "chat.example", 8443, "/socket/room1", false).allowed);
+    // An upgrade where only the https entry names the path: refused, both entries listed for the 403.
+    CHECK(decide_http(rules, "GET", "chat.example", 443, "/api/x", false).allowed);
+    auto refused = decide_http(rules, "GET", "chat.example", 443, "/api/x", true);
+    CHECK_FALSE(refused.allowed);
+    CHECK(refused.rule == "not in allowed_http");
+    CHECK(refused.allowed_here == std::vector<std::string>{"GET https://chat.example/api/*"});
+    CHECK_FALSE(decide_http(rules, "GET", "chat.example", 8443, "/other", true).allowed);
+    CHECK(decide_http(rules, "GET", "chat.example", 8443, "/other", true).allowed_here.size() == 1);
+    // A wss entry's host is one a ClientHello may name.
+    CHECK(http_host_allowed(rules, "chat.example", 8443));
+    CHECK(to_document(parse_policy(with_entry("GET wss://chat.example/s")))["allowed_http"][0] ==
+          "GET wss://chat.example/s");
+}
+
 TEST_CASE("allowed_http: the names a ClientHello may carry are those its entries name on that port")
 {
     auto rules = parse_policy(api_policy).allowed_http;
@@ -197,6 +237,16 @@ TEST_CASE("allowed_http: under --lock-policy an annotation only narrows the defa
           std::string::npos);
     CHECK(narrow_error(base, annotation("GET https://api.example.org/*")).find("widens") != std::string::npos);
     CHECK(narrow_error(R"({"allowed_hosts": []})", annotation("GET https://api.example.org/")).find("widens") !=
+          std::string::npos);
+
+    // A wss entry is covered only by a wss entry, an https one only by an https one.
+    const std::string sockets = R"({"allowed_hosts": [], "allowed_http": ["GET wss://chat.example/socket/*",
+                                                                         "GET https://chat.example/api/*"]})";
+    CHECK(narrow_error(sockets, annotation("GET wss://chat.example/socket/room1")) == "");
+    CHECK(narrow_error(sockets, annotation("GET wss://chat.example/api/x")) ==
+          "policy.allowed_http[0]: \"GET wss://chat.example/api/x\" widens the locked default policy");
+    CHECK(narrow_error(sockets, annotation("GET https://chat.example/api/x")) == "");
+    CHECK(narrow_error(sockets, annotation("GET https://chat.example/socket/room1")).find("widens") !=
           std::string::npos);
 
     // Kept when the annotation names none; replaced by the annotation's when it does.

@@ -155,7 +155,7 @@ nlohmann::json http_json(const std::vector<policy::HttpRule>& rules)
     nlohmann::json http = nlohmann::json::array();
     for (const auto& rule : rules)
         http.push_back({{"text", rule.text}, {"method", rule.method}, {"host", rule.host_name}, {"port", rule.port},
-                        {"path", rule.path}});
+                        {"path", rule.path}, {"websocket", rule.websocket}});
     return http;
 }
 
@@ -165,7 +165,7 @@ std::vector<policy::HttpRule> http_from_json(const nlohmann::json& http)
     for (const auto& rule : http)
         rules.push_back({rule.at("text").get<std::string>(), rule.at("method").get<std::string>(),
                          rule.at("host").get<std::string>(), rule.at("port").get<uint16_t>(),
-                         rule.at("path").get<std::string>()});
+                         rule.at("path").get<std::string>(), rule.value("websocket", false)});
     return rules;
 }
 

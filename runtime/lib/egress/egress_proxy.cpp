@@ -5,8 +5,10 @@
 #include "egress/egress_tls.hpp"
 #include "egress/http_relay.hpp"
 #include "egress/secret_scrub.hpp"
+#include "egress/tunnel.hpp"
 #include "policy/policy_http.hpp"
 
+#include <boost/beast/websocket/rfc6455.hpp>
 #include <spdlog/spdlog.h>
 
 #include <sys/socket.h>
@@ -62,6 +64,17 @@ bool has_dot_segment(const std::string& path)
     return false;
 }
 
+// A WebSocket upgrade (a GET with "Connection: upgrade" and "Upgrade: websocket"): decided by wss:// entries.
+bool is_websocket(const RequestParser& parser)
+{
+    return boost::beast::websocket::is_upgrade(parser.get());
+}
+
+std::string_view unread(const boost::beast::flat_buffer& buffer)
+{
+    return {static_cast<const char*>(buffer.data().data()), buffer.size()};
+}
+
 // One agent connection after its handshake: requests read, decided and sent on in turn.
 class Session {
 public:
@@ -85,6 +98,7 @@ private:
     std::optional<Answer> refusal_by_host(const std::string& host_header) const;
     std::optional<Answer> open_upstream();
     bool forward(RequestParser& parser, const std::string& path, const std::string& rule);
+    bool forward_websocket(RequestParser& parser, const std::string& path, const std::string& rule);
     bool read_final_header(std::optional<ResponseParser>& response, bool head);
     void set_credential(http::request<http::buffer_body>& request) const;
     std::optional<Answer> unscrubbable(const http::response<http::buffer_body>& response) const;
@@ -92,7 +106,7 @@ private:
     bool answer(const RequestParser& parser, const std::string& path, const Answer& answer);
     void record(const RequestParser& parser, const std::string& path, int status, const std::string& rule,
                 const std::string& reason, bool allowed) const;
-    std::string url(const std::string& path) const;
+    std::string url(const std::string& path, bool websocket = false) const;
 
     const ContainerContext& context_;
     const Connection& connection_;
@@ -105,10 +119,10 @@ private:
     boost::beast::flat_buffer upstream_buffer_;
 };
 
-std::string Session::url(const std::string& path) const
+std::string Session::url(const std::string& path, bool websocket) const
 {
     uint16_t port = connection_.original.port;
-    return "https://" + host_ + (port == 443 ? "" : ":" + std::to_string(port)) + path;
+    return (websocket ? "wss://" : "https://") + host_ + (port == 443 ? "" : ":" + std::to_string(port)) + path;
 }
 
 void Session::record(const RequestParser& parser, const std::string& path, int status, const std::string& rule,
@@ -119,11 +133,11 @@ void Session::record(const RequestParser& parser, const std::string& path, int s
     record.allowed = allowed;
     record.server_name = host_;
     record.method = std::string(parser.get().method_string());
-    record.url = url(path);
+    record.url = url(path, is_websocket(parser));
     record.rule = rule;
     record.reason = reason;
     record.status = status;
-    if (allowed && credential_)
+    if (allowed && credential_ && !is_websocket(parser)) // the requests set_credential saw
         record.credential = credential_->name;
     connection_.record(record);
 }
@@ -157,6 +171,8 @@ bool Session::serve_one()
             failed->rule = rule;
             return answer(parser, path, *failed);
         }
+    if (is_websocket(parser))
+        return forward_websocket(parser, path, rule);
     return forward(parser, path, rule);
 }
 
@@ -193,16 +209,18 @@ std::optional<Answer> Session::refusal(const RequestParser& parser, const std::s
         return Answer{http::status::bad_request, false, "", "no Host header", "The request has no Host header.\n"};
     if (auto refused = refusal_by_host(std::string(request[http::field::host])))
         return refused;
-    if (request.find(http::field::upgrade) != request.end())
-        return Answer{http::status::not_implemented, false, "", "a protocol upgrade (WebSocket, h2c)",
-                      "The egress proxy does not carry protocol upgrades (WebSocket, h2c).\n"};
+    bool websocket = is_websocket(parser);
+    if (request.find(http::field::upgrade) != request.end() && !websocket)
+        return Answer{http::status::not_implemented, false, "", "a protocol upgrade other than WebSocket (h2c)",
+                      "The egress proxy carries no protocol upgrade but WebSocket's (a GET with \"Upgrade: "
+                      "websocket\", allowed by a wss:// entry).\n"};
     auto decision = policy::decide_http(context_.rules, std::string(request.method_string()), host_,
-                                        connection_.original.port, path);
+                                        connection_.original.port, path, websocket);
     rule = decision.rule;
     if (decision.allowed)
         return std::nullopt;
     std::string body = "Refused by the container's egress policy: " + std::string(request.method_string()) + " " +
-                       url(path) + " is " + decision.rule + ".\nAllowed for " + host_ + ":\n";
+                       url(path, websocket) + " is " + decision.rule + ".\nAllowed for " + host_ + ":\n";
     for (const auto& entry : decision.allowed_here)
         body += "  " + entry + "\n";
     return Answer{http::status::forbidden, false, decision.rule, "", body};
@@ -251,7 +269,7 @@ bool Session::read_final_header(std::optional<ResponseParser>& response, bool he
         response->skip(head);
         boost::system::error_code ec;
         http::read_header(*upstream_, upstream_buffer_, *response, ec);
-        // 101 is final: an upgrade the proxy never asks for (it refuses Upgrade requests).
+        // 101 is final: the answer to a WebSocket upgrade (forward_websocket; other upgrades are refused).
         auto status = response->get().result();
         bool interim = http::to_status_class(status) == http::status_class::informational;
         if (ec || !interim || status == http::status::switching_protocols)
@@ -345,6 +363,35 @@ bool Session::forward(RequestParser& parser, const std::string& path, const std:
     if (!goes_on)
         upstream_.reset();
     return goes_on;
+}
+
+// Sends an allowed WebSocket upgrade on. When the server switches (101) the
+// connections carry frames from then on, relayed unread until either side
+// ends them, which ends the agent's connection; any other answer goes back as
+// a response and ends it too.
+bool Session::forward_websocket(RequestParser& parser, const std::string& path, const std::string& rule)
+{
+    std::optional<ResponseParser> response;
+    bool answered = relay(*upstream_, agent_, agent_buffer_, parser) == RelayEnd::done &&
+                    read_final_header(response, false);
+    bool switched = answered && response->get().result() == http::status::switching_protocols;
+    std::string why;
+    if (!answered)
+        why = "the server closed the connection";
+    else if (switched && !boost::beast::iequals(response->get()[http::field::upgrade], "websocket"))
+        why = "the server switched to a protocol other than WebSocket";
+    if (!why.empty()) {
+        upstream_.reset();
+        return answer(parser, path,
+                      Answer{http::status::bad_gateway, true, rule, why, "The egress proxy: " + why + ".\n"});
+    }
+    record(parser, path, response->get().result_int(), rule, "", true);
+    if (relay(agent_, *upstream_, upstream_buffer_, *response, switched) == RelayEnd::done && switched) {
+        tunnel(agent_, *upstream_, unread(agent_buffer_), unread(upstream_buffer_), idle_seconds);
+        upstream_->shutdown();
+    }
+    upstream_.reset();
+    return false;
 }
 
 } // namespace

@@ -4,7 +4,8 @@
 // certificate from the container's CA when the name in the ClientHello is one
 // the policy allows and the DNS gate admitted for the address dialled; each
 // HTTP/1.1 request is then decided by allowed_http and, when allowed, sent on
-// over the proxy's own verified TLS connection to that address. The host
+// over the proxy's own verified TLS connection to that address (an allowed
+// WebSocket upgrade's frames then relayed unread, tunnel.hpp). The host
 // (the DNS gate's daemon) accepts the connections and runs serve() on a thread
 // per connection. docs/policy.md, "Request rules".
 #pragma once
@@ -38,7 +39,7 @@ struct HttpRecord {
     bool allowed = false;
     std::string server_name; // the ClientHello's, "" when it carried none
     std::string method; // "" for tls
-    std::string url; // "https://host[:port]/path", the query left out; "" for tls
+    std::string url; // "https://host[:port]/path" ("wss://" for a WebSocket upgrade), the query left out; "" for tls
     std::string rule; // HttpDecision::rule: `allowed_http[1] "GET https://..."` or `not in allowed_http`
     std::string reason; // why, in words, for refusals and failures; "" for an allowed request
     int status = 0; // the status the agent got; 0 for tls

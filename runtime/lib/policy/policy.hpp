@@ -72,6 +72,7 @@ struct HttpRule {
     std::string host_name; // as HostRule::host_name: lower case, maybe a leading "*."
     uint16_t port = 443;
     std::string path; // the glob, beginning with "/"
+    bool websocket = false; // scheme wss: allows a WebSocket upgrade (a GET), never a plain request
 };
 
 // One tool of the policy's commands (policy_commands.hpp): argument patterns,

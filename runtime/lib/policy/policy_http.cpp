@@ -11,7 +11,8 @@ namespace cerberus::policy {
 
 namespace {
 
-constexpr std::string_view scheme = "https://";
+constexpr std::string_view https_scheme = "https://";
+constexpr std::string_view wss_scheme = "wss://";
 
 void check_method(const std::string& method, const std::string& field, const std::string& entry)
 {
@@ -65,12 +66,16 @@ HttpRule parse_http_rule(const std::string& entry, const std::string& field)
     rule.method = entry.substr(0, space);
     check_method(rule.method, field, entry);
     std::string url = entry.substr(space + 1);
-    if (!url.starts_with(scheme))
-        invalid(field, "only https:// requests are proxied, in " + json_quoted(entry));
-    size_t slash = url.find('/', scheme.size());
+    rule.websocket = url.starts_with(wss_scheme);
+    if (!rule.websocket && !url.starts_with(https_scheme))
+        invalid(field, "only https:// requests and wss:// upgrades are proxied, in " + json_quoted(entry));
+    if (rule.websocket && rule.method != "GET")
+        invalid(field, "a WebSocket upgrade is a GET: wss:// takes only GET, in " + json_quoted(entry));
+    size_t host_start = (rule.websocket ? wss_scheme : https_scheme).size();
+    size_t slash = url.find('/', host_start);
     if (slash == std::string::npos)
         invalid(field, "expected a path after the host (\"/\", \"/*\") in " + json_quoted(entry));
-    parse_host(url.substr(scheme.size(), slash - scheme.size()), field, entry, rule);
+    parse_host(url.substr(host_start, slash - host_start), field, entry, rule);
     rule.path = url.substr(slash);
     check_path(rule.path, field, entry);
     return rule;
@@ -152,7 +157,7 @@ bool path_glob_covers(const std::string& wide, const std::string& glob)
 }
 
 HttpDecision decide_http(const std::vector<HttpRule>& rules, const std::string& method, const std::string& host,
-                         uint16_t port, const std::string& path)
+                         uint16_t port, const std::string& path, bool websocket)
 {
     HttpDecision decision{.rule = "not in allowed_http"};
     for (size_t i = 0; i < rules.size(); ++i) {
@@ -160,7 +165,8 @@ HttpDecision decide_http(const std::vector<HttpRule>& rules, const std::string& 
         if (rule.port != port || !host_name_matches(rule.host_name, host))
             continue;
         decision.allowed_here.push_back(rule.text);
-        if (!decision.allowed && rule.method == method && path_glob_matches(rule.path, path)) {
+        if (!decision.allowed && rule.websocket == websocket && rule.method == method &&
+            path_glob_matches(rule.path, path)) {
             decision.allowed = true;
             decision.rule = entry_field("allowed_http", i) + " " + json_quoted(rule.text);
         }
@@ -219,7 +225,7 @@ void check_http_narrowed(const Policy& base, const Policy& annotation)
     for (size_t i = 0; i < annotation.allowed_http.size(); ++i) {
         const HttpRule& rule = annotation.allowed_http[i];
         bool covered = std::any_of(base.allowed_http.begin(), base.allowed_http.end(), [&](const HttpRule& wide) {
-            return wide.method == rule.method && wide.port == rule.port &&
+            return wide.method == rule.method && wide.websocket == rule.websocket && wide.port == rule.port &&
                    host_pattern_covers(wide.host_name, rule.host_name) && path_glob_covers(wide.path, rule.path);
         });
         if (!covered)

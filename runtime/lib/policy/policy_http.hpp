@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The policy's `allowed_http`: which HTTPS requests the egress proxy lets
-// through, one entry "METHOD https://host[:port]/path-glob" each. The host is
+// through, one entry "METHOD https://host[:port]/path-glob" each, or
+// "GET wss://host[:port]/path-glob" for a WebSocket upgrade. The host is
 // a name as allowed_hosts writes them (a leading "*." is one label or more
 // below), the port 443 unless written; in the path glob a `*` at the very end
 // matches the rest of the path (`/` included), a `*` elsewhere any run of
@@ -30,9 +31,10 @@ struct HttpDecision {
 
 // The decision for method on host:port (a name as TLS or Host carries it:
 // any case, maybe a trailing dot) and path (the request target's path, query
-// cut off) under the policy's allowed_http.
+// cut off) under the policy's allowed_http. websocket: the request asks for a
+// WebSocket upgrade, which only a wss entry allows (and a wss entry nothing else).
 HttpDecision decide_http(const std::vector<HttpRule>& rules, const std::string& method, const std::string& host,
-                         uint16_t port, const std::string& path);
+                         uint16_t port, const std::string& path, bool websocket);
 
 // Whether any entry names host:port: the names the proxy lets a TLS
 // ClientHello carry.
@@ -51,8 +53,8 @@ bool path_glob_covers(const std::string& wide, const std::string& glob);
 void parse_http_rules(const nlohmann::json& value, const std::string& field, Policy& policy);
 nlohmann::ordered_json write_http_rules(const Policy& policy);
 void check_http_within(const Policy& policy);
-// --lock-policy: each entry covered by one of the default's (same method and
-// port, a name the default's covers, a path glob within its glob); absent, the default's.
+// --lock-policy: each entry covered by one of the default's (same method,
+// scheme and port, a name the default's covers, a path glob within its glob); absent, the default's.
 void check_http_narrowed(const Policy& locked_default, const Policy& annotation);
 void combine_http_rules(const Policy& locked_default, const Policy& annotation, Policy& narrowed);
 
