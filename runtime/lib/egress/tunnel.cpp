@@ -66,22 +66,26 @@ bool write_all(const Side& side, const char* data, size_t size, int timeout_ms)
     return true;
 }
 
-// Moves what from has ready (one TLS record at most) to to; whether the tunnel goes on.
-bool pass(const Side& from, const Side& to, int timeout_ms)
+// What one pass of a side's bytes came to.
+enum class Passed { moved, starved, ended };
+
+// Moves what from has ready (one TLS record at most) to to. starved: OpenSSL holds no whole record (what it
+// read ahead is partial), so only the socket can say when more comes.
+Passed pass(const Side& from, const Side& to, int timeout_ms)
 {
     char chunk[16 * 1024]; // a TLS record's most
     size_t got = 0;
     int rc = SSL_read_ex(from.ssl, chunk, sizeof chunk, &got);
     if (rc == 1)
-        return write_all(to, chunk, got, timeout_ms);
+        return write_all(to, chunk, got, timeout_ms) ? Passed::moved : Passed::ended;
     switch (SSL_get_error(from.ssl, rc)) {
-    case SSL_ERROR_WANT_READ: // a partial record, or one without data: poll() says when more comes
-        return true;
+    case SSL_ERROR_WANT_READ: // a partial record, or one without data
+        return Passed::starved;
     case SSL_ERROR_WANT_WRITE: // TLS's own answer (a key update) waits on a full socket
-        return wait_for(from.fd, POLLOUT, timeout_ms);
+        return wait_for(from.fd, POLLOUT, timeout_ms) ? Passed::moved : Passed::ended;
     default: // closed (close_notify or not) or failed
         ERR_clear_error();
-        return false;
+        return Passed::ended;
     }
 }
 
@@ -97,19 +101,28 @@ void tunnel(TlsStream& agent, TlsStream& upstream, std::string_view agent_early,
     if (!write_all(sides[1], agent_early.data(), agent_early.size(), timeout_ms) ||
         !write_all(sides[0], upstream_early.data(), upstream_early.size(), timeout_ms))
         return;
+    // OpenSSL reads ahead: bytes it holds (decrypted, or records not yet decrypted) are off the socket, where
+    // poll() cannot see them. A side is read while it holds some, until a read finds only part of a record.
+    bool starved[2] = {false, false};
+    auto holds = [&](int side) { return !starved[side] && SSL_has_pending(sides[side].ssl) == 1; };
     while (true) {
-        // Data OpenSSL already decrypted is not on the socket any more: poll() would not say so.
-        bool decrypted = SSL_pending(sides[0].ssl) > 0 || SSL_pending(sides[1].ssl) > 0;
+        bool held = holds(0) || holds(1);
         pollfd fds[2] = {{sides[0].fd, POLLIN, 0}, {sides[1].fd, POLLIN, 0}};
-        int ready = ::poll(fds, 2, decrypted ? 0 : timeout_ms);
+        int ready = ::poll(fds, 2, held ? 0 : timeout_ms);
         if (ready < 0 && errno == EINTR)
             continue;
-        if (ready < 0 || (ready == 0 && !decrypted))
+        if (ready < 0 || (ready == 0 && !held))
             return; // idle too long
-        for (int from = 0; from < 2; ++from)
-            if ((fds[from].revents != 0 || SSL_pending(sides[from].ssl) > 0) &&
-                !pass(sides[from], sides[1 - from], timeout_ms))
+        for (int from = 0; from < 2; ++from) {
+            if (fds[from].revents != 0)
+                starved[from] = false;
+            else if (!holds(from))
+                continue;
+            Passed passed = pass(sides[from], sides[1 - from], timeout_ms);
+            if (passed == Passed::ended)
                 return;
+            starved[from] = passed == Passed::starved;
+        }
     }
 }
 
