@@ -85,8 +85,8 @@ int on_alpn(SSL*, const unsigned char** out, unsigned char* out_len, const unsig
 }
 
 // Reads ahead: a TLS record's header and body, and whatever else has come, in one read from the socket
-// rather than two reads a record. (What OpenSSL holds read is out of a poll's sight: the proxy never polls,
-// it reads its sockets blocking.)
+// rather than two reads a record. (What OpenSSL holds read is out of a poll's sight: the requests are read
+// blocking, and the WebSocket tunnel, which polls, asks SSL_has_pending first.)
 void read_ahead(SSL_CTX* ctx)
 {
     SSL_CTX_set_read_ahead(ctx, 1);
