@@ -8,7 +8,6 @@
 #include "rootfs/paths.hpp"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <spdlog/spdlog.h>
@@ -17,11 +16,9 @@ namespace cerberus::dns {
 
 std::vector<std::string> container_nameservers(int root_fd)
 {
-    // Its type checked before it is opened for reading: a FIFO there would hold create up.
-    UniqueFd path = paths::open(root_fd, "etc/resolv.conf", O_PATH);
-    struct stat st{};
+    UniqueFd path = paths::open_regular(root_fd, "etc/resolv.conf");
     std::string text;
-    if (path && fstat(path.get(), &st) == 0 && S_ISREG(st.st_mode)) {
+    if (path) {
         UniqueFd fd(open(("/proc/self/fd/" + std::to_string(path.get())).c_str(), O_RDONLY | O_CLOEXEC));
         if (!fd)
             throw_errno("reading the container's /etc/resolv.conf");

@@ -7,7 +7,6 @@
 #include "rootfs/paths.hpp"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -32,18 +31,6 @@ UniqueFd open_root(const std::string& rootfs)
     return root;
 }
 
-// The file at path in the image (never leaving it: links on the way resolved inside), when it is a regular file
-// itself: a link there (an image's second name for a bundle) is passed over, and nothing is opened for reading
-// before its type is known (a FIFO would hold create up).
-UniqueFd regular_file(int root, const std::string& path)
-{
-    UniqueFd fd = paths::open(root, path, O_PATH | O_NOFOLLOW);
-    struct stat st{};
-    if (!fd || fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
-        return UniqueFd();
-    return fd;
-}
-
 std::string bundle_copy(const std::string& state_dir, size_t index)
 {
     return trust_dir(state_dir) + "/bundle-" + std::to_string(index) + ".pem";
@@ -65,8 +52,8 @@ std::vector<std::string> image_bundles(const std::string& rootfs)
 {
     UniqueFd root = open_root(rootfs);
     std::vector<std::string> found;
-    for (const char* path : bundle_paths)
-        if (regular_file(root.get(), path))
+    for (const char* path : bundle_paths) // a link there is an image's second name for a bundle: passed over
+        if (paths::open_regular(root.get(), path, O_NOFOLLOW))
             found.push_back(path);
     return found;
 }
@@ -105,8 +92,7 @@ void write_trust(const EgressPlan& plan, const std::string& rootfs, const std::s
     std::string ca_pem = ca.cert_pem();
     UniqueFd root = open_root(rootfs);
     for (size_t i = 0; i < plan.bundles.size(); ++i) {
-        UniqueFd fd = regular_file(root.get(), plan.bundles[i]);
-        // Read through the fd's own link: the file whose type was checked, whatever the path holds now.
+        UniqueFd fd = paths::open_regular(root.get(), plan.bundles[i], O_NOFOLLOW);
         std::string image_bundle = fd ? files::read_file("/proc/self/fd/" + std::to_string(fd.get())) : "";
         if (!image_bundle.empty() && image_bundle.back() != '\n')
             image_bundle += '\n';

@@ -64,6 +64,15 @@ UniqueFd open(int root, const std::string& path, int flags, uint64_t resolve)
     }
 }
 
+UniqueFd open_regular(int root, const std::string& path, int flags)
+{
+    UniqueFd fd = open(root, path, O_PATH | flags);
+    struct stat st{};
+    if (!fd || fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
+        return UniqueFd();
+    return fd;
+}
+
 std::string clean(const std::string& path)
 {
     std::string out;

@@ -26,6 +26,11 @@ constexpr uint64_t beneath_only = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLV
 // when the path does not exist; throws on any other error, naming the path.
 UniqueFd open(int root, const std::string& path, int flags, uint64_t resolve = in_root);
 
+// The same, O_PATH (flags may add O_NOFOLLOW), when what path names is a regular file; empty otherwise. Its
+// type is known before anything opens it for reading (a FIFO there would hold the reader up): read it
+// through its own /proc/self/fd link, which reopens that file whatever the path holds by then.
+UniqueFd open_regular(int root, const std::string& path, int flags = 0);
+
 // "a//b/./c/" -> "/a/b/c": the form mount destinations are compared in.
 std::string clean(const std::string& path);
 
