@@ -102,14 +102,17 @@ Credential parse_credential(const std::string& name, const json& entry)
     credential.header = text_field(entry, "header", field, true);
     if (!is_token(credential.header) || is_framing_header(credential.header))
         invalid(field + ".header", "must name a header that does not frame the request (Authorization, X-Api-Key...)");
-    std::string value = entry.contains("value") ? text_field(entry, "value", field, false) : "Bearer {secret}";
+    std::string value = text_field(entry, "value", field, false); // "" only when absent
+    if (value.empty())
+        value = "Bearer {secret}";
     size_t mark = value.find(secret_mark);
     if (mark == std::string::npos || value.find(secret_mark, mark + 1) != std::string::npos)
         invalid(field + ".value", "must hold {secret} once");
     credential.secret = read_secret(entry, field);
     credential.value = value.replace(mark, std::string_view(secret_mark).size(), credential.secret);
-    credential.placeholder = entry.contains("placeholder") ? text_field(entry, "placeholder", field, false)
-                                                           : "cerberus-credential-" + name;
+    credential.placeholder = text_field(entry, "placeholder", field, false);
+    if (credential.placeholder.empty())
+        credential.placeholder = "cerberus-credential-" + name;
     if (credential.placeholder.find(credential.secret) != std::string::npos)
         invalid(field + ".placeholder", "must not hold the secret");
     credential.env = text_field(entry, "env", field, false);
