@@ -218,9 +218,13 @@ EOF
 
 @test "broker: a shim killed mid-call or the broker killed mid-command leave nothing running, the shim fails" {
     with_policy '{"commands": {"sleep": {"allow": ["*"]}}}'
-    set_args sh -c '/usr/bin/sleep 31.7 & p=$!; /bin/sleep 1; kill -9 $p; /usr/bin/sleep 32.7; echo status=$?; /bin/sleep 60'
+    # The shim is killed only once its tool runs on the host: killed earlier, nothing ran and nothing is recorded.
+    set_args sh -c '/usr/bin/sleep 31.7 & p=$!; until [ -e /tmp/kill-the-shim ]; do /bin/sleep 0.1; done; kill -9 $p; /usr/bin/sleep 32.7; echo status=$?; /bin/sleep 60'
     cerb --audit-dir "$AUDIT" run -d -b "$BUNDLE" "$ID" </dev/null >"$BATS_TEST_TMPDIR/out" 2>&1
-    for _ in $(seq 50); do pgrep -fx 'sleep 32.7' >/dev/null && break; sleep 0.1; done
+    for _ in $(seq 100); do pgrep -fx 'sleep 31.7' >/dev/null && break; sleep 0.1; done
+    pgrep -fx 'sleep 31.7' # the tool runs on the host
+    touch "$BUNDLE/rootfs/tmp/kill-the-shim"
+    for _ in $(seq 100); do pgrep -fx 'sleep 32.7' >/dev/null && break; sleep 0.1; done
     run ! pgrep -fx 'sleep 31.7' # the shim was killed: so was its tool
     pgrep -fx 'sleep 32.7'   # the next call runs on the host
     local pid
@@ -233,6 +237,7 @@ EOF
     for _ in $(seq 20); do pgrep -fx 'sleep 32.7' >/dev/null || break; sleep 0.1; done
     run ! pgrep -fx 'sleep 32.7' # died with the broker
     run trail_text
+    echo "$output"
     [[ "$output" == *'command sleep 31.7 ALLOWED (commands.sleep.allow[0] "*"; the caller went away, the tool was killed), signal 9'* ]]
     cerb state "$ID" >/dev/null # starts a broker for the registrations left
     cerb exec "$ID" /usr/bin/sleep 0 # control: calls run again
