@@ -84,6 +84,6 @@ expect "and the connections over the limit" grep -q '"rule":"TCP connections at 
 expect "and counts the queries dropped past the refusals' rate" grep -q '"verdict":"dropped","rule":"[0-9]* queries over' "$trail"
 expect "and the records not written" grep -q '"verdict":"not recorded","rule":"[0-9]* records over the trail' "$trail"
 records=$(wc -l < "$trail")
-expect "which stays short ($records lines: 200 at once, then 50 a second and two counts)" \
-    [ "$records" -le $((200 + 52 * (flood_seconds + 5))) ]
+expect "which stays short ($records lines: 200 and 20 per limit at once, then 50 and 5 per limit a second, two counts)" \
+    [ "$records" -le $((200 + 3 * 20 + (50 + 3 * 5 + 2) * (flood_seconds + 5))) ]
 expect "control: the well-behaved container's trail has no refusal" bash -c "! grep -q refused '$WORK/$ID.jsonl' 2>/dev/null"

@@ -48,9 +48,9 @@ void Gate::ask_operator(Container& container, const Client& client, const Query&
     auto asked_here = std::count_if(asked_.begin(), asked_.end(),
                                     [&](const auto& entry) { return entry.second.ask.cgroup_id == cgroup_id; });
     if (static_cast<size_t>(asked_here) >= max_asks_per_container) {
-        record(container, {name, type_name(query.question.type), "refused",
-                           rule + "; " + std::to_string(max_asks_per_container) + " asks of the container are pending",
-                           ""});
+        record(container, RecordKind::name,
+               {name, type_name(query.question.type), "refused",
+                rule + "; " + std::to_string(max_asks_per_container) + " asks of the container are pending", ""});
         return reply(client, refused_reply(message));
     }
     HeldAsk hold;
@@ -68,7 +68,8 @@ void Gate::ask_operator(Container& container, const Client& client, const Query&
         while (asked_.count(hold.ask.id) || answered_.knows(hold.ask.id));
         audit::write_pending_ask(hold.ask);
     } catch (const Error& e) {
-        record(container, {name, type_name(query.question.type), "refused", rule + "; " + e.what(), ""});
+        record(container, RecordKind::name,
+               {name, type_name(query.question.type), "refused", rule + "; " + e.what(), ""});
         return reply(client, refused_reply(message));
     }
     if (client.tcp_conn)
@@ -115,8 +116,9 @@ void Gate::settle_ask(const std::string& id, bool allowed, const std::string& ho
     std::optional<uint32_t> answered_by;
     if (by)
         answered_by = *by;
-    record(container, {question.name, type_name(question.type), allowed ? "allowed" : "refused",
-                       held.ask.rule + "; ask " + id + " " + words, "", how, answered_by});
+    record(container, RecordKind::name,
+           {question.name, type_name(question.type), allowed ? "allowed" : "refused",
+            held.ask.rule + "; ask " + id + " " + words, "", how, answered_by});
     for (const HeldQuery& query : held.queries) {
         if (allowed)
             forward(container, query.client, query.query, query.message, held.ports);
@@ -162,9 +164,10 @@ void Gate::recover_asks()
             continue; // the command broker's
         audit::remove_pending_ask(ask.id);
         if (auto it = containers_.find(ask.cgroup_id); it != containers_.end())
-            record(it->second, {ask.subject.host, "", "refused",
-                                ask.rule + "; ask " + ask.id + " was pending when the DNS gate ended", "",
-                                "gate ended", std::nullopt});
+            record(it->second, RecordKind::name,
+                   {ask.subject.host, "", "refused",
+                    ask.rule + "; ask " + ask.id + " was pending when the DNS gate ended", "", "gate ended",
+                    std::nullopt});
     }
 }
 

@@ -143,7 +143,7 @@ private:
     void reply(const Client& client, std::span<const uint8_t> message);
     void admit(Container& container, const Question& question, const NamePorts& ports,
                const Answer& answer, uint64_t now_ns);
-    void record(Container& container, const audit::DnsVerdict& verdict);
+    void record(Container& container, RecordKind kind, const audit::DnsVerdict& verdict);
     void write_record(Container& container, const audit::DnsVerdict& verdict);
     void write_counts(Container& container);
     void write_snapshot(uint64_t cgroup_id);

@@ -52,8 +52,8 @@ bool Gate::accept_one(uint64_t cgroup_id, int fd)
     Container& container = containers_.at(cgroup_id);
     if (container.limits.tcp_connections >= max_tcp_per_container) {
         // Closed at once: accepted, so that the backlog does not keep the listener ready for nothing.
-        record(container, {"", "", "refused",
-                           "TCP connections at the limit of " + std::to_string(max_tcp_per_container), ""});
+        record(container, RecordKind::tcp_connections,
+               {"", "", "refused", "TCP connections at the limit of " + std::to_string(max_tcp_per_container), ""});
         return true;
     }
     setsockopt(conn.get(), SOL_SOCKET, SO_SNDBUF, &client_send_buffer, sizeof(client_send_buffer));
@@ -110,7 +110,7 @@ void Gate::handle_query(uint64_t cgroup_id, const Client& client, std::span<cons
     auto query = parse_query(message);
     if (!query) { // not a query with one question: nothing to forward
         reply(client, formerr_reply(message));
-        record(container, {"", "", "formerr", "not a query with one question", ""});
+        record(container, RecordKind::name, {"", "", "formerr", "not a query with one question", ""});
         return;
     }
     NamePorts ports{container.rules.ports(query->question.name), container.http_hosts.ports(query->question.name)};
@@ -119,8 +119,9 @@ void Gate::handle_query(uint64_t cgroup_id, const Client& client, std::span<cons
         if (auto asked = container.ask_rules.ports(query->question.name); !asked.empty())
             return ask_operator(container, client, *query, message, NamePorts{std::move(asked), {}});
     if (ports.empty()) {
-        record(container, {query->question.name, type_name(query->question.type), audit ? "audit" : "refused",
-                           "not in allowed_hosts", ""});
+        record(container, RecordKind::name,
+               {query->question.name, type_name(query->question.type), audit ? "audit" : "refused",
+                "not in allowed_hosts", ""});
         if (!audit) {
             reply(client, refused_reply(message));
             return;
@@ -142,8 +143,9 @@ void Gate::refuse_over_rate(Container& container, const Client& client, std::spa
     }
     reply(client, refused_reply(message));
     auto query = parse_query(message);
-    record(container, {query ? query->question.name : "", query ? type_name(query->question.type) : "", "refused",
-                       "over the query rate of " + std::to_string(static_cast<int>(query_rate)) + " a second", ""});
+    record(container, RecordKind::query_rate,
+           {query ? query->question.name : "", query ? type_name(query->question.type) : "", "refused",
+            "over the query rate of " + std::to_string(static_cast<int>(query_rate)) + " a second", ""});
 }
 
 void Gate::forward(Container& container, const Client& client, const Query& query, std::span<const uint8_t> message,
@@ -163,8 +165,9 @@ void Gate::forward(Container& container, const Client& client, const Query& quer
     auto key = pending_.add(std::move(pending));
     if (!key) { // other containers are not held up
         reply(client, error_reply(message, ns_r_servfail));
-        record(container, {query.question.name, type_name(query.question.type), "servfail",
-                           "queries in flight at the limit of " + std::to_string(max_pending_per_container), ""});
+        record(container, RecordKind::queries_in_flight,
+               {query.question.name, type_name(query.question.type), "servfail",
+                "queries in flight at the limit of " + std::to_string(max_pending_per_container), ""});
         return;
     }
     Pending& added = *pending_.find(*key);
@@ -304,15 +307,17 @@ void Gate::admit(Container& container, const Question& question, const NamePorts
 {
     if (ports.empty()) { // audit mode, a name the policy does not list
         for (const auto& found : answer.addresses)
-            record(container, {question.name, type_name(question.type), "audit", "not in allowed_hosts",
-                               address_text(found.address)});
+            record(container, RecordKind::name,
+                   {question.name, type_name(question.type), "audit", "not in allowed_hosts",
+                    address_text(found.address)});
         return;
     }
     uint64_t cgroup_id = container.registration.cgroup_id;
     AnswerAdmission admitted =
         admit_answer(*table_, cgroup_id, container.networks, question.name, ports, answer.addresses, now_ns);
     for (const auto& [address, why] : admitted.refused)
-        record(container, {question.name, type_name(question.type), "not admitted", why, address_text(address)});
+        record(container, RecordKind::name,
+               {question.name, type_name(question.type), "not admitted", why, address_text(address)});
     for (const auto& failure : admitted.failed)
         spdlog::warn("cgroup {}: {}", cgroup_id, failure); // the agent gets the answer but cannot connect
     if (admitted.shown_changed || admitted.expiry_only)

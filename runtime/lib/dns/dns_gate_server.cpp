@@ -219,10 +219,10 @@ void Gate::serve_request()
         });
 }
 
-// Within the container's rate of records; the rest counted, and the count written each tick.
-void Gate::record(Container& container, const audit::DnsVerdict& verdict)
+// Within the container's rate of records of that kind; the rest counted, and the count written each tick.
+void Gate::record(Container& container, RecordKind kind, const audit::DnsVerdict& verdict)
 {
-    if (!container.limits.records.take(Clock::now())) {
+    if (!container.limits.records[static_cast<size_t>(kind)].take(Clock::now())) {
         ++container.limits.unrecorded;
         return;
     }
@@ -241,8 +241,9 @@ void Gate::write_counts(Container& container)
     if (limits.unrecorded)
         write_record(container, {"", "", "not recorded",
                                  std::to_string(std::exchange(limits.unrecorded, 0)) +
-                                     " records over the trail's rate of " +
-                                     std::to_string(static_cast<int>(record_rate)) + " a second",
+                                     " records over the trail's rates (" +
+                                     std::to_string(static_cast<int>(record_rate)) + " a second for names, " +
+                                     std::to_string(static_cast<int>(limit_record_rate)) + " for each limit)",
                                  ""});
 }
 

@@ -3,10 +3,11 @@
 // delays only its own answers (docs/policy.md, "The gate under a hostile
 // neighbour"): queries taken in per second, REFUSED replies sent for those
 // over that rate (the rest dropped, counted), TCP connections held, and trail
-// records written per second (the rest counted, so the trail cannot be
-// flooded either). Queries in flight are the pending table's (dns_pending).
+// records written per second, per kind (the rest counted, so the trail cannot
+// be flooded either). Queries in flight are the pending table's (dns_pending).
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -34,13 +35,20 @@ private:
 inline constexpr double query_rate = 5000, query_burst = 5000;
 inline constexpr double refusal_rate = 1000, refusal_burst = 100;
 inline constexpr double record_rate = 50, record_burst = 200;
+// Each of the gate's own limits has a record budget apart from the names' and the other limits': a flood
+// that spends one (the query rate) cannot hide that another limit was reached (the TCP connections).
+inline constexpr double limit_record_rate = 5, limit_record_burst = 20;
 // glibc opens one connection per lookup and closes it; 32 at once is a busy agent's worst.
 inline constexpr size_t max_tcp_per_container = 32;
 
+// What a trail record is about, each with its own budget.
+enum class RecordKind { name, query_rate, queries_in_flight, tcp_connections, count };
 struct ContainerLimits {
     TokenBucket queries{query_rate, query_burst};
     TokenBucket refusals{refusal_rate, refusal_burst};
-    TokenBucket records{record_rate, record_burst};
+    std::array<TokenBucket, static_cast<size_t>(RecordKind::count)> records{
+        TokenBucket{record_rate, record_burst}, TokenBucket{limit_record_rate, limit_record_burst},
+        TokenBucket{limit_record_rate, limit_record_burst}, TokenBucket{limit_record_rate, limit_record_burst}};
     size_t tcp_connections = 0;
     uint64_t dropped = 0;    // queries over both rates since the last count written
     uint64_t unrecorded = 0; // trail records over their rate since the last count written
