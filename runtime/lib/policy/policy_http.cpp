@@ -203,9 +203,6 @@ void check_http_within(const Policy& policy)
         return;
     if (!policy.allowed_hosts)
         invalid("policy.allowed_http", "needs allowed_hosts: with the network open, requests could go around the proxy");
-    if (policy.mode == Mode::audit)
-        invalid("policy.allowed_http", "the egress proxy has no audit mode yet: use mode enforce (docs/policy.md, "
-                                       "\"Request rules\")");
     for (size_t i = 0; i < policy.allowed_http.size(); ++i) {
         const HttpRule& rule = policy.allowed_http[i];
         for (size_t j = 0; j < policy.allowed_hosts->size(); ++j) {
