@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: Apache-2.0
 # The egress proxy: allowed_http's request rules and the host's credentials with curl, python3, git and wget
-# against local HTTPS servers (egress.sh).
+# against local HTTPS servers (egress.sh); audit mode at the proxy and learn mode over its records (egress_audit.sh).
 
 load helpers
 load egress_setup
@@ -27,6 +27,13 @@ teardown() {
 @test "egress proxy: allowed requests pass, others get 403 and a record, a host's credential is set by the proxy and never seen in the container, a WebSocket upgrade by its wss rule, fronting and pinned clients fail closed, a killed proxy fails closed and comes back (landlock backend)" {
     run env CERBERUS="$CERBERUS" ROOT="$ROOT" BUNDLE="$BUNDLE" ID="$ID" WORK="$BATS_TEST_TMPDIR" \
         HELPERS="$BATS_TEST_DIRNAME/../helpers" unshare -m "$BATS_TEST_DIRNAME/egress.sh"
+    echo "$output"
+    [ "$status" -eq 0 ]
+}
+
+@test "egress proxy: in audit mode a request outside allowed_http reaches the server and is recorded audit; the policy learned from that trail allows it in enforce mode and still refuses others (landlock backend)" {
+    run env CERBERUS="$CERBERUS" ROOT="$ROOT" BUNDLE="$BUNDLE" ID="$ID" WORK="$BATS_TEST_TMPDIR" \
+        HELPERS="$BATS_TEST_DIRNAME/../helpers" unshare -m "$BATS_TEST_DIRNAME/egress_audit.sh"
     echo "$output"
     [ "$status" -eq 0 ]
 }

@@ -11,10 +11,7 @@ set -uo pipefail
 . "$(dirname "$0")/script_checks.bash"
 . "$(dirname "$0")/egress_setup.bash"
 
-egress_private_mounts
-cerb() { "$CERBERUS" --root "$ROOT" --audit-dir "$WORK/audit" --enforcement landlock "$@"; }
-trap egress_cleanup EXIT
-egress_upstream_certs
+egress_script_stage
 secret="s3cr3t-$RANDOM$RANDOM-token"
 placeholder=cerberus-credential-allowed
 echo "$secret" > "$WORK/allowed.token"

@@ -46,6 +46,15 @@ egress_upstream_certs() {
     echo "nameserver 192.0.2.53" >"$BUNDLE/rootfs/etc/resolv.conf"
 }
 
+# egress_script_stage: how the proxy's check scripts (egress.sh, egress_audit.sh) begin: the private mounts,
+# their cerb (the landlock backend, the trails in $WORK/audit), the cleanup at exit, the upstream certificates.
+egress_script_stage() {
+    egress_private_mounts
+    cerb() { "$CERBERUS" --root "$ROOT" --audit-dir "$WORK/audit" --enforcement landlock "$@"; }
+    trap egress_cleanup EXIT
+    egress_upstream_certs
+}
+
 pids=() # of the processes started here (nsenter runs each in its own place, so $! is the process itself)
 
 # egress_servers PID [SERVER-ARG...]: in the network namespace of the created container PID, dnsmasq and

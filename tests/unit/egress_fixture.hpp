@@ -228,10 +228,10 @@ inline http::request<http::string_body> websocket_upgrade(const std::string& tar
 }
 
 // The proxy for a container whose policy allows rules, between clients and
-// one TestUpstream, names admitted by a stand-in for the DNS gate.
+// one TestUpstream, names admitted by a stand-in for the DNS gate; audit: the policy's mode is audit.
 struct ProxyBench {
     explicit ProxyBench(const std::vector<std::string>& rules, std::set<std::string> admitted_names,
-                        bool trust_upstream = true)
+                        bool trust_upstream = true, bool audit = false)
         : admitted(std::move(admitted_names))
     {
         ::signal(SIGPIPE, SIG_IGN); // as the proxy's host does: a closed peer is an error, not a death
@@ -241,6 +241,7 @@ struct ProxyBench {
         policy::Policy policy;
         policy::parse_http_rules(nlohmann::json(rules), "policy.allowed_http", policy);
         egress::ContainerContext context{"bench", 1, policy.allowed_http, container_ca, trust};
+        context.audit = audit;
         proxy.emplace(std::move(context));
         connection.original = {AF_INET, {127, 0, 0, 1}, 443};
         connection.admitted = [this](const std::string& name) { return admitted.count(name) != 0; };

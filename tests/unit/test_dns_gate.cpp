@@ -278,6 +278,10 @@ TEST_CASE("dns: a registration is written and read back")
     CHECK(back.names[0].ports == std::vector<policy::PortRange>{{443, 443}});
     CHECK(networks_of(back) == std::vector<policy::Cidr>{network("10.0.0.0/8")});
     CHECK(back.nameservers == registration.nameservers);
+    // One written before the mode was there reads as enforce (the egress proxy then refuses what the rules do).
+    auto without_mode = to_json(registration);
+    without_mode.erase("mode");
+    CHECK_FALSE(registration_from_json(without_mode).audit);
 }
 
 TEST_CASE("dns: the nameservers of a resolv.conf, as glibc reads them")

@@ -185,6 +185,53 @@ TEST_CASE("egress proxy: a WebSocket upgrade a wss entry allows is tunnelled bot
     bench.finish_last_client();
 }
 
+TEST_CASE("egress proxy: in audit mode a request the rules refuse reaches the server, recorded as audit; "
+          "the TLS name and the request's form are checked as in enforce mode")
+{
+    ProxyBench bench({"GET https://api.example.org/repos/*", "GET wss://api.example.org/socket/*"}, admitted, true,
+                     true);
+    auto client = bench.client("api.example.org");
+    auto audited = client->send(request(http::verb::post, "/repos/acme/widgets"));
+    CHECK(audited.result_int() == 200);
+    CHECK(audited.body() == "hello POST /repos/acme/widgets");
+    auto records = bench.taken_records();
+    REQUIRE(records.size() == 1);
+    CHECK(records[0].audited);
+    CHECK_FALSE(records[0].allowed);
+    CHECK(records[0].rule == "not in allowed_http"); // the rule the refusal would have named
+    CHECK(records[0].url == "https://api.example.org/repos/acme/widgets");
+    CHECK(records[0].status == 200);
+    // Control: an allowed request is recorded allowed, not audited.
+    CHECK(client->send(request(http::verb::get, "/repos/acme/widgets")).result_int() == 200);
+    records = bench.taken_records();
+    REQUIRE(records.size() == 1);
+    CHECK(records[0].allowed);
+    CHECK_FALSE(records[0].audited);
+    // What is refused for its form stays refused: a Host naming another site, a dot segment.
+    auto fronted = client->send(request(http::verb::get, "/repos/acme/x", "other.example.org"));
+    CHECK(fronted.result_int() == 403);
+    CHECK(client->send(request(http::verb::get, "/repos/../admin")).result_int() == 400);
+    records = bench.taken_records();
+    REQUIRE(records.size() == 2);
+    CHECK_FALSE(records[0].audited);
+    CHECK_FALSE(records[1].audited);
+    // And a server name allowed_http does not list is refused at the handshake.
+    auto other = bench.client("evil.example.org");
+    CHECK_FALSE(other->connected);
+    other.reset();
+    bench.finish_last_client();
+    bench.taken_records();
+
+    // An upgrade no wss entry allows is switched too (the connection's last request).
+    CHECK(client->send(websocket_upgrade("/repos/acme")).result_int() == 101);
+    records = bench.taken_records();
+    REQUIRE(records.size() == 1);
+    CHECK(records[0].audited);
+    CHECK(records[0].url == "wss://api.example.org/repos/acme");
+    CHECK(records[0].status == 101);
+    client.reset();
+}
+
 TEST_CASE("egress proxy: an upstream certificate not trusted, or not for the name, is a 502 saying why")
 {
     SUBCASE("not signed by a trusted CA")

@@ -121,10 +121,10 @@ TEST_CASE("allowed_http: needs allowed_hosts, and no host name there may admit i
               .find("policy.allowed_hosts[0]") != std::string::npos);
     CHECK(parse_error(R"({"allowed_hosts": ["x.b.example:443"], "allowed_http": ["GET https://*.a.example/"]})") ==
           "");
-    // Audit mode has no proxy side yet: refused, beside the same policy enforced (accepted above).
-    CHECK(parse_error(R"({"mode": "audit", "allowed_hosts": [], "allowed_http": ["GET https://a.example/"]})")
-              .starts_with("policy.allowed_http: the egress proxy has no audit mode yet"));
-    CHECK(parse_error(R"({"mode": "audit", "allowed_hosts": []})") == "");
+    // Audit mode is the proxy's too (it sends on what the rules refuse, recorded): accepted, its checks kept.
+    CHECK(parse_error(R"({"mode": "audit", "allowed_hosts": [], "allowed_http": ["GET https://a.example/"]})") == "");
+    CHECK(parse_error(R"({"mode": "audit", "allowed_http": ["GET https://a.example/"]})")
+              .starts_with("policy.allowed_http: needs allowed_hosts"));
 }
 
 TEST_CASE("allowed_http: a request is allowed by method, host, port and path, else named and refused")

@@ -44,6 +44,7 @@ const std::map<std::string, Action> denied_by = {
     {"allowed_bins", {.op = "exec", .target = "/usr/bin/perl"}},
     {"forbidden_caps", {.op = "capability", .target = "CAP_NET_RAW"}},
     {"commands", {.op = "command", .target = "git log", .tool = "git", .args = {"log"}}},
+    {"allowed_http", {.op = "http", .target = "DELETE https://api.example.org/repos/x"}},
 };
 
 // The lists learning leaves as the base has them, and why; any other list needs an extraction.
@@ -51,7 +52,6 @@ const std::map<std::string, std::string> left_as_base = {
     {"denied_paths", "a deny-list only shrinks"},
     {"forbidden_caps", "a deny-list only shrinks"},
     {"ask_hosts", "a name an operator answered \"always\" is learned into allowed_hosts"},
-    {"allowed_http", "the egress proxy has no audit mode yet, so no trail holds a request it would have refused"},
 };
 
 // What a list's check_within needs beside it: asking about names, and requests through the proxy, mean

@@ -37,8 +37,9 @@ std::string endpoint_text(const Endpoint& endpoint)
 
 audit::HttpExchange exchange_of(const egress::HttpRecord& record, const std::string& address)
 {
-    return {record.kind, record.allowed ? "allowed" : "denied", record.server_name, record.method, record.url,
-            address,     record.rule,                           record.reason,      record.status, record.credential};
+    std::string verdict = record.audited ? "audit" : record.allowed ? "allowed" : "denied";
+    return {record.kind, verdict, record.server_name, record.method, record.url,
+            address,     record.rule, record.reason, record.status, record.credential};
 }
 
 // A TCP connection to where the agent was going, from the agent's network namespace (the gate's own network
@@ -62,7 +63,8 @@ std::shared_ptr<EgressShare> egress_share(const Registration& registration, int 
 {
     auto share = std::make_shared<EgressShare>();
     share->proxy =
-        egress::proxy_for(registration.id, registration.cgroup_id, registration.http, registration.egress_dir);
+        egress::proxy_for(registration.id, registration.cgroup_id, registration.http, registration.audit,
+                          registration.egress_dir);
     share->netns.reset(check(fcntl(netns, F_DUPFD_CLOEXEC, 0), "duplicating the network namespace's fd"));
     return share;
 }

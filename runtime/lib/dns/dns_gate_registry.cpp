@@ -192,7 +192,7 @@ Registration registration_from_json(const nlohmann::json& j)
     registration.id = j.at("id").get<std::string>();
     registration.cgroup_id = j.at("cgroup_id").get<uint64_t>();
     registration.trail = j.at("trail").get<std::string>();
-    registration.audit = j.at("mode").get<std::string>() == "audit";
+    registration.audit = j.value("mode", "enforce") == "audit"; // none said: enforce
     registration.names = names_from_json(j.at("names"));
     // A registration written before ask_hosts has none.
     registration.ask_names = names_from_json(j.value("ask_names", nlohmann::json::array()));

@@ -41,6 +41,7 @@ void set_idle_timeout(int fd)
 struct Answer {
     http::status status;
     bool allowed = false; // what allowed_http said: a failure upstream answers an allowed request
+    bool audited = false; // refused by allowed_http, sent on in audit mode (a failure upstream)
     std::string rule;
     std::string reason; // for the record
     std::string body; // for the agent
@@ -94,18 +95,21 @@ public:
 
 private:
     bool serve_one();
-    std::optional<Answer> refusal(const RequestParser& parser, const std::string& path, std::string& rule) const;
+    std::optional<Answer> refusal(const RequestParser& parser, const std::string& path) const;
     std::optional<Answer> refusal_by_host(const std::string& host_header) const;
+    Answer refusal_by_rules(const RequestParser& parser, const std::string& path,
+                            const policy::HttpDecision& decision) const;
     std::optional<Answer> open_upstream();
-    bool forward(RequestParser& parser, const std::string& path, const std::string& rule);
-    bool forward_websocket(RequestParser& parser, const std::string& path, const std::string& rule);
+    bool forward(RequestParser& parser, const std::string& path, const Answer& decided);
+    bool forward_websocket(RequestParser& parser, const std::string& path, const Answer& decided);
     bool read_final_header(std::optional<ResponseParser>& response, bool head);
     void set_credential(http::request<http::buffer_body>& request) const;
     std::optional<Answer> unscrubbable(const http::response<http::buffer_body>& response) const;
     void scrub_header(http::response<http::buffer_body>& response) const;
     bool answer(const RequestParser& parser, const std::string& path, const Answer& answer);
-    void record(const RequestParser& parser, const std::string& path, int status, const std::string& rule,
-                const std::string& reason, bool allowed) const;
+    void record(const RequestParser& parser, const std::string& path, int status, const Answer& decided) const;
+    // The proxy's answer to a request it sent on (a failure upstream), under the rules' decision.
+    static Answer failure(const Answer& decided, http::status status, const std::string& why, std::string body);
     std::string url(const std::string& path, bool websocket = false) const;
 
     const ContainerContext& context_;
@@ -125,21 +129,27 @@ std::string Session::url(const std::string& path, bool websocket) const
     return (websocket ? "wss://" : "https://") + host_ + (port == 443 ? "" : ":" + std::to_string(port)) + path;
 }
 
-void Session::record(const RequestParser& parser, const std::string& path, int status, const std::string& rule,
-                     const std::string& reason, bool allowed) const
+// decided: the rules' decision (its rule, whether allowed or audited) and the reason of a refusal or failure.
+void Session::record(const RequestParser& parser, const std::string& path, int status, const Answer& decided) const
 {
     HttpRecord record;
     record.kind = "http";
-    record.allowed = allowed;
+    record.allowed = decided.allowed;
+    record.audited = decided.audited;
     record.server_name = host_;
     record.method = std::string(parser.get().method_string());
     record.url = url(path, is_websocket(parser));
-    record.rule = rule;
-    record.reason = reason;
+    record.rule = decided.rule;
+    record.reason = decided.reason;
     record.status = status;
-    if (allowed && credential_ && !is_websocket(parser)) // the requests set_credential saw
+    if ((decided.allowed || decided.audited) && credential_ && !is_websocket(parser)) // those set_credential saw
         record.credential = credential_->name;
     connection_.record(record);
+}
+
+Answer Session::failure(const Answer& decided, http::status status, const std::string& why, std::string body)
+{
+    return Answer{status, decided.allowed, decided.audited, decided.rule, why, std::move(body)};
 }
 
 // Reads one request's header and either answers it or sends it on; whether
@@ -163,17 +173,19 @@ bool Session::serve_one()
     }
     std::string target(parser.get().target());
     std::string path = target.substr(0, target.find('?'));
-    std::string rule;
-    if (auto refused = refusal(parser, path, rule))
+    if (auto refused = refusal(parser, path))
         return answer(parser, path, *refused);
+    auto decision = policy::decide_http(context_.rules, std::string(parser.get().method_string()), host_,
+                                        connection_.original.port, path, is_websocket(parser));
+    Answer decided{http::status::ok, decision.allowed, !decision.allowed && context_.audit, decision.rule, "", ""};
+    if (!decided.allowed && !decided.audited)
+        return answer(parser, path, refusal_by_rules(parser, path, decision));
     if (!upstream_)
-        if (auto failed = open_upstream()) {
-            failed->rule = rule;
-            return answer(parser, path, *failed);
-        }
+        if (auto failed = open_upstream())
+            return answer(parser, path, failure(decided, failed->status, failed->reason, failed->body));
     if (is_websocket(parser))
-        return forward_websocket(parser, path, rule);
-    return forward(parser, path, rule);
+        return forward_websocket(parser, path, decided);
+    return forward(parser, path, decided);
 }
 
 // Why the Host header may not pass: it must name the TLS server name (and
@@ -191,39 +203,43 @@ std::optional<Answer> Session::refusal_by_host(const std::string& host_header) c
         return std::nullopt;
     std::string reason = "the Host header names " + host_header + ", the TLS server name was " + host_ +
                          " (domain fronting?)";
-    return Answer{http::status::forbidden, false, "", reason,
+    return Answer{http::status::forbidden, false, false, "", reason,
                   "Refused by the egress proxy: " + reason + ". Send requests for " + host_ +
                       " on a connection to " + host_ + ".\n"};
 }
 
-std::optional<Answer> Session::refusal(const RequestParser& parser, const std::string& path, std::string& rule) const
+// Why the request may not pass whatever the rules say (and whatever the mode): its form.
+std::optional<Answer> Session::refusal(const RequestParser& parser, const std::string& path) const
 {
     const auto& request = parser.get();
     if (path.empty() || path.front() != '/')
-        return Answer{http::status::bad_request, false, "", "the request target is not a path",
+        return Answer{http::status::bad_request, false, false, "", "the request target is not a path",
                       "The egress proxy takes requests for a path (\"GET /x HTTP/1.1\").\n"};
     if (has_dot_segment(path))
-        return Answer{http::status::bad_request, false, "", "the path has a \".\" or \"..\" segment",
+        return Answer{http::status::bad_request, false, false, "", "the path has a \".\" or \"..\" segment",
                       "The egress proxy refuses paths with \".\" or \"..\" segments: write the path they lead to.\n"};
     if (request.find(http::field::host) == request.end())
-        return Answer{http::status::bad_request, false, "", "no Host header", "The request has no Host header.\n"};
+        return Answer{http::status::bad_request, false, false, "", "no Host header",
+                      "The request has no Host header.\n"};
     if (auto refused = refusal_by_host(std::string(request[http::field::host])))
         return refused;
-    bool websocket = is_websocket(parser);
-    if (request.find(http::field::upgrade) != request.end() && !websocket)
-        return Answer{http::status::not_implemented, false, "", "a protocol upgrade other than WebSocket (h2c)",
+    if (request.find(http::field::upgrade) != request.end() && !is_websocket(parser))
+        return Answer{http::status::not_implemented, false, false, "", "a protocol upgrade other than WebSocket (h2c)",
                       "The egress proxy carries no protocol upgrade but WebSocket's (a GET with \"Upgrade: "
                       "websocket\", allowed by a wss:// entry).\n"};
-    auto decision = policy::decide_http(context_.rules, std::string(request.method_string()), host_,
-                                        connection_.original.port, path, websocket);
-    rule = decision.rule;
-    if (decision.allowed)
-        return std::nullopt;
-    std::string body = "Refused by the container's egress policy: " + std::string(request.method_string()) + " " +
-                       url(path, websocket) + " is " + decision.rule + ".\nAllowed for " + host_ + ":\n";
+    return std::nullopt;
+}
+
+// The 403 of a request allowed_http does not allow, naming the rule and the entries for the host.
+Answer Session::refusal_by_rules(const RequestParser& parser, const std::string& path,
+                                 const policy::HttpDecision& decision) const
+{
+    std::string body = "Refused by the container's egress policy: " + std::string(parser.get().method_string()) +
+                       " " + url(path, is_websocket(parser)) + " is " + decision.rule + ".\nAllowed for " + host_ +
+                       ":\n";
     for (const auto& entry : decision.allowed_here)
         body += "  " + entry + "\n";
-    return Answer{http::status::forbidden, false, decision.rule, "", body};
+    return Answer{http::status::forbidden, false, false, decision.rule, "", body};
 }
 
 std::optional<Answer> Session::open_upstream()
@@ -239,7 +255,7 @@ std::optional<Answer> Session::open_upstream()
         why = std::string("cannot connect to the server: ") + e.what();
     }
     upstream_.reset();
-    return Answer{http::status::bad_gateway, true, "", why,
+    return Answer{http::status::bad_gateway, true, false, "", why,
                   "The egress proxy could not reach " + host_ + ": " + why + ".\n"};
 }
 
@@ -247,7 +263,7 @@ std::optional<Answer> Session::open_upstream()
 // the agent wants it to and no unread request body is left in the way.
 bool Session::answer(const RequestParser& parser, const std::string& path, const Answer& answer)
 {
-    record(parser, path, static_cast<int>(answer.status), answer.rule, answer.reason, answer.allowed);
+    record(parser, path, static_cast<int>(answer.status), answer);
     http::response<http::string_body> response{answer.status, parser.get().version()};
     response.set(http::field::content_type, "text/plain; charset=utf-8");
     response.keep_alive(parser.get().keep_alive() && parser.is_done());
@@ -300,7 +316,8 @@ std::optional<Answer> Session::unscrubbable(const http::response<http::buffer_bo
     std::string why = "the server sent a body encoded as " + std::string(encoding) +
                       " to a request carrying the credential " + credential_->name +
                       ": the proxy cannot check it for the secret";
-    return Answer{http::status::bad_gateway, true, "", why, "The egress proxy refused the response: " + why + ".\n"};
+    return Answer{http::status::bad_gateway, true, false, "", why,
+                  "The egress proxy refused the response: " + why + ".\n"};
 }
 
 // Each header field of the response with the credential's secret masked
@@ -324,8 +341,8 @@ void Session::scrub_header(http::response<http::buffer_body>& response) const
         response.insert(name, value);
 }
 
-// Sends an allowed request on and streams the response back.
-bool Session::forward(RequestParser& parser, const std::string& path, const std::string& rule)
+// Sends an allowed (or audited) request on and streams the response back.
+bool Session::forward(RequestParser& parser, const std::string& path, const Answer& decided)
 {
     auto& request = parser.get();
     bool head = request.method() == http::verb::head;
@@ -345,14 +362,13 @@ bool Session::forward(RequestParser& parser, const std::string& path, const std:
         upstream_.reset();
         std::string why = "the server closed the connection";
         return answer(parser, path,
-                      Answer{http::status::bad_gateway, true, rule, why, "The egress proxy: " + why + ".\n"});
+                      failure(decided, http::status::bad_gateway, why, "The egress proxy: " + why + ".\n"));
     }
     if (auto refused = unscrubbable(response->get())) {
         upstream_.reset();
-        refused->rule = rule;
-        return answer(parser, path, *refused);
+        return answer(parser, path, failure(decided, refused->status, refused->reason, refused->body));
     }
-    record(parser, path, response->get().result_int(), rule, "", true);
+    record(parser, path, response->get().result_int(), decided);
     bool upstream_keeps = response->get().keep_alive();
     scrub_header(response->get());
     std::optional<SecretScrub> scrub;
@@ -365,11 +381,11 @@ bool Session::forward(RequestParser& parser, const std::string& path, const std:
     return goes_on;
 }
 
-// Sends an allowed WebSocket upgrade on. When the server switches (101) the
+// Sends an allowed (or audited) WebSocket upgrade on. When the server switches (101) the
 // connections carry frames from then on, relayed unread until either side
 // ends them, which ends the agent's connection; any other answer goes back as
 // a response and ends it too.
-bool Session::forward_websocket(RequestParser& parser, const std::string& path, const std::string& rule)
+bool Session::forward_websocket(RequestParser& parser, const std::string& path, const Answer& decided)
 {
     std::optional<ResponseParser> response;
     bool answered = relay(*upstream_, agent_, agent_buffer_, parser) == RelayEnd::done &&
@@ -383,9 +399,9 @@ bool Session::forward_websocket(RequestParser& parser, const std::string& path, 
     if (!why.empty()) {
         upstream_.reset();
         return answer(parser, path,
-                      Answer{http::status::bad_gateway, true, rule, why, "The egress proxy: " + why + ".\n"});
+                      failure(decided, http::status::bad_gateway, why, "The egress proxy: " + why + ".\n"));
     }
-    record(parser, path, response->get().result_int(), rule, "", true);
+    record(parser, path, response->get().result_int(), decided);
     if (relay(agent_, *upstream_, upstream_buffer_, *response, switched) == RelayEnd::done && switched) {
         tunnel(agent_, *upstream_, unread(agent_buffer_), unread(upstream_buffer_), idle_seconds);
         upstream_->shutdown();

@@ -5,7 +5,8 @@
 // the policy allows and the DNS gate admitted for the address dialled; each
 // HTTP/1.1 request is then decided by allowed_http and, when allowed, sent on
 // over the proxy's own verified TLS connection to that address (an allowed
-// WebSocket upgrade's frames then relayed unread, tunnel.hpp). The host
+// WebSocket upgrade's frames then relayed unread, tunnel.hpp). In audit mode a
+// request the rules refuse is sent on as well, and recorded so. The host
 // (the DNS gate's daemon) accepts the connections and runs serve() on a thread
 // per connection. docs/policy.md, "Request rules".
 #pragma once
@@ -36,7 +37,8 @@ struct Endpoint {
 // handshake (kind "tls") or a request, allowed or not (kind "http").
 struct HttpRecord {
     std::string kind; // "tls" or "http"
-    bool allowed = false;
+    bool allowed = false; // allowed_http allows it (a failure upstream answers an allowed request)
+    bool audited = false; // refused by allowed_http alone, sent on in audit mode: the trail's verdict "audit"
     std::string server_name; // the ClientHello's, "" when it carried none
     std::string method; // "" for tls
     std::string url; // "https://host[:port]/path" ("wss://" for a WebSocket upgrade), the query left out; "" for tls
@@ -54,6 +56,9 @@ struct ContainerContext {
     std::shared_ptr<const CertificateAuthority> ca;
     std::string upstream_trust; // CA file the upstream servers are verified against; "": the system's
     std::vector<Credential> credentials; // set on the requests to their hosts, scrubbed from the responses
+    // The policy's mode is audit: a request the rules refuse goes on, recorded as enforce mode would have
+    // refused it (the TLS server name and the request's form are checked as in enforce mode).
+    bool audit = false;
 };
 
 // One accepted connection, and the host's part in serving it.

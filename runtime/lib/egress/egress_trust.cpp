@@ -105,13 +105,15 @@ void write_trust(const EgressPlan& plan, const std::string& rootfs, const std::s
 }
 
 std::shared_ptr<const Proxy> proxy_for(const std::string& id, uint64_t cgroup_id,
-                                       const std::vector<policy::HttpRule>& rules, const std::string& egress_dir)
+                                       const std::vector<policy::HttpRule>& rules, bool audit,
+                                       const std::string& egress_dir)
 {
     HostConfig config = read_host_config();
     ContainerContext context;
     context.id = id;
     context.cgroup_id = cgroup_id;
     context.rules = rules;
+    context.audit = audit;
     context.ca = std::make_shared<const CertificateAuthority>(
         CertificateAuthority::load(egress_dir + "/ca.crt", egress_dir + "/ca.key"));
     context.upstream_trust = config.upstream_ca;

@@ -52,8 +52,10 @@ void write_trust(const EgressPlan& plan, const std::string& rootfs, const std::s
 // The proxy for a container the DNS gate serves: its CA read from egress_dir,
 // the upstream servers verified against the host configuration's upstream_ca
 // when it names one, else the host's own trust store, and the credentials
-// create chose, with their secrets as the host configuration has them now.
+// create chose, with their secrets as the host configuration has them now;
+// audit: the policy's mode is audit (ContainerContext::audit).
 std::shared_ptr<const Proxy> proxy_for(const std::string& id, uint64_t cgroup_id,
-                                       const std::vector<policy::HttpRule>& rules, const std::string& egress_dir);
+                                       const std::vector<policy::HttpRule>& rules, bool audit,
+                                       const std::string& egress_dir);
 
 } // namespace cerberus::egress

@@ -45,6 +45,8 @@ struct Learning {
     std::set<std::string> bins;
     // commands: tool -> the calls it ran, each as the allow pattern of exactly it.
     std::map<std::string, std::set<std::string>> calls;
+    // allowed_http: "METHOD https://host[:port]" -> the paths requested.
+    std::map<std::string, std::set<std::string>> requests;
 
     // Every action an added entry must allow, with the extraction of the list that took it.
     std::vector<std::pair<Action, const LearnExtraction*>> fixable;
@@ -83,5 +85,6 @@ extern const LearnExtraction learn_allowed_paths;   // learn_paths.cpp
 extern const LearnExtraction learn_read_only_paths; // learn_paths.cpp
 extern const LearnExtraction learn_allowed_bins;    // learn_paths.cpp
 extern const LearnExtraction learn_commands;        // learn_commands.cpp
+extern const LearnExtraction learn_allowed_http;    // learn_http.cpp
 
 } // namespace cerberus::policy

@@ -2,6 +2,7 @@
 #include "policy/policy_check.hpp"
 
 #include "policy/policy_commands.hpp"
+#include "policy/policy_http.hpp"
 #include "policy/rule_lists.hpp"
 #include "rootfs/paths.hpp"
 
@@ -101,12 +102,41 @@ std::optional<Action> command_action(const nlohmann::json& record)
     return action;
 }
 
+// A request the egress proxy decided by allowed_http (its rule names an entry or "not in allowed_http"); not
+// a refused handshake, nor a request refused for its form (a Host naming another site, a dot segment), which
+// no entry can allow.
+std::optional<Action> request_action(const nlohmann::json& record)
+{
+    std::string verdict = text_of(record, "verdict");
+    if (text_of(record, "kind") != "http" || text_of(record, "rule").empty() ||
+        (verdict != "allowed" && verdict != "denied" && verdict != "audit"))
+        return std::nullopt;
+    return Action{.op = "http", .target = text_of(record, "method") + " " + text_of(record, "url"),
+                  .rule = text_of(record, "rule")};
+}
+
+// A policy without allowed_http has no proxy: the request's connect is allowed_hosts' to judge.
+std::optional<std::string> request_rule(const Policy& policy, const std::string& target)
+{
+    if (policy.allowed_http.empty())
+        return std::nullopt;
+    auto request = parse_http_request(target);
+    if (!request)
+        return "not in allowed_http";
+    auto decision =
+        decide_http(policy.allowed_http, request->method, request->host, request->port, request->path,
+                    request->websocket);
+    return decision.allowed ? std::nullopt : std::optional(decision.rule);
+}
+
 } // namespace
 
 std::optional<Action> action_of_record(const nlohmann::json& record)
 {
     if (record.is_object() && text_of(record, "type") == "command")
         return command_action(record);
+    if (record.is_object() && text_of(record, "type") == "http")
+        return request_action(record);
     if (!record.is_object() || text_of(record, "type") != "denial")
         return std::nullopt;
     Action action{.op = text_of(record, "op"), .target = text_of(record, "target"), .rule = text_of(record, "rule")};
@@ -177,6 +207,8 @@ std::optional<std::string> denying_rule(const Policy& policy, const Action& acti
         auto decision = decide_command(policy.commands, action.tool, action.args);
         return decision.allowed ? std::nullopt : std::optional(decision.rule);
     }
+    if (action.op == "http")
+        return request_rule(policy, action.target);
     if (action.op == "capability") {
         auto number = capability_number(action.target);
         if (number && std::binary_search(policy.forbidden_caps.begin(), policy.forbidden_caps.end(), *number))

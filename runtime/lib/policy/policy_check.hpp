@@ -18,8 +18,10 @@ namespace cerberus::policy {
 
 // One action of an agent, as a trail record (docs/audit.md) describes it.
 struct Action {
-    std::string op;     // "connect", "open", "exec", "capability", "command", ...
-    std::string target; // "203.0.113.9:443", "[2001:db8::1]:443", a path, "CAP_NET_RAW", "git push origin main"
+    std::string op;     // "connect", "open", "exec", "capability", "command", "http", ...
+    // "203.0.113.9:443", "[2001:db8::1]:443", a path, "CAP_NET_RAW", "git push origin main",
+    // "GET https://api.example.org/repos/x" (http: the method and URL)
+    std::string target;
     bool write = false; // an open that asked to write (the record's "access")
     std::string rule;   // the rule the record names
     std::string tool;               // command: the brokered tool
@@ -30,9 +32,10 @@ struct Action {
     std::string answer;
 };
 
-// The action of a denial record (type "denial", verdict "denied" or "audit")
-// or of a command record (the broker's decision on a call, whatever it was:
-// a narrower policy may deny what ran); nullopt for other records.
+// The action of a denial record (type "denial", verdict "denied" or "audit"),
+// of a command record (the broker's decision on a call, whatever it was:
+// a narrower policy may deny what ran) or of an http record of a request
+// allowed_http decided (likewise); nullopt for other records.
 std::optional<Action> action_of_record(const nlohmann::json& record);
 
 // "203.0.113.9:443" or "[2001:db8::1]:443" (an IPv4-mapped IPv6 address as

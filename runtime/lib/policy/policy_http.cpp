@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 
 namespace cerberus::policy {
 
@@ -55,30 +56,6 @@ void check_path(const std::string& path, const std::string& field, const std::st
             invalid(field, "the path has an empty segment (\"//\") in " + json_quoted(entry));
         start = end + 1;
     }
-}
-
-HttpRule parse_http_rule(const std::string& entry, const std::string& field)
-{
-    HttpRule rule{.text = entry};
-    size_t space = entry.find(' ');
-    if (space == std::string::npos || entry.find(' ', space + 1) != std::string::npos)
-        invalid(field, "expected \"METHOD https://host/path\", got " + json_quoted(entry));
-    rule.method = entry.substr(0, space);
-    check_method(rule.method, field, entry);
-    std::string url = entry.substr(space + 1);
-    rule.websocket = url.starts_with(wss_scheme);
-    if (!rule.websocket && !url.starts_with(https_scheme))
-        invalid(field, "only https:// requests and wss:// upgrades are proxied, in " + json_quoted(entry));
-    if (rule.websocket && rule.method != "GET")
-        invalid(field, "a WebSocket upgrade is a GET: wss:// takes only GET, in " + json_quoted(entry));
-    size_t host_start = (rule.websocket ? wss_scheme : https_scheme).size();
-    size_t slash = url.find('/', host_start);
-    if (slash == std::string::npos)
-        invalid(field, "expected a path after the host (\"/\", \"/*\") in " + json_quoted(entry));
-    parse_host(url.substr(host_start, slash - host_start), field, entry, rule);
-    rule.path = url.substr(slash);
-    check_path(rule.path, field, entry);
-    return rule;
 }
 
 // Whether segment (no "/") matches pattern, where `*` is any run: greedy,
@@ -140,6 +117,60 @@ bool names_overlap(const std::string& a, const std::string& b)
 }
 
 } // namespace
+
+HttpRule parse_http_rule(const std::string& entry, const std::string& field)
+{
+    HttpRule rule{.text = entry};
+    size_t space = entry.find(' ');
+    if (space == std::string::npos || entry.find(' ', space + 1) != std::string::npos)
+        invalid(field, "expected \"METHOD https://host/path\", got " + json_quoted(entry));
+    rule.method = entry.substr(0, space);
+    check_method(rule.method, field, entry);
+    std::string url = entry.substr(space + 1);
+    rule.websocket = url.starts_with(wss_scheme);
+    if (!rule.websocket && !url.starts_with(https_scheme))
+        invalid(field, "only https:// requests and wss:// upgrades are proxied, in " + json_quoted(entry));
+    if (rule.websocket && rule.method != "GET")
+        invalid(field, "a WebSocket upgrade is a GET: wss:// takes only GET, in " + json_quoted(entry));
+    size_t host_start = (rule.websocket ? wss_scheme : https_scheme).size();
+    size_t slash = url.find('/', host_start);
+    if (slash == std::string::npos)
+        invalid(field, "expected a path after the host (\"/\", \"/*\") in " + json_quoted(entry));
+    parse_host(url.substr(host_start, slash - host_start), field, entry, rule);
+    rule.path = url.substr(slash);
+    check_path(rule.path, field, entry);
+    return rule;
+}
+
+std::optional<HttpRequest> parse_http_request(const std::string& text)
+{
+    HttpRequest request;
+    size_t space = text.find(' ');
+    if (space == std::string::npos)
+        return std::nullopt;
+    request.method = text.substr(0, space);
+    std::string_view url = std::string_view(text).substr(space + 1);
+    request.websocket = url.starts_with(wss_scheme);
+    if (!request.websocket && !url.starts_with(https_scheme))
+        return std::nullopt;
+    size_t host_start = (request.websocket ? wss_scheme : https_scheme).size();
+    size_t slash = url.find('/', host_start);
+    if (slash == std::string_view::npos || slash == host_start)
+        return std::nullopt;
+    request.origin = std::string(url.substr(0, slash));
+    request.host = std::string(url.substr(host_start, slash - host_start));
+    if (size_t colon = request.host.rfind(':'); colon != std::string::npos) {
+        unsigned port = 0;
+        std::string_view digits = std::string_view(request.host).substr(colon + 1);
+        auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
+        if (ec != std::errc() || end != digits.data() + digits.size() || port == 0 || port > 65535)
+            return std::nullopt;
+        request.port = static_cast<uint16_t>(port);
+        request.host.erase(colon);
+    }
+    request.path = std::string(url.substr(slash));
+    return request;
+}
 
 bool path_glob_matches(const std::string& glob, const std::string& path)
 {
@@ -203,9 +234,6 @@ void check_http_within(const Policy& policy)
         return;
     if (!policy.allowed_hosts)
         invalid("policy.allowed_http", "needs allowed_hosts: with the network open, requests could go around the proxy");
-    if (policy.mode == Mode::audit)
-        invalid("policy.allowed_http", "the egress proxy has no audit mode yet: use mode enforce (docs/policy.md, "
-                                       "\"Request rules\")");
     for (size_t i = 0; i < policy.allowed_http.size(); ++i) {
         const HttpRule& rule = policy.allowed_http[i];
         for (size_t j = 0; j < policy.allowed_hosts->size(); ++j) {

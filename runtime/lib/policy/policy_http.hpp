@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,21 @@ struct HttpDecision {
 // WebSocket upgrade, which only a wss entry allows (and a wss entry nothing else).
 HttpDecision decide_http(const std::vector<HttpRule>& rules, const std::string& method, const std::string& host,
                          uint16_t port, const std::string& path, bool websocket);
+
+// A request as the trail's http record names it, method and URL:
+// "GET https://host[:port]/path", "GET wss://..." for a WebSocket upgrade.
+struct HttpRequest {
+    std::string method;
+    bool websocket = false;
+    std::string origin; // "https://host[:port]": what the URL holds before the path
+    std::string host;
+    uint16_t port = 443;
+    std::string path;
+};
+std::optional<HttpRequest> parse_http_request(const std::string& text); // nullopt: not one
+
+// One entry, checked as create checks it (throws Error naming field).
+HttpRule parse_http_rule(const std::string& entry, const std::string& field);
 
 // Whether any entry names host:port: the names the proxy lets a TLS
 // ClientHello carry.

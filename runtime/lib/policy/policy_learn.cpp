@@ -77,7 +77,9 @@ ordered_json learned_document(const Learned& learned, const ordered_json& source
         section["folding"] = "a directory stands for its files when " + std::to_string(fold_at) +
                              " or more files directly in it were used, and under landlock for the names made in it "
                              "(never /, never a directory the base keeps read-only made writable); a wildcard "
-                             "stands for as many names of one parent connected to (never a top-level domain's)";
+                             "stands for as many names of one parent connected to (never a top-level domain's), "
+                             "and a path glob parent/* for as many paths directly under one parent requested with "
+                             "one method of one host (never /*)";
     }
     if (!learned.still_denied.empty()) {
         section["still_denied"] = learned.still_denied;
@@ -85,8 +87,9 @@ ordered_json learned_document(const Learned& learned, const ordered_json& source
                                       "they were; escalations, raw sockets and unresolved paths are denied under "
                                       "every policy; a file the agent may write is never made an allowed "
                                       "binary (list it in read_only_paths and allowed_bins yourself if it belongs "
-                                      "to the image); and a command call a deny pattern matched stays denied, as "
-                                      "does one with an argument no pattern word spells";
+                                      "to the image); a command call a deny pattern matched stays denied, as "
+                                      "does one with an argument no pattern word spells, and a request whose "
+                                      "path no allowed_http entry spells";
     }
     if (!learned.only_asked.empty()) {
         section["only_asked"] = learned.only_asked;

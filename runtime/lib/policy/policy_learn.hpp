@@ -4,7 +4,8 @@
 // them would have been denied. Allow-lists only grow: denied_paths,
 // forbidden_caps and the commands' deny patterns stay as the base has them,
 // and what no policy can allow (escalations, raw sockets) stays denied; both
-// are listed. A brokered call is learned as the allow pattern of exactly it.
+// are listed. A brokered call is learned as the allow pattern of exactly it,
+// a request the egress proxy decided as the allowed_http entry of exactly it.
 // What each list learns, and from which records, is its entry's extraction in
 // the table of rule lists (learn_lists.hpp); this walks the table.
 #pragma once

@@ -335,7 +335,7 @@ constexpr RuleList table[] = {
      .exact_files = false,
      .compile = nullptr,
      .trail_rule = 0,
-     .learn = nullptr},
+     .learn = &learn_allowed_http},
 };
 
 } // namespace
