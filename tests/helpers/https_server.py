@@ -5,7 +5,7 @@
 # path, the Host and the Authorization header it got (also echoed in the
 # X-Echo-Authorization header), and the length of the body it read;
 # GET .../big?n=BYTES answers that many bytes, .../gzip the same body
-# gzip-encoded. HTTP/1.1 keep-alive.
+# gzip-encoded (HEAD: the same header, no body). HTTP/1.1 keep-alive.
 # Given FILES, GET /<any>/git/PATH answers the file FILES/PATH (404 when there is
 # none): a git repository there is cloned over git's dumb HTTP protocol.
 # A WebSocket upgrade is accepted (101) and each frame echoed until a close frame.
@@ -117,9 +117,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_header("Content-Encoding", "gzip")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        self.wfile.write(body)
+        if self.command != "HEAD":
+            self.wfile.write(body)
 
-    do_GET = do_POST = do_PUT = do_DELETE = answer
+    do_GET = do_HEAD = do_POST = do_PUT = do_DELETE = answer
 
 
 class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):

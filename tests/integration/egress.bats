@@ -15,7 +15,8 @@ setup() {
     setup_bundle
     set_args sleep 300
     egress_bundle '{"allowed_hosts": [],
-        "allowed_http": ["GET https://allowed.example/repos/*", "POST https://allowed.example/upload",
+        "allowed_http": ["GET https://allowed.example/repos/*", "HEAD https://allowed.example/repos/*",
+                         "POST https://allowed.example/upload",
                          "GET https://second.example/*", "GET wss://allowed.example/socket/*"]}'
 }
 

@@ -103,6 +103,8 @@ expect "control: an encoded answer from the host without a credential passes" \
     [ "$(code_of --compressed https://second.example/any/gzip)" = 200 ]
 expect "an encoded answer to a request carrying the credential is refused (502), its body unreadable to the scrub" \
     [ "$(code_of --compressed https://allowed.example/repos/acme/gzip)" = 502 ]
+expect "but the same answer's header to HEAD, with no body to read, passes" \
+    [ "$(code_of --compressed -I https://allowed.example/repos/acme/gzip)" = 200 ]
 expect "the secret is nowhere the agent reads: the responses, its processes' environments, its /etc" \
     bash -c "! { $CERBERUS --root $ROOT exec $ID sh -c 'cat /proc/[0-9]*/environ /proc/[0-9]*/cmdline; grep -rs . /etc' 2>/dev/null
                  $CERBERUS --root $ROOT exec $ID curl -sS -m 20 -D - https://allowed.example/repos/acme/x; } | grep -qF '$secret'"

@@ -104,7 +104,7 @@ private:
     bool forward_websocket(RequestParser& parser, const std::string& path, const Answer& decided);
     bool read_final_header(std::optional<ResponseParser>& response, bool head);
     void set_credential(http::request<http::buffer_body>& request) const;
-    std::optional<Answer> unscrubbable(const http::response<http::buffer_body>& response) const;
+    std::optional<Answer> unscrubbable(const ResponseParser& response) const;
     void scrub_header(http::response<http::buffer_body>& response) const;
     bool answer(const RequestParser& parser, const std::string& path, const Answer& answer);
     void record(const RequestParser& parser, const std::string& path, int status, const Answer& decided) const;
@@ -307,11 +307,12 @@ void Session::set_credential(http::request<http::buffer_body>& request) const
 }
 
 // A response to a request that carried the credential whose body the scrub
-// cannot read (compressed although the proxy asked for none): refused.
-std::optional<Answer> Session::unscrubbable(const http::response<http::buffer_body>& response) const
+// cannot read (compressed although the proxy asked for none): refused. One
+// without a body (to HEAD, a 204 or 304, Content-Length 0) has nothing to read.
+std::optional<Answer> Session::unscrubbable(const ResponseParser& response) const
 {
-    auto encoding = response[http::field::content_encoding];
-    if (!credential_ || encoding.empty() || boost::beast::iequals(encoding, "identity"))
+    auto encoding = response.get()[http::field::content_encoding];
+    if (!credential_ || response.is_done() || encoding.empty() || boost::beast::iequals(encoding, "identity"))
         return std::nullopt;
     std::string why = "the server sent a body encoded as " + std::string(encoding) +
                       " to a request carrying the credential " + credential_->name +
@@ -364,7 +365,7 @@ bool Session::forward(RequestParser& parser, const std::string& path, const Answ
         return answer(parser, path,
                       failure(decided, http::status::bad_gateway, why, "The egress proxy: " + why + ".\n"));
     }
-    if (auto refused = unscrubbable(response->get())) {
+    if (auto refused = unscrubbable(*response)) {
         upstream_.reset();
         return answer(parser, path, failure(decided, refused->status, refused->reason, refused->body));
     }
