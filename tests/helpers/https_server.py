@@ -5,7 +5,8 @@
 # path, the Host and the Authorization header it got (also echoed in the
 # X-Echo-Authorization header), and the length of the body it read;
 # GET .../big?n=BYTES answers that many bytes, .../gzip the same body
-# gzip-encoded (HEAD: the same header, no body). HTTP/1.1 keep-alive.
+# gzip-encoded (HEAD: the same header, no body), .../encoded with the Authorization
+# header in base64 and percent-encoded too. HTTP/1.1 keep-alive.
 # Given FILES, GET /<any>/git/PATH answers the file FILES/PATH (404 when there is
 # none): a git repository there is cloned over git's dumb HTTP protocol.
 # A WebSocket upgrade is accepted (101) and each frame echoed until a close frame.
@@ -19,6 +20,7 @@ import socketserver
 import ssl
 import struct
 import sys
+import urllib.parse
 
 ADDRESS, PORT, CERT, KEY = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 FILES = sys.argv[5] if len(sys.argv) > 5 else None
@@ -109,6 +111,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         body = ("method=%s path=%s host=%s authorization=%s received=%d\n" % (
             self.command, self.path, self.headers.get("Host"), self.headers.get("Authorization"),
             received)).encode()
+        if path.endswith("/encoded"):  # the Authorization header echoed in base64 and percent-encoded
+            authorization = self.headers.get("Authorization") or ""
+            body += ("base64=%s percent=%s\n" % (base64.b64encode(authorization.encode()).decode(),
+                                                 urllib.parse.quote(authorization, safe=""))).encode()
         self.send_response(200)
         self.send_header("Content-Type", "text/plain")
         self.send_header("X-Echo-Authorization", self.headers.get("Authorization") or "")

@@ -96,6 +96,20 @@ expect "and without the agent sending the header at all" \
     output_has "authorization=Bearer $masked received" run_in curl -sS -m 20 https://allowed.example/repos/acme/y
 expect "the echoing response header is masked too" \
     output_has "X-Echo-Authorization: Bearer $masked" run_in curl -sS -m 20 -D - -o /dev/null https://allowed.example/repos/acme/x
+# encoded_echo_masked URL: the server's base64 echo of the header carries no base64 of the secret: a run of '*'.
+encoded_echo_masked() {
+    local out
+    out=$(run_in curl -sS -m 20 "$1" 2>&1)
+    grep -q 'base64=[A-Za-z0-9+/]*\*\{16,\}' <<<"$out" && ! grep -qF "$(printf 'Bearer %s' "$secret" | base64 -w0)" <<<"$out" &&
+        return
+    echo "said: $out"
+    return 1
+}
+expect "control: another host's base64 echo of the header shows the placeholder's encoding, unmasked" \
+    output_has "base64=$(printf 'Bearer %s' "$placeholder" | base64 -w0) " \
+    run_in sh -c 'curl -sS -m 20 -H "Authorization: Bearer $ALLOWED_TOKEN" https://second.example/any/encoded'
+expect "the server's base64 echo of the header with the secret comes back masked" \
+    encoded_echo_masked https://allowed.example/repos/acme/encoded
 expect "another allowed host gets the placeholder, never the secret" \
     output_has "authorization=Bearer $placeholder" \
     run_in sh -c 'curl -sS -m 20 -H "Authorization: Bearer $ALLOWED_TOKEN" https://second.example/any'

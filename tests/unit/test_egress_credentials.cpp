@@ -127,3 +127,31 @@ TEST_CASE("egress credentials: the scrub masks the secret wherever the stream is
     out += scrub.finish();
     CHECK(out == "nothing to see, s3cr3t-valve");
 }
+
+TEST_CASE("egress credentials: the scrub masks the secret's encodings a server may echo, at any alignment")
+{
+    const std::string secret = "k3y?v@lue/9>~";
+    egress::SecretScrub scrub(secret);
+    // Base64 within a longer string (a Basic credential "user:<secret>"): the characters of the secret's bits alone.
+    CHECK(scrub.scrubbed("Basic dXNlcjprM3k/dkBsdWUvOT5+") == "Basic dXNlcjp*****************");
+    CHECK(scrub.scrubbed("azN5P3ZAbHVlLzk+fg==") == "*****************g==");
+    CHECK(scrub.scrubbed("dWszeT92QGx1ZS85Pn4=") == "dW" + std::string(16, '*') + "4=");
+    CHECK(scrub.scrubbed("token=dXNrM3k_dkBsdWUvOT5-") == "token=dXN*****************"); // base64url
+    CHECK(scrub.scrubbed("q=k3y%3Fv%40lue%2F9%3E~&r=k3y%3fv%40lue%2f9%3e~") == "q=" + std::string(21, '*') + "&r=" +
+                                                                                 std::string(21, '*'));
+    CHECK(scrub.scrubbed("6b33793f76406c75652f393e7e") == std::string(26, '*'));
+    // Controls: another secret's base64, and the secret's encodings cut short, pass unchanged.
+    CHECK(scrub.scrubbed("Basic dXNlcjpvdGhlci1zZWNyZXQ=") == "Basic dXNlcjpvdGhlci1zZWNyZXQ=");
+    CHECK(scrub.scrubbed("dXNlcjprM3k/dkBsdWUvOT5") == "dXNlcjprM3k/dkBsdWUvOT5");
+    CHECK(scrub.scrubbed("k3y%3Fv%40lue%2F9%3E") == "k3y%3Fv%40lue%2F9%3E");
+    // Streamed, cut anywhere: the same masks.
+    const std::string body = "a dXNlcjprM3k/dkBsdWUvOT5+ b k3y%3Fv%40lue%2F9%3E~ c";
+    const std::string masked = "a dXNlcjp***************** b " + std::string(21, '*') + " c";
+    for (size_t cut = 0; cut <= body.size(); ++cut) {
+        egress::SecretScrub streamed(secret);
+        std::string out(streamed.feed(std::string_view(body).substr(0, cut)));
+        out += streamed.feed(std::string_view(body).substr(cut));
+        out += streamed.finish();
+        CHECK_MESSAGE(out == masked, "cut at " << cut);
+    }
+}
