@@ -11,36 +11,52 @@
 #   left is the two more loopback hops' wake-ups;
 #   the gate's memory (VmRSS) per container served and per thousand names resolved and admitted.
 # The resolver is dnsmasq in a network namespace this script makes; names answer with a 600 s TTL.
+# With --scale, the gate's memory at scale instead (bench/dns_scale.sh): 1,000 containers of 100 names each,
+# their 100,000 names resolved and admitted, then one agent asking 1,000,000 distinct names under a wildcard.
 # usage: bench/dns.sh BUILD_DIR [--queries N] [--connects N] [--containers N] [--names N]
+#        bench/dns.sh BUILD_DIR --scale [--scale-containers N] [--scale-names N] [--wildcard-names N]
 set -euo pipefail
 export LC_ALL=C.UTF-8
 
-build=$(cd "${1:?usage: dns.sh BUILD_DIR [--queries N] [--connects N] [--containers N] [--names N]}" && pwd)
+build=$(cd "${1:?usage: dns.sh BUILD_DIR [--queries N] [--connects N] [--containers N] [--names N] [--scale]}" && pwd)
 shift
+args=("$@")
 queries=2000
 connects=20000
 containers=20
 names=1000
+scale='' scale_containers=1000 scale_names=100 wildcard_names=1000000
 while [ $# -gt 0 ]; do
     case "$1" in
     --queries) queries=$2; shift 2 ;;
     --connects) connects=$2; shift 2 ;;
     --containers) containers=$2; shift 2 ;;
     --names) names=$2; shift 2 ;;
+    --scale) scale=1; shift ;;
+    --scale-containers) scale_containers=$2; shift 2 ;;
+    --scale-names) scale_names=$2; shift 2 ;;
+    --wildcard-names) wildcard_names=$2; shift 2 ;;
     *) echo "dns.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
 [ "$(id -u)" = 0 ] || { echo "dns.sh: must run as root" >&2; exit 1; }
 command -v dnsmasq >/dev/null || { echo "dns.sh: needs dnsmasq (scripts/install-deps.sh)" >&2; exit 1; }
+# The scale run measures a gate of its own, apart from any other of this layout on the host: its run
+# directories and maps in a mount namespace of its own (bench/dns_scale.sh).
+if [ -n "$scale" ] && [ -z "${DNS_BENCH_OWN_MOUNTS:-}" ]; then
+    exec env DNS_BENCH_OWN_MOUNTS=1 unshare -m "$0" "$build" "${args[@]}"
+fi
 
 work=$(mktemp -d /tmp/cerbench-dns.XXXXXX)
 cerberus="$build/cerberus --root $work/state --audit-dir $work/audit"
 resolver=192.0.2.53
 holder=
 dnsmasq=
+scale_cleanup=: # bench/dns_scale.sh's
 cleanup() {
     set +e
     local id
+    $scale_cleanup
     for id in $($cerberus list -q 2>/dev/null); do $cerberus delete --force "$id" >/dev/null 2>&1; done
     [ -z "$dnsmasq" ] || kill "$dnsmasq"
     [ -z "$holder" ] || kill "$holder"
@@ -55,13 +71,28 @@ netns=/proc/$holder/ns/net
 sleep 0.2
 nsenter --net="$netns" ip link set lo up
 nsenter --net="$netns" ip addr add "$resolver/32" dev lo
-{
-    echo "198.51.100.1 svc.test"
-    for i in $(seq 1 "$names"); do echo "198.18.$((i / 256)).$((i % 256)) n$i.bulk.test"; done
-    for i in $(seq 1 "$queries"); do echo "198.19.$((i / 256)).$((i % 256)) f$i.first.test"; done
-} >"$work/hosts"
+ttl=600
+if [ -n "$scale" ]; then
+    ttl=3600 # what admission keeps at most: nothing expires while the run measures
+    # n<j>.c<i>.test: two names of a container to each of its addresses (an address shared, as names share a
+    # CDN's), so 100,000 names are 50,000 entries of the names map (65,536 for the host).
+    awk -v c="$scale_containers" -v n="$scale_names" 'BEGIN {
+        half = int((n + 1) / 2)
+        for (i = 1; i <= c; i++) for (j = 0; j < n; j++) {
+            k = (i - 1) * half + j % half
+            printf "198.%d.%d.%d n%d.c%d.test\n", 18 + int(k / 65536), int(k / 256) % 256, k % 256, j, i
+        }
+    }' >"$work/hosts"
+else
+    {
+        echo "198.51.100.1 svc.test"
+        for i in $(seq 1 "$names"); do echo "198.18.$((i / 256)).$((i % 256)) n$i.bulk.test"; done
+        for i in $(seq 1 "$queries"); do echo "198.19.$((i / 256)).$((i % 256)) f$i.first.test"; done
+    } >"$work/hosts"
+fi
 nsenter --net="$netns" dnsmasq --keep-in-foreground --conf-file=/dev/null --no-resolv --no-hosts \
-    --addn-hosts="$work/hosts" --listen-address="$resolver" --bind-interfaces --local-ttl=600 \
+    --addn-hosts="$work/hosts" --address=/w.test/198.51.100.77 --listen-address="$resolver" --bind-interfaces \
+    --local-ttl="$ttl" \
     --user=root --group=root --pid-file="$work/dnsmasq.pid" --log-facility="$work/dnsmasq.log" &
 dnsmasq=$!
 sleep 0.5
@@ -111,6 +142,11 @@ gate_cpu_ns() { awk '{ print $1 }' "/proc/$(gate_pid)/schedstat"; }
 
 layout=$($build/cerberus check | sed -n 's|^pin dir: *[^ ]*/\([0-9a-f]*\) .*|\1|p')
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+
+if [ -n "$scale" ]; then
+    . "$(dirname "$0")/dns_scale.sh"
+    exit
+fi
 
 bulk_policy=$(jq -cn --argjson n "$names" \
     '{allowed_hosts: (["svc.test:80", "*.first.test:80"] + [range(1; $n + 1) | "n\(.).bulk.test:80"])}')

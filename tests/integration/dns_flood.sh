@@ -85,5 +85,5 @@ expect "and counts the queries dropped past the refusals' rate" grep -q '"verdic
 expect "and the records not written" grep -q '"verdict":"not recorded","rule":"[0-9]* records over the trail' "$trail"
 records=$(wc -l < "$trail")
 expect "which stays short ($records lines: 200 and 20 per limit at once, then 50 and 5 per limit a second, two counts)" \
-    [ "$records" -le $((200 + 3 * 20 + (50 + 3 * 5 + 2) * (flood_seconds + 5))) ]
+    [ "$records" -le $((200 + 4 * 20 + (50 + 4 * 5 + 2) * (flood_seconds + 5))) ]
 expect "control: the well-behaved container's trail has no refusal" bash -c "! grep -q refused '$WORK/$ID.jsonl' 2>/dev/null"

@@ -2,9 +2,10 @@
 // The host daemons' protocol (base/daemon): a client waits as long as the
 // daemon says it is still at work, and no longer than its timeout of silence;
 // listening() tells a daemon that holds its lock and socket from one that
-// does not.
+// does not; a tick reads only the registrations it does not serve.
 #include "base/daemon.hpp"
 #include "base/error.hpp"
+#include "base/served_containers.hpp"
 #include "temp_dir.hpp"
 
 #include <doctest/doctest.h>
@@ -13,6 +14,7 @@
 #include <sys/epoll.h>
 
 #include <chrono>
+#include <set>
 #include <thread>
 
 using namespace cerberus;
@@ -85,4 +87,21 @@ TEST_CASE("daemon: listening() only while a daemon holds the lock and has its so
         server.lock.reset(); // a dead daemon's socket stays behind, its lock goes
         CHECK_FALSE(daemon::listening(server.daemon));
     }
+}
+
+TEST_CASE("daemon: a tick reads the registrations of the containers not served yet, and only those")
+{
+    TempDir dir;
+    daemon::write_registration_file(dir.path, 7, {{"cgroup_id", 7}});
+    daemon::write_registration_file(dir.path, 8, {{"cgroup_id", 8}});
+    auto ids = [](const std::vector<nlohmann::json>& documents) {
+        std::set<uint64_t> out;
+        for (const auto& document : documents)
+            out.insert(document.at("cgroup_id").get<uint64_t>());
+        return out;
+    };
+    std::string containers = dir.path + "/containers";
+    CHECK(ids(daemon::registration_documents(containers)) == std::set<uint64_t>{7, 8}); // control: every one
+    CHECK(ids(daemon::registration_documents(containers, [](uint64_t id) { return id == 7; })) ==
+          std::set<uint64_t>{8});
 }

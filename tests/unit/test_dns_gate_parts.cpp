@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The DNS gate's three parts apart from its event loop: TCP framing, the
 // table of queries waiting for a nameserver, and the admission of an
-// answer's addresses (into a map of the gate's layout made for the test).
+// answer's addresses (into a map of the gate's layout made for the test),
+// within each container's bound.
 #include "dns/dns_admission.hpp"
 #include "dns/dns_limits.hpp"
 #include "dns/dns_pending.hpp"
@@ -15,6 +16,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
@@ -32,6 +34,20 @@ std::vector<uint8_t> bytes(const std::string& text)
 Address ipv4(uint8_t a, uint8_t b, uint8_t c, uint8_t d)
 {
     return Address{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, a, b, c, d};
+}
+
+UniqueFd test_names_map()
+{
+    return UniqueFd(bpf_map_create(BPF_MAP_TYPE_HASH, "cerb_test_names", kernel::names_map.key_size,
+                                   kernel::names_map.value_size, 64, nullptr));
+}
+
+bool in_map(int map, uint64_t cgroup_id, const Address& address)
+{
+    cerb_name_key key{.cgroup_id = cgroup_id, .addr = {}};
+    std::copy(address.begin(), address.end(), key.addr);
+    cerb_name_value value{};
+    return bpf_map_lookup_elem(map, &key, &value) == 0;
 }
 
 Pending udp_query(uint64_t cgroup_id)
@@ -172,8 +188,7 @@ TEST_CASE("dns pending: queries fall due at their deadline; a container's go wit
 
 TEST_CASE("dns admission: an answer's public addresses are admitted with the name's ports until their TTL")
 {
-    UniqueFd map(bpf_map_create(BPF_MAP_TYPE_HASH, "cerb_test_names", kernel::names_map.key_size,
-                                kernel::names_map.value_size, 64, nullptr));
+    UniqueFd map = test_names_map();
     REQUIRE(map);
     AdmittedTable table(std::move(map));
     const uint64_t now = boot_now_ns();
@@ -204,4 +219,67 @@ TEST_CASE("dns admission: an answer's public addresses are admitted with the nam
     CHECK(table.of(7).size() == 3);
     table.forget(7);
     CHECK(table.of(7).empty());
+}
+
+TEST_CASE("dns admission: a container holds at most its bound of name-address pairs; a new one over it is refused")
+{
+    UniqueFd map = test_names_map();
+    REQUIRE(map);
+    int map_fd = map.get();
+    AdmittedTable table(std::move(map), 4);
+    const uint64_t now = boot_now_ns();
+    NamePorts ports{{{443, 443}}, {}};
+    auto admit = [&](uint64_t cgroup, const std::string& name, const Address& address, uint64_t at) {
+        return admit_answer(table, cgroup, {}, name, ports, {{address, 60}}, at);
+    };
+    const Address one = ipv4(192, 0, 2, 1), two = ipv4(192, 0, 2, 2), three = ipv4(192, 0, 2, 3),
+                  four = ipv4(192, 0, 2, 4);
+    CHECK(admit(7, "a.example.com", one, now).over_bound.empty());
+    CHECK(admit(7, "b.example.com", one, now).over_bound.empty()); // a second name of an address is a pair too
+    CHECK(admit(7, "c.example.com", two, now).over_bound.empty());
+    const uint64_t long_ago = now - 600 * 1000000000ULL; // expired by now
+    CHECK(admit(7, "d.example.com", three, long_ago).over_bound.empty());
+    CHECK(table.of(7).size() == 4);
+
+    AnswerAdmission address_over = admit(7, "e.example.com", four, now);
+    CHECK(address_over.refused.empty());
+    REQUIRE(address_over.over_bound == std::vector<Address>{four});
+    CHECK_FALSE(address_over.shown_changed);
+    CHECK_FALSE(in_map(map_fd, 7, four)); // nothing written past the bound
+    AnswerAdmission name_over = admit(7, "e.example.com", one, now);
+    REQUIRE(name_over.over_bound == std::vector<Address>{one});
+    CHECK(table.names_at(7, one) == std::set<std::string>{"a.example.com", "b.example.com"});
+    // Control: what the container holds is renewed at the bound, and another container is not held up by it.
+    AnswerAdmission renewed = admit(7, "a.example.com", one, now + 1000000000ULL);
+    CHECK(renewed.over_bound.empty());
+    CHECK(renewed.expiry_only);
+    CHECK(admit(8, "e.example.com", four, now).over_bound.empty());
+    CHECK(in_map(map_fd, 8, four));
+
+    // An expired pair makes room.
+    CHECK(table.expire(boot_now_ns()) == std::set<uint64_t>{7});
+    CHECK(admit(7, "e.example.com", four, now).over_bound.empty());
+    CHECK(in_map(map_fd, 7, four));
+    CHECK(table.of(7).size() == 4);
+}
+
+TEST_CASE("dns admission: an agent asking distinct names under a wildcard stops at the container's bound")
+{
+    UniqueFd map = test_names_map();
+    REQUIRE(map);
+    AdmittedTable table(std::move(map));
+    CHECK(table.max_per_container() == CERB_MAX_NAME_ADDRESSES / 16);
+    const uint64_t now = boot_now_ns();
+    NamePorts ports{{{443, 443}}, {}};
+    const std::vector<AddressRecord> wildcard{{ipv4(192, 0, 2, 9), 60}};
+    size_t refused = 0;
+    for (size_t i = 0; i < max_admitted_per_container + 100; ++i)
+        refused += admit_answer(table, 7, {}, "x" + std::to_string(i) + ".example.com", ports, wildcard, now)
+                       .over_bound.size();
+    CHECK(refused == 100);
+    CHECK(table.of(7).size() == max_admitted_per_container);
+    CHECK(table.names_at(7, ipv4(192, 0, 2, 9)).size() == max_admitted_per_container);
+    // Control: another container's name is admitted beside it.
+    CHECK(admit_answer(table, 8, {}, "x0.example.com", ports, wildcard, now).over_bound.empty());
+    CHECK(table.of(8).size() == 1);
 }

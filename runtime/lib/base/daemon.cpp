@@ -347,12 +347,14 @@ int run(const std::string& what, const std::function<bool()>& start, const std::
     return 0;
 }
 
-std::vector<nlohmann::json> registration_documents(const std::string& dir)
+std::vector<nlohmann::json> registration_documents(const std::string& dir, const SkipCgroup& skip)
 {
     std::vector<nlohmann::json> documents;
     for (const auto& entry : files::list_dir(dir)) {
         if (entry.name.size() < 6 || entry.name.compare(entry.name.size() - 5, 5, ".json") != 0)
             continue; // write_file_atomic's temporary files
+        if (skip && skip(std::strtoull(entry.name.c_str(), nullptr, 10)))
+            continue;
         try {
             documents.push_back(nlohmann::json::parse(files::read_file(dir + "/" + entry.name)));
         } catch (const std::exception& e) {

@@ -219,12 +219,14 @@ void AdmittedTable::rebuild(const std::set<uint64_t>& cgroups,
         }
         Address address;
         std::memcpy(address.data(), key.addr, sizeof(key.addr));
-        Entry& entry = entries_[key.cgroup_id][address];
+        Held& held = entries_[key.cgroup_id];
+        Entry& entry = held.addresses[address];
         entry.value = value;
         if (auto snapshot = snapshots.find(key.cgroup_id); snapshot != snapshots.end())
             for (const auto& admitted : snapshot->second)
                 if (admitted.address == address)
                     entry.names.insert(admitted.name);
+        held.pairs += pairs_of(entry);
     }
     for (const auto& gone : stale)
         bpf_map_delete_elem(map_.get(), &gone);
@@ -233,13 +235,17 @@ void AdmittedTable::rebuild(const std::set<uint64_t>& cgroups,
 AdmittedTable::Change AdmittedTable::admit(uint64_t cgroup_id, const std::string& name, const Address& address,
                                            cerb_name_value value)
 {
-    auto& addresses = entries_[cgroup_id];
-    bool fresh = !addresses.count(address);
-    Entry& entry = addresses[address];
-    if (!fresh && entry.names.count(name) && entry.value.expires_ns >= value.expires_ns) {
-        if (same_ports(merge(entry.value, value), entry.value))
-            return Change::none;
-    }
+    Held& held = entries_[cgroup_id];
+    auto found = held.addresses.find(address);
+    bool fresh = found == held.addresses.end();
+    bool new_name = fresh || !found->second.names.count(name);
+    if (!new_name && found->second.value.expires_ns >= value.expires_ns &&
+        same_ports(merge(found->second.value, value), found->second.value))
+        return Change::none;
+    // A name for an address whose names a restarted gate lost takes the unnamed one's place.
+    size_t more = fresh || (new_name && !found->second.names.empty()) ? 1 : 0;
+    if (held.pairs + more > max_per_container_)
+        return Change::refused;
     // The map is the truth (delete or another gate may have changed it): merge with what it holds.
     cerb_name_key key{.cgroup_id = cgroup_id, .addr = {}};
     std::memcpy(key.addr, address.data(), sizeof(key.addr));
@@ -248,17 +254,19 @@ AdmittedTable::Change AdmittedTable::admit(uint64_t cgroup_id, const std::string
         value = merge(live, value);
     if (bpf_map_update_elem(map_.get(), &key, &value, BPF_ANY) < 0) // the message made only when it is needed
         throw_errno("admitting " + address_text(address) + " for " + name + " in " + kernel::names_map.name);
+    Entry& entry = fresh ? held.addresses[address] : found->second;
     bool new_ports = !same_ports(entry.value, value);
     entry.value = value;
-    bool new_name = entry.names.insert(name).second;
-    return fresh || new_ports || new_name ? Change::shown : Change::expiry;
+    entry.names.insert(name);
+    held.pairs += more;
+    return new_name || new_ports ? Change::shown : Change::expiry;
 }
 
 std::set<uint64_t> AdmittedTable::expire(uint64_t now_ns)
 {
     std::set<uint64_t> changed;
-    for (auto& [cgroup_id, addresses] : entries_) {
-        for (auto it = addresses.begin(); it != addresses.end();) {
+    for (auto& [cgroup_id, held] : entries_) {
+        for (auto it = held.addresses.begin(); it != held.addresses.end();) {
             if (it->second.value.expires_ns > now_ns) {
                 ++it;
                 continue;
@@ -266,7 +274,8 @@ std::set<uint64_t> AdmittedTable::expire(uint64_t now_ns)
             cerb_name_key key{.cgroup_id = cgroup_id, .addr = {}};
             std::memcpy(key.addr, it->first.data(), sizeof(key.addr));
             bpf_map_delete_elem(map_.get(), &key);
-            it = addresses.erase(it);
+            held.pairs -= pairs_of(it->second);
+            it = held.addresses.erase(it);
             changed.insert(cgroup_id);
         }
     }
@@ -278,7 +287,7 @@ void AdmittedTable::forget(uint64_t cgroup_id)
     auto it = entries_.find(cgroup_id);
     if (it == entries_.end())
         return;
-    for (const auto& [address, entry] : it->second) {
+    for (const auto& [address, entry] : it->second.addresses) {
         cerb_name_key key{.cgroup_id = cgroup_id, .addr = {}};
         std::memcpy(key.addr, address.data(), sizeof(key.addr));
         bpf_map_delete_elem(map_.get(), &key);
@@ -290,7 +299,7 @@ std::vector<Admitted> AdmittedTable::of(uint64_t cgroup_id) const
 {
     std::vector<Admitted> out;
     if (auto it = entries_.find(cgroup_id); it != entries_.end())
-        for (const auto& [address, entry] : it->second)
+        for (const auto& [address, entry] : it->second.addresses)
             for (const auto& name : entry.names.empty() ? std::set<std::string>{""} : entry.names)
                 out.push_back({name, address, entry.value});
     return out;
@@ -299,7 +308,7 @@ std::vector<Admitted> AdmittedTable::of(uint64_t cgroup_id) const
 std::set<std::string> AdmittedTable::names_at(uint64_t cgroup_id, const Address& address) const
 {
     if (auto it = entries_.find(cgroup_id); it != entries_.end())
-        if (auto entry = it->second.find(address); entry != it->second.end())
+        if (auto entry = it->second.addresses.find(address); entry != it->second.addresses.end())
             return entry->second.names;
     return {};
 }
@@ -320,6 +329,10 @@ AnswerAdmission admit_answer(AdmittedTable& table, uint64_t cgroup_id, const std
         value.proxied = net_value(ports.proxied);
         try {
             auto change = table.admit(cgroup_id, name, record.address, value);
+            if (change == AdmittedTable::Change::refused) {
+                result.over_bound.push_back(record.address);
+                continue;
+            }
             result.shown_changed |= change == AdmittedTable::Change::shown;
             result.expiry_only |= change == AdmittedTable::Change::expiry;
         } catch (const Error& e) {

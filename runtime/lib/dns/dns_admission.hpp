@@ -10,6 +10,8 @@
 #include "kernel/pinned_maps.hpp"
 #include "policy/policy.hpp"
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -23,6 +25,11 @@ namespace cerberus::dns {
 
 inline constexpr uint32_t min_ttl_seconds = 2; // an agent gets to connect after its lookup
 inline constexpr uint32_t max_ttl_seconds = 3600; // a name's old addresses do not stay open for days
+// What one container may hold admitted at once, counted in (address, name) pairs (an address whose names a
+// restarted gate no longer knows counts once): an agent asking distinct names under a wildcard would otherwise
+// fill CERB_MAP_NAMES for every container, and the gate's memory with names. A sixteenth of the map; a new pair
+// over it is refused and recorded (`not admitted`), what is held is kept until it expires.
+inline constexpr size_t max_admitted_per_container = CERB_MAX_NAME_ADDRESSES / 16;
 
 uint64_t clamp_ttl_ns(uint32_t ttl_seconds);
 
@@ -91,13 +98,17 @@ struct Admitted {
 // names that led to each address (for state), and their expiry.
 class AdmittedTable {
 public:
-    explicit AdmittedTable(UniqueFd map) : map_(std::move(map)) {}
+    explicit AdmittedTable(UniqueFd map, size_t max_per_container = max_admitted_per_container)
+        : map_(std::move(map)), max_per_container_(max_per_container)
+    {
+    }
 
     // A restarted gate: every entry of the map, for the containers it serves
     // (the others' entries are deleted); names come from the last snapshot.
     void rebuild(const std::set<uint64_t>& cgroups, const std::map<uint64_t, std::vector<Admitted>>& snapshots);
 
-    enum class Change { none, expiry, shown };
+    // refused: a new address or name for a container holding max_per_container pairs (nothing written).
+    enum class Change { none, expiry, shown, refused };
 
     // Writes (merged with a live entry) before the answer goes to the agent.
     // Throws when the map refuses it (full). Writes nothing when the entry
@@ -115,6 +126,7 @@ public:
     void forget(uint64_t cgroup_id);
 
     std::vector<Admitted> of(uint64_t cgroup_id) const;
+    size_t max_per_container() const { return max_per_container_; }
 
     // The names that led to the address (the egress proxy's check of a TLS server name).
     std::set<std::string> names_at(uint64_t cgroup_id, const Address& address) const;
@@ -124,15 +136,23 @@ private:
         std::set<std::string> names;
         cerb_name_value value;
     };
+    struct Held {
+        std::map<Address, Entry> addresses;
+        size_t pairs = 0; // what max_per_container_ bounds
+    };
+    static size_t pairs_of(const Entry& entry) { return std::max<size_t>(1, entry.names.size()); }
+
     UniqueFd map_;
-    std::map<uint64_t, std::map<Address, Entry>> entries_;
+    size_t max_per_container_;
+    std::map<uint64_t, Held> entries_;
 };
 
 // What one answer did to the table.
 struct AnswerAdmission {
     bool shown_changed = false; // a new address, name or port: state's snapshot is due now
     bool expiry_only = false;   // only expiries moved: the snapshot can wait for the next tick
-    std::vector<std::pair<Address, std::string>> refused; // not admitted, and why
+    std::vector<std::pair<Address, std::string>> refused; // not admitted, and why (a reserved range)
+    std::vector<Address> over_bound; // not admitted: the container holds as many pairs as it may
     std::vector<std::string> failed; // entries the map refused (full): the agent cannot connect there
 };
 

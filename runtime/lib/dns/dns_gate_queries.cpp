@@ -318,6 +318,11 @@ void Gate::admit(Container& container, const Question& question, const NamePorts
     for (const auto& [address, why] : admitted.refused)
         record(container, RecordKind::name,
                {question.name, type_name(question.type), "not admitted", why, address_text(address)});
+    for (const auto& address : admitted.over_bound)
+        record(container, RecordKind::admitted_pairs,
+               {question.name, type_name(question.type), "not admitted",
+                "name-address pairs admitted at the limit of " + std::to_string(table_->max_per_container()),
+                address_text(address)});
     for (const auto& failure : admitted.failed)
         spdlog::warn("cgroup {}: {}", cgroup_id, failure); // the agent gets the answer but cannot connect
     if (admitted.shown_changed || admitted.expiry_only)

@@ -76,8 +76,8 @@ std::string registration_path(uint64_t cgroup_id);
 std::string admitted_path(uint64_t cgroup_id);
 
 void write_registration(const Registration& registration);
-// Every readable registration; a malformed file is logged and skipped.
-std::vector<Registration> read_registrations();
+// Every readable registration but those skip names; a malformed file is logged and skipped.
+std::vector<Registration> read_registrations(const daemon::SkipCgroup& skip = {});
 // Removes the registration and the admitted snapshot (absent ones are fine).
 void remove_registration(uint64_t cgroup_id);
 

@@ -42,13 +42,14 @@ inline constexpr double limit_record_rate = 5, limit_record_burst = 20;
 inline constexpr size_t max_tcp_per_container = 32;
 
 // What a trail record is about, each with its own budget.
-enum class RecordKind { name, query_rate, queries_in_flight, tcp_connections, count };
+enum class RecordKind { name, query_rate, queries_in_flight, tcp_connections, admitted_pairs, count };
 struct ContainerLimits {
     TokenBucket queries{query_rate, query_burst};
     TokenBucket refusals{refusal_rate, refusal_burst};
     std::array<TokenBucket, static_cast<size_t>(RecordKind::count)> records{
         TokenBucket{record_rate, record_burst}, TokenBucket{limit_record_rate, limit_record_burst},
-        TokenBucket{limit_record_rate, limit_record_burst}, TokenBucket{limit_record_rate, limit_record_burst}};
+        TokenBucket{limit_record_rate, limit_record_burst}, TokenBucket{limit_record_rate, limit_record_burst},
+        TokenBucket{limit_record_rate, limit_record_burst}};
     size_t tcp_connections = 0;
     uint64_t dropped = 0;    // queries over both rates since the last count written
     uint64_t unrecorded = 0; // trail records over their rate since the last count written
