@@ -51,9 +51,9 @@ void write_registration(const Registration& registration)
     daemon::write_registration_file(run_dir, registration.cgroup_id, to_json(registration));
 }
 
-std::vector<Registration> read_registrations()
+std::vector<Registration> read_registrations(const daemon::SkipCgroup& skip)
 {
-    return daemon::read_registrations(std::string(run_dir) + "/containers", registration_from_json);
+    return daemon::read_registrations(std::string(run_dir) + "/containers", registration_from_json, skip);
 }
 
 void remove_registration(uint64_t cgroup_id)

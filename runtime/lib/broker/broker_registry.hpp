@@ -42,7 +42,8 @@ Registration registration_from_json(const nlohmann::json& j); // throws on a mal
 
 std::string registration_path(uint64_t cgroup_id);
 void write_registration(const Registration& registration);
-std::vector<Registration> read_registrations();
+// Every readable registration but those skip names (a tick reads only the containers not served yet).
+std::vector<Registration> read_registrations(const daemon::SkipCgroup& skip = {});
 // Absent is fine.
 void remove_registration(uint64_t cgroup_id);
 

@@ -80,9 +80,9 @@ bool Broker::start()
 
 void Broker::add_registered()
 {
+    auto served = [&](uint64_t cgroup_id) { return containers_.count(cgroup_id) != 0; };
     daemon::add_unserved(
-        read_registrations(), [&](uint64_t cgroup_id) { return containers_.count(cgroup_id) != 0; },
-        [&](Registration registration) { add(std::move(registration)); },
+        read_registrations(served), served, [&](Registration registration) { add(std::move(registration)); },
         [&](uint64_t cgroup_id) { forget(cgroup_id); });
 }
 
