@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "policy/policy_check.hpp"
 
+#include "base/numbers.hpp"
 #include "policy/policy_commands.hpp"
 #include "policy/policy_http.hpp"
 #include "policy/rule_lists.hpp"
@@ -10,7 +11,6 @@
 #include <sys/socket.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cstring>
 
 namespace cerberus::policy {
@@ -150,10 +150,8 @@ std::optional<std::pair<Cidr, uint16_t>> parse_address_target(const std::string&
     if (colon == std::string::npos || colon == 0)
         return std::nullopt;
     std::string host = target.substr(0, colon);
-    unsigned port = 0;
-    std::string_view port_text = std::string_view(target).substr(colon + 1);
-    auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-    if (ec != std::errc() || end != port_text.data() + port_text.size() || port > 65535)
+    auto port = parse_number(std::string_view(target).substr(colon + 1), 65535);
+    if (!port)
         return std::nullopt;
     Cidr address;
     if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
@@ -175,7 +173,7 @@ std::optional<std::pair<Cidr, uint16_t>> parse_address_target(const std::string&
     } else {
         return std::nullopt;
     }
-    return std::make_pair(address, static_cast<uint16_t>(port));
+    return std::make_pair(address, static_cast<uint16_t>(*port));
 }
 
 bool writes_path(const Action& action)

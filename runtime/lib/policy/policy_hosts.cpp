@@ -3,12 +3,12 @@
 #include "policy/policy.hpp"
 
 #include "base/error.hpp"
+#include "base/numbers.hpp"
 
 #include <arpa/inet.h>
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <string_view>
 
 namespace cerberus::policy {
@@ -18,15 +18,6 @@ namespace {
 [[noreturn]] void invalid(const std::string& field, const std::string& what, const std::string& text)
 {
     throw Error(field + ": " + what + " \"" + text + "\"", EINVAL);
-}
-
-std::optional<unsigned> parse_number(std::string_view text, unsigned max)
-{
-    unsigned value = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value > max)
-        return std::nullopt;
-    return value;
 }
 
 PortRange parse_ports(const std::string& text, const std::string& field, const std::string& entry)

@@ -2,11 +2,11 @@
 #include "policy/policy_http.hpp"
 
 #include "base/error.hpp"
+#include "base/numbers.hpp"
 #include "policy/policy_json.hpp"
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 
 namespace cerberus::policy {
 
@@ -160,12 +160,10 @@ std::optional<HttpRequest> parse_http_request(const std::string& text)
     request.origin = std::string(url.substr(0, slash));
     request.host = std::string(url.substr(host_start, slash - host_start));
     if (size_t colon = request.host.rfind(':'); colon != std::string::npos) {
-        unsigned port = 0;
-        std::string_view digits = std::string_view(request.host).substr(colon + 1);
-        auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
-        if (ec != std::errc() || end != digits.data() + digits.size() || port == 0 || port > 65535)
+        auto port = parse_number(std::string_view(request.host).substr(colon + 1), 65535);
+        if (!port || *port == 0)
             return std::nullopt;
-        request.port = static_cast<uint16_t>(port);
+        request.port = static_cast<uint16_t>(*port);
         request.host.erase(colon);
     }
     request.path = std::string(url.substr(slash));
