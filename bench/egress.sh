@@ -99,7 +99,7 @@ upload() { # MB/s
     local file answer total start
     file=$([ "$1" = proxied ] && echo /upload.bin || echo "$BUNDLE/rootfs/upload.bin")
     answer=$(client "$1" -T "$file" -w '\n%{time_total} %{time_pretransfer}\n' "$site/upload")
-    grep -q "method=PUT path=/upload .* received=$bytes\$" <<<"$answer" ||
+    grep -q "method=PUT path=/upload .* received=$bytes " <<<"$answer" ||
         { echo "egress.sh: the upload ($1) was answered: $answer" >&2; exit 1; }
     read -r total start < <(tail -n1 <<<"$answer")
     awk -v b="$bytes" -v t="$total" -v s="$start" 'BEGIN { print b / (t - s) / 1e6 }' >>"$WORK/upload.$1"

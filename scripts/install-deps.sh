@@ -15,9 +15,9 @@ packages=(
     python3-grpcio python3-protobuf protobuf-compiler containernetworking-plugins curl
     # The resolver the DNS gate's tests forward to (tests/vm/cases/policy_dns.sh), dig for its benchmark.
     dnsmasq-base bind9-dnsutils
-    # The egress proxy: OpenSSL for TLS, Boost.Beast (in libboost-dev) for HTTP/1.1; git and wget are
-    # among the clients its tests drive through it (tests/integration/egress.sh).
-    libssl-dev libboost-dev git wget
+    # The egress proxy: OpenSSL for TLS, Boost.Beast (in libboost-dev) for HTTP/1.1, nghttp2 for HTTP/2;
+    # git and wget are among the clients its tests drive through it (tests/integration/egress.sh).
+    libssl-dev libboost-dev libnghttp2-dev git wget
     # The dashboard: cpp-httplib from its Debian source package (scripts/fetch-httplib.sh) and the
     # browser tier's headless chromium (tests/browser/).
     dpkg-dev chromium

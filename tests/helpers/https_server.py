@@ -3,8 +3,9 @@
 # An HTTPS server for the egress proxy's tests, run in a network namespace the
 # test made: answers every method with 200 and a body naming the method, the
 # path, the Host and the Authorization header it got (also echoed in the
-# X-Echo-Authorization header), and the length of the body it read;
-# GET .../big?n=BYTES answers that many bytes, .../gzip the same body
+# X-Echo-Authorization header), and the length and SHA-256 of the body it read
+# (sent with a Content-Length or chunked);
+# GET .../big?n=BYTES answers that many bytes (0, 1, ... 250, 0, 1, ...), .../gzip the same body
 # gzip-encoded (HEAD: the same header, no body), .../encoded with the Authorization
 # header in base64 and percent-encoded too. HTTP/1.1 keep-alive.
 # Given FILES, GET /<any>/git/PATH answers the file FILES/PATH (404 when there is
@@ -84,16 +85,32 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if opcode == 8:
                 return
 
-    def answer(self):
-        if self.headers.get("Upgrade", "").lower() == "websocket":
-            return self.websocket_echo()
+    def read_body(self, digest):
+        """The request body into digest, its length given or chunked; how many bytes it had."""
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            received = 0
+            while True:
+                size = int(self.rfile.readline().split(b";")[0], 16)
+                digest.update(self.rfile.read(size))
+                received += size
+                self.rfile.readline()  # the chunk's CRLF; after the last, the end of the (empty) trailer
+                if size == 0:
+                    return received
         length = int(self.headers.get("Content-Length") or 0)
         received = 0
         while received < length:
             chunk = self.rfile.read(min(65536, length - received))
             if not chunk:
                 break
+            digest.update(chunk)
             received += len(chunk)
+        return received
+
+    def answer(self):
+        if self.headers.get("Upgrade", "").lower() == "websocket":
+            return self.websocket_echo()
+        digest = hashlib.sha256()
+        received = self.read_body(digest)
         path, _, query = self.path.partition("?")
         name = file_under_files(path) if self.command == "GET" else None
         if name is not None:
@@ -103,14 +120,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_response(200)
             self.send_header("Content-Length", str(size))
             self.end_headers()
-            block = b"x" * 65536
+            block = bytes(range(251)) * 262  # 65762 bytes, whole periods: each block goes on from the last
             while size > 0:
                 self.wfile.write(block[: min(size, len(block))])
                 size -= min(size, len(block))
             return
-        body = ("method=%s path=%s host=%s authorization=%s received=%d\n" % (
+        body = ("method=%s path=%s host=%s authorization=%s received=%d sha256=%s\n" % (
             self.command, self.path, self.headers.get("Host"), self.headers.get("Authorization"),
-            received)).encode()
+            received, digest.hexdigest())).encode()
         if path.endswith("/encoded"):  # the Authorization header echoed in base64 and percent-encoded
             authorization = self.headers.get("Authorization") or ""
             body += ("base64=%s percent=%s\n" % (base64.b64encode(authorization.encode()).decode(),

@@ -95,7 +95,8 @@ expect "through the proxy, the server got the secret (its echo masked to the sec
 expect "and without the agent sending the header at all" \
     output_has "authorization=Bearer $masked received" run_in curl -sS -m 20 https://allowed.example/repos/acme/y
 expect "the echoing response header is masked too" \
-    output_has "X-Echo-Authorization: Bearer $masked" run_in curl -sS -m 20 -D - -o /dev/null https://allowed.example/repos/acme/x
+    output_has "X-Echo-Authorization: Bearer $masked" \
+    run_in curl --http1.1 -sS -m 20 -D - -o /dev/null https://allowed.example/repos/acme/x
 # encoded_echo_masked URL: the server's base64 echo of the header carries no base64 of the secret: a run of '*'.
 encoded_echo_masked() {
     local out
@@ -138,6 +139,69 @@ expect "and the fronting attempt's refusal" \
     bash -c "grep '\"type\":\"http\"' '$trail' | grep '\"server_name\":\"second.example\"' | grep -q '\"verdict\":\"denied\"'"
 expect "cerberus events --denials shows the refused POST" \
     output_has 'http POST https://allowed.example/repos/acme/x' cerb events --denials "$ID"
+
+# HTTP/2: curl offers h2 and the proxy takes it; each check prints curl's %{http_version}, so a connection that
+# fell back to HTTP/1.1 fails it. The servers speak HTTP/1.1 only: the proxy sends each stream on as a request.
+h2() { run_in curl --http2 -sS -m 20 -w ' version=%{http_version} code=%{http_code}' "$@" 2>&1 | tr '\n' ' '; }
+expect "HTTP/2: an allowed GET gets 200 and the server's answer" \
+    output_has 'method=GET path=/repos/acme/h2?q=1 host=allowed.example .* version=2 code=200' \
+    h2 'https://allowed.example/repos/acme/h2?q=1'
+expect "HTTP/2: a POST the rules do not allow gets 403, naming the rule and what is allowed" \
+    output_has \
+    'h2-denied is not in allowed_http.*GET https://allowed.example/repos/\*.* version=2 code=403' \
+    h2 -X POST -d a=1 https://allowed.example/repos/acme/h2-denied
+expect "control: the same POST over HTTP/1.1 gets the same 403" \
+    output_has 'version=1.1 code=403' run_in curl --http1.1 -sS -m 20 -o /dev/null \
+    -w 'version=%{http_version} code=%{http_code}' -X POST -d a=1 https://allowed.example/repos/acme/h2-denied
+expect "control: the allowed POST passes over HTTP/2, with its body" \
+    output_has "path=/upload .* received=3 sha256=$(printf a=1 | sha256sum | cut -d' ' -f1) .*version=2 code=200" \
+    h2 -d a=1 https://allowed.example/upload
+expect "HTTP/2: a Host other than :authority is refused as fronting" \
+    output_has 'the Host header names second.example.* version=2 code=403' \
+    h2 -H 'Host: second.example' https://allowed.example/repos/acme/h2
+expect "HTTP/2: the proxy swaps the placeholder for the secret, the server's echo masked in body and header" \
+    output_has "x-echo-authorization: Bearer $masked.*authorization=Bearer $masked received.* version=2 code=200" \
+    h2 -D - -H "Authorization: Bearer $placeholder" https://allowed.example/repos/acme/h2
+expect "control: over HTTP/2 another allowed host gets the placeholder" \
+    output_has "authorization=Bearer $placeholder received.* version=2 code=200" \
+    h2 -H "Authorization: Bearer $placeholder" https://second.example/any
+# multiplexed URL...: curl's transfers at once, over one connection when it can: "<transfers over h2> <200s> <403s>
+# <connections made>".
+multiplexed() {
+    local url transfers=()
+    for url in "$@"; do transfers+=(-o /dev/null "$url"); done
+    run_in curl --http2 -sS -m 20 -Z -w '%{http_version} %{http_code} %{num_connects}\n' "${transfers[@]}" |
+        awk '{ h2 += $1 == 2; ok += $2 == 200; refused += $2 == 403; connects += $3 }
+             END { print h2, ok, refused, connects }'
+}
+expect "HTTP/2: streams multiplexed on one connection are each judged: two allowed, one refused" \
+    output_has '^3 2 1 1$' multiplexed "https://allowed.example/repos/big?n=3000000" \
+    https://allowed.example/repos/acme/m https://allowed.example/private/m
+head -c 2000000 /dev/urandom >"$WORK/upload.bin"
+upload_sum=$(sha256sum <"$WORK/upload.bin" | cut -d' ' -f1)
+upload_h2() { # upload_h2 CURL-ARG...: upload.bin from the host as the request body, over HTTP/2
+    "$CERBERUS" --root "$ROOT" exec "$ID" curl --http2 -sS -m 60 -w ' version=%{http_version}' "$@" \
+        <"$WORK/upload.bin" 2>&1 | tr '\n' ' '
+}
+expect "HTTP/2: a 2 MB upload of a known length (POST) arrives whole (its checksum)" \
+    output_has "method=POST path=/upload .* received=2000000 sha256=$upload_sum .*version=2" \
+    upload_h2 --data-binary @- https://allowed.example/upload
+expect "HTTP/2: a 2 MB upload of no stated length (from a pipe: chunked upstream) arrives whole" \
+    output_has "method=POST path=/upload .* received=2000000 sha256=$upload_sum .*version=2" \
+    upload_h2 -X POST -T - https://allowed.example/upload
+expect "HTTP/2: a PUT no entry allows gets 403, its body left unread" \
+    output_has ' version=2 code=403' h2 -T /etc/resolv.conf https://allowed.example/repos/acme/put
+download_sum=$(python3 -c 'import hashlib; print(hashlib.sha256((bytes(range(251)) * 7969)[:2000000]).hexdigest())')
+expect "HTTP/2: a 2 MB download arrives whole (its checksum)" \
+    output_has "^2 $download_sum" run_in sh -c 'curl --http2 -sS -m 60 -o /dev/shm/down -w "%{http_version} " \
+    "https://allowed.example/repos/big?n=2000000" && sha256sum </dev/shm/down'
+for _ in $(seq 30); do has_record '"url":"https://allowed.example/repos/acme/put"' 2>/dev/null && break; sleep 0.1; done
+expect "HTTP/2: the trail has the refused POST's http denied record" \
+    has_record '"method":"POST"' '"url":"https://allowed.example/repos/acme/h2-denied"' '"verdict":"denied"'
+expect "HTTP/2: cerberus events --denials shows it" \
+    output_has 'http POST https://allowed.example/repos/acme/h2-denied' cerb events --denials "$ID"
+expect "control: and the allowed GET's allowed record, with the credential the proxy set" \
+    has_record '"url":"https://allowed.example/repos/acme/h2"' '"verdict":"allowed"' '"credential":"allowed"'
 
 # WebSocket: "GET wss://allowed.example/socket/*" allows the upgrade there; /repos/ has only an https entry.
 websocket() { run_in python3 /etc/websocket_client.py allowed.example "$@" 2>&1 | tr '\n' ' '; }

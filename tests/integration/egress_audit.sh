@@ -33,19 +33,16 @@ end_container() {
     wait 2>/dev/null
     pids=()
 }
-has_record() { # has_record PART...: an http record of the trail holds every part
-    local records part
-    records=$(grep '"type":"http"' "$trail")
-    for part in "$@"; do records=$(grep -F -- "$part" <<<"$records"); done
-    [ -n "$records" ]
-}
-no_record() { ! has_record "$@"; }
 
 with_policy "$(jq -r '.annotations["io.cerberus.policy"]' "$BUNDLE/config.json" | jq -c '.mode = "audit"')"
 expect "create and start in audit mode, with allowed_http" run_container
 expect "audit: a POST allowed_http does not allow gets the server's answer" \
     output_has 'method=POST path=/repos/acme/x' \
-    run_in curl -sS -m 20 -X POST -d a=1 https://allowed.example/repos/acme/x
+    run_in curl --http1.1 -sS -m 20 -X POST -d a=1 https://allowed.example/repos/acme/x
+expect "audit: and over HTTP/2 as well" \
+    output_has 'method=POST path=/repos/acme/x .* version=2' \
+    bash -c "$CERBERUS --root $ROOT exec $ID curl --http2 -sS -m 20 -w ' version=%{http_version}' -X POST -d a=1 \
+        https://allowed.example/repos/acme/x | tr '\n' ' '"
 expect "control: an allowed GET passes" \
     output_has 'method=GET path=/repos/acme/x' run_in curl -sS -m 20 https://allowed.example/repos/acme/x
 expect "audit: three GETs of one parent no entry allows get 200" \

@@ -80,6 +80,15 @@ egress_servers() {
     done
 }
 
+# has_record PART...: an http record of the trail ($trail) holds every part; no_record: none does.
+has_record() {
+    local records part
+    records=$(grep '"type":"http"' "$trail")
+    for part in "$@"; do records=$(grep -F -- "$part" <<<"$records"); done
+    [ -n "$records" ]
+}
+no_record() { ! has_record "$@"; }
+
 # egress_cleanup: the processes started here gone, the container deleted (an EXIT trap's work).
 egress_cleanup() {
     for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done

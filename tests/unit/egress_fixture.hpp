@@ -40,6 +40,31 @@ namespace cerberus::test {
 namespace http = boost::beast::http;
 using egress::TlsStream;
 
+// The policy the proxy tests run under, and the names the stand-in for the DNS gate admits.
+inline const std::vector<std::string> bench_rules = {
+    "GET https://api.example.org/repos/acme/*",
+    "POST https://api.example.org/upload",
+    "GET https://fronted.example.org/*",
+    "GET https://other.example.org/*",
+};
+inline const std::set<std::string> bench_admitted = {"api.example.org", "other.example.org"};
+
+inline bool contains(const std::string& text, const std::string& part)
+{
+    return text.find(part) != std::string::npos;
+}
+
+// The records hold one: a POST allowed_http refused, answered 403.
+inline void check_refused_post(const std::vector<egress::HttpRecord>& records)
+{
+    REQUIRE(records.size() == 1);
+    CHECK(records[0].kind == "http");
+    CHECK_FALSE(records[0].allowed);
+    CHECK(records[0].method == "POST");
+    CHECK(records[0].status == 403);
+    CHECK(records[0].rule == "not in allowed_http");
+}
+
 // A body of n bytes whose every position is checkable.
 inline std::string pattern_body(size_t n)
 {

@@ -13,26 +13,9 @@
 using namespace cerberus;
 using namespace cerberus::test;
 
-namespace {
-
-const std::vector<std::string> rules = {
-    "GET https://api.example.org/repos/acme/*",
-    "POST https://api.example.org/upload",
-    "GET https://fronted.example.org/*",
-    "GET https://other.example.org/*",
-};
-const std::set<std::string> admitted = {"api.example.org", "other.example.org"};
-
-bool contains(const std::string& text, const std::string& part)
-{
-    return text.find(part) != std::string::npos;
-}
-
-} // namespace
-
 TEST_CASE("egress proxy: an allowed GET reaches the server, a POST no rule allows gets a 403 the agent can act on")
 {
-    ProxyBench bench(rules, admitted);
+    ProxyBench bench(bench_rules, bench_admitted);
     auto client = bench.client("api.example.org");
     REQUIRE(client->connected);
 
@@ -53,12 +36,7 @@ TEST_CASE("egress proxy: an allowed GET reaches the server, a POST no rule allow
     CHECK(contains(denied.body(), "POST https://api.example.org/repos/acme/widgets is not in allowed_http"));
     CHECK(contains(denied.body(), "  GET https://api.example.org/repos/acme/*\n"));
     CHECK(contains(denied.body(), "  POST https://api.example.org/upload\n"));
-    records = bench.taken_records();
-    REQUIRE(records.size() == 1);
-    CHECK_FALSE(records[0].allowed);
-    CHECK(records[0].method == "POST");
-    CHECK(records[0].status == 403);
-    CHECK(records[0].rule == "not in allowed_http");
+    check_refused_post(bench.taken_records());
 
     // The same connection goes on (no body was left unread), and the allowed POST passes.
     auto control = client->send(request(http::verb::post, "/upload"));
@@ -68,7 +46,7 @@ TEST_CASE("egress proxy: an allowed GET reaches the server, a POST no rule allow
 
 TEST_CASE("egress proxy: a handshake whose server name is not allowed, missing, or not admitted is refused")
 {
-    ProxyBench bench(rules, admitted);
+    ProxyBench bench(bench_rules, bench_admitted);
     struct Case {
         std::string server_name;
         std::string reason;
@@ -97,7 +75,7 @@ TEST_CASE("egress proxy: a handshake whose server name is not allowed, missing, 
 
 TEST_CASE("egress proxy: a client that trusts only its own CA fails closed, recorded")
 {
-    ProxyBench bench(rules, admitted);
+    ProxyBench bench(bench_rules, bench_admitted);
     auto pinned = egress::CertificateAuthority::generate("the client's own CA");
     auto client = bench.client("api.example.org", pinned.certificate());
     CHECK_FALSE(client->connected);
@@ -112,7 +90,7 @@ TEST_CASE("egress proxy: a client that trusts only its own CA fails closed, reco
 
 TEST_CASE("egress proxy: a Host header naming another site than the TLS name is refused as fronting")
 {
-    ProxyBench bench(rules, admitted);
+    ProxyBench bench(bench_rules, bench_admitted);
     auto client = bench.client("api.example.org");
     auto fronted = client->send(request(http::verb::get, "/repos/acme/x", "other.example.org"));
     CHECK(fronted.result_int() == 403);
@@ -132,7 +110,7 @@ TEST_CASE("egress proxy: a Host header naming another site than the TLS name is 
 
 TEST_CASE("egress proxy: paths with dot segments and protocol upgrades are refused")
 {
-    ProxyBench bench(rules, admitted);
+    ProxyBench bench(bench_rules, bench_admitted);
     auto client = bench.client("api.example.org");
     CHECK(client->send(request(http::verb::get, "/repos/acme/../secret")).result_int() == 400);
     CHECK(client->send(request(http::verb::get, "/repos/acme/%2E%2e/secret")).result_int() == 400);
@@ -148,7 +126,7 @@ TEST_CASE("egress proxy: paths with dot segments and protocol upgrades are refus
 
 TEST_CASE("egress proxy: a WebSocket upgrade a wss entry allows is tunnelled both ways until a side closes")
 {
-    ProxyBench bench({"GET https://api.example.org/repos/*", "GET wss://api.example.org/socket/*"}, admitted);
+    ProxyBench bench({"GET https://api.example.org/repos/*", "GET wss://api.example.org/socket/*"}, bench_admitted);
     auto client = bench.client("api.example.org");
     // Where only the https entry reaches: refused, naming what is allowed.
     auto refused = client->send(websocket_upgrade("/repos/acme"));
@@ -188,8 +166,8 @@ TEST_CASE("egress proxy: a WebSocket upgrade a wss entry allows is tunnelled bot
 TEST_CASE("egress proxy: in audit mode a request the rules refuse reaches the server, recorded as audit; "
           "the TLS name and the request's form are checked as in enforce mode")
 {
-    ProxyBench bench({"GET https://api.example.org/repos/*", "GET wss://api.example.org/socket/*"}, admitted, true,
-                     true);
+    ProxyBench bench({"GET https://api.example.org/repos/*", "GET wss://api.example.org/socket/*"}, bench_admitted,
+                     true, true);
     auto client = bench.client("api.example.org");
     auto audited = client->send(request(http::verb::post, "/repos/acme/widgets"));
     CHECK(audited.result_int() == 200);
@@ -236,7 +214,7 @@ TEST_CASE("egress proxy: an upstream certificate not trusted, or not for the nam
 {
     SUBCASE("not signed by a trusted CA")
     {
-        ProxyBench bench(rules, admitted, false);
+        ProxyBench bench(bench_rules, bench_admitted, false);
         auto client = bench.client("api.example.org");
         auto response = client->send(request(http::verb::get, "/repos/acme/x"));
         CHECK(response.result_int() == 502);
@@ -248,7 +226,7 @@ TEST_CASE("egress proxy: an upstream certificate not trusted, or not for the nam
     }
     SUBCASE("trusted, but for another name than the agent asked for")
     {
-        ProxyBench bench(rules, admitted);
+        ProxyBench bench(bench_rules, bench_admitted);
         auto client = bench.client("other.example.org");
         auto response = client->send(request(http::verb::get, "/x", "other.example.org"));
         CHECK(response.result_int() == 502);
@@ -259,7 +237,7 @@ TEST_CASE("egress proxy: an upstream certificate not trusted, or not for the nam
 
 TEST_CASE("egress proxy: keep-alive, each request decided in turn on one connection both ways")
 {
-    ProxyBench bench(rules, admitted);
+    ProxyBench bench(bench_rules, bench_admitted);
     auto client = bench.client("api.example.org");
     CHECK(client->send(request(http::verb::get, "/repos/acme/a")).result_int() == 200);
     CHECK(client->send(request(http::verb::delete_, "/repos/acme/a")).result_int() == 403);
@@ -290,7 +268,7 @@ TEST_CASE("egress proxy: keep-alive, each request decided in turn on one connect
 
 TEST_CASE("egress proxy: twelve megabytes up and down, streamed through unchanged")
 {
-    ProxyBench bench(rules, admitted);
+    ProxyBench bench(bench_rules, bench_admitted);
     auto client = bench.client("api.example.org");
     const size_t size = 12 << 20; // beyond Beast's default body limit of 8 MB
     auto upload = request(http::verb::post, "/upload");

@@ -3,7 +3,8 @@
 // hosts named in allowed_http, steered to it, are terminated with a
 // certificate from the container's CA when the name in the ClientHello is one
 // the policy allows and the DNS gate admitted for the address dialled; each
-// HTTP/1.1 request is then decided by allowed_http and, when allowed, sent on
+// request (HTTP/1.1, or an HTTP/2 stream: h2_session.hpp) is then decided by
+// allowed_http (request_judge.hpp) and, when allowed, sent on as HTTP/1.1
 // over the proxy's own verified TLS connection to that address (an allowed
 // WebSocket upgrade's frames then relayed unread, tunnel.hpp). In audit mode a
 // request the rules refuse is sent on as well, and recorded so. The host
@@ -86,7 +87,7 @@ public:
 
 private:
     ContainerContext context_;
-    SslCtxPtr server_tls_; // the agent's side: the leaf picked by server name
+    SslCtxPtr server_tls_; // the agent's side: the leaf picked by server name, h2 or http/1.1
     SslCtxPtr upstream_tls_; // the proxy's own connections: verified, http/1.1
 };
 

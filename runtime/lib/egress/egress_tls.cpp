@@ -8,6 +8,7 @@
 #include <openssl/x509v3.h>
 
 #include <algorithm>
+#include <string_view>
 
 namespace cerberus::egress {
 
@@ -22,6 +23,8 @@ std::string normalized_host(std::string name)
 namespace {
 
 const unsigned char alpn_http1[] = "\x08http/1.1";
+// The agent's side: HTTP/2 first (h2_session.hpp), HTTP/1.1 for the clients that offer only it.
+const unsigned char alpn_agent[] = "\x02h2\x08http/1.1";
 
 // What the server-name callback learns, for the handshake that asked.
 struct Handshake {
@@ -77,7 +80,7 @@ int on_alpn(SSL*, const unsigned char** out, unsigned char* out_len, const unsig
             unsigned int offered_len, void*)
 {
     unsigned char* chosen = nullptr;
-    if (SSL_select_next_proto(&chosen, out_len, alpn_http1, sizeof alpn_http1 - 1, offered, offered_len) !=
+    if (SSL_select_next_proto(&chosen, out_len, alpn_agent, sizeof alpn_agent - 1, offered, offered_len) !=
         OPENSSL_NPN_NEGOTIATED)
         return SSL_TLSEXT_ERR_NOACK;
     *out = chosen;
@@ -151,6 +154,14 @@ std::optional<std::string> accept_agent(TlsStream& agent, const ContainerContext
         return std::nullopt;
     }
     return normalized_host(handshake.server_name);
+}
+
+bool agent_chose_h2(const TlsStream& agent)
+{
+    const unsigned char* chosen = nullptr;
+    unsigned int length = 0;
+    SSL_get0_alpn_selected(agent.ssl(), &chosen, &length);
+    return std::string_view(reinterpret_cast<const char*>(chosen), length) == "h2";
 }
 
 bool connect_verified(TlsStream& upstream, const std::string& server_name, std::string& why)

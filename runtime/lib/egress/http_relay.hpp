@@ -10,9 +10,22 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 
+#include <limits>
+
 namespace cerberus::egress {
 
 namespace http = boost::beast::http;
+
+using ResponseParser = http::response_parser<http::buffer_body>;
+
+// A message's header is read up to 64 KiB; its body is streamed, never held: no limit. (Not boost::none:
+// Beast 1.74 compares a Content-Length with an empty limit as larger.)
+template <bool is_request>
+void limit(http::parser<is_request, http::buffer_body>& parser)
+{
+    parser.header_limit(64 * 1024);
+    parser.body_limit(std::numeric_limits<uint64_t>::max());
+}
 
 // Which side a relay broke on.
 enum class RelayEnd { done, reading, writing };
