@@ -9,6 +9,8 @@
 #   out (target: through the proxy <= 1.15x direct);
 #   throughput of one large download and one large upload (a PUT), from the first byte of the request on
 #   (target >= 0.8x).
+# Through the proxy curl speaks HTTP/1.1, and HTTP/2 in rows of their own (the proxy sends each stream on as an
+# HTTP/1.1 request: the server has no HTTP/2); direct it speaks HTTP/1.1, the server's.
 # The stage is egress.bats' (tests/integration/egress_setup.bash), in a mount namespace of its own.
 # usage: bench/egress.sh BUILD_DIR [--rounds N] [--requests N] [--megabytes N]
 set -euo pipefail
@@ -68,23 +70,27 @@ pid=$(cerb state "$ID" | jq -r .pid)
 egress_servers "$pid"
 cerb start "$ID"
 
-# client proxied|direct ARG...: the one curl, in the container (through the proxy) or beside it.
+# client proxied|proxied-h2|direct ARG...: the one curl, in the container (through the proxy, over HTTP/1.1 or
+# HTTP/2) or beside it.
 client() {
     local how=$1
     shift
     case $how in
-    proxied) cerb exec "$ID" curl -sS -m 300 "$@" ;;
-    direct) nsenter --net="/proc/$pid/ns/net" curl -sS -m 300 --cacert "$WORK/ca.pem" \
+    proxied) cerb exec "$ID" curl --http1.1 -sS -m 300 "$@" ;;
+    proxied-h2) cerb exec "$ID" curl --http2 -sS -m 300 "$@" ;;
+    direct) nsenter --net="/proc/$pid/ns/net" curl --http1.1 -sS -m 300 --cacert "$WORK/ca.pem" \
         --resolve allowed.example:443:203.0.113.7 "$@" ;;
     esac
 }
 site=https://allowed.example
 # Each measure HOW appends one number to $WORK/MEASURE.HOW, and fails when the transfer did not go as asked.
 latency() { # microseconds, the median request of a keep-alive connection
-    client "$1" -o /dev/null -w '%{num_connects} %{http_code} %{time_total}\n' "$site/repos/small?[1-$requests]" \
-        >"$WORK/requests"
-    awk -v n="$requests" 'NR > 1 && ($1 != 0 || $2 != 200) { bad = 1 } END { exit bad || NR != n }' \
-        "$WORK/requests" || { echo "egress.sh: the requests ($1) were not all answered on one connection:" \
+    local version=$([ "$1" = proxied-h2 ] && echo 2 || echo 1.1)
+    client "$1" -o /dev/null -w '%{num_connects} %{http_code} %{time_total} %{http_version}\n' \
+        "$site/repos/small?[1-$requests]" >"$WORK/requests"
+    awk -v n="$requests" -v v="$version" '(NR > 1 && $1 != 0) || $2 != 200 || $4 != v { bad = 1 }
+        END { exit bad || NR != n }' "$WORK/requests" ||
+        { echo "egress.sh: the requests ($1) were not all answered over HTTP/$version on one connection:" \
         "$(sort "$WORK/requests" | uniq -c | head -3)" >&2; exit 1; }
     tail -n +2 "$WORK/requests" | awk '{ print $3 * 1e6 }' | median >>"$WORK/latency.$1"
 }
@@ -97,7 +103,7 @@ download() { # MB/s
 }
 upload() { # MB/s
     local file answer total start
-    file=$([ "$1" = proxied ] && echo /upload.bin || echo "$BUNDLE/rootfs/upload.bin")
+    file=$([ "$1" = direct ] && echo "$BUNDLE/rootfs/upload.bin" || echo /upload.bin)
     answer=$(client "$1" -T "$file" -w '\n%{time_total} %{time_pretransfer}\n' "$site/upload")
     grep -q "method=PUT path=/upload .* received=$bytes " <<<"$answer" ||
         { echo "egress.sh: the upload ($1) was answered: $answer" >&2; exit 1; }
@@ -108,19 +114,19 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : 
 
 echo "egress.sh: $rounds rounds of $requests requests, a $megabytes MB download and upload, each through" \
     "the proxy and direct, taking turns first" >&2
+last() { for how in proxied proxied-h2 direct; do tail -n1 "$WORK/$1.$how"; done | xargs; } # last MEASURE
 for ((round = 1; round <= rounds; round++)); do
-    order=$([ $((round % 2)) = 1 ] && echo "direct proxied" || echo "proxied direct")
+    order=$([ $((round % 2)) = 1 ] && echo "direct proxied proxied-h2" || echo "proxied-h2 proxied direct")
     for measure in latency download upload; do
         for how in $order; do $measure "$how"; done
     done
-    echo "egress.sh: round $round: latency $(tail -qn1 "$WORK/latency.proxied" "$WORK/latency.direct" | xargs) us," \
-        "download $(tail -qn1 "$WORK/download.proxied" "$WORK/download.direct" | xargs) MB/s," \
-        "upload $(tail -qn1 "$WORK/upload.proxied" "$WORK/upload.direct" | xargs) MB/s (proxied direct)" >&2
+    echo "egress.sh: round $round: latency $(last latency) us, download $(last download) MB/s," \
+        "upload $(last upload) MB/s (proxied, proxied over HTTP/2, direct)" >&2
 done
 
-row() { # row LABEL MEASURE FORMAT TARGET
+row() { # row LABEL MEASURE FORMAT TARGET [HOW: proxied (the default) or proxied-h2]
     local proxied direct
-    proxied=$(median <"$WORK/$2.proxied")
+    proxied=$(median <"$WORK/$2.${5:-proxied}")
     direct=$(median <"$WORK/$2.direct")
     printf "| %s | $3 | $3 | %.3f | %s |\n" "$1" "$proxied" "$direct" "$(awk -v a="$proxied" -v b="$direct" \
         'BEGIN { print a / b }')" "$4"
@@ -133,3 +139,6 @@ echo "|---|---|---|---|---|"
 row "request latency on a keep-alive connection, us (median of $((requests - 1)))" latency %.0f "<= 1.15"
 row "download of $megabytes MB, MB/s" download %.1f ">= 0.8"
 row "upload of $megabytes MB, MB/s" upload %.1f ">= 0.8"
+row "HTTP/2 to the proxy: request latency, us (median of $((requests - 1)) streams)" latency %.0f "<= 1.15" proxied-h2
+row "HTTP/2 to the proxy: download of $megabytes MB, MB/s" download %.1f ">= 0.8" proxied-h2
+row "HTTP/2 to the proxy: upload of $megabytes MB, MB/s" upload %.1f ">= 0.8" proxied-h2

@@ -19,6 +19,11 @@ namespace {
 
 constexpr size_t header_list_limit = 64 * 1024; // as the HTTP/1.1 side's header_limit
 constexpr uint32_t concurrent_streams = 100;
+// The flow-control windows the agent may fill before the proxy's WINDOW_UPDATE: nghttp2 holds no DATA (each
+// chunk goes upstream as it comes, blocking while the server is slow), so a window costs no memory, and
+// HTTP/2's default of 64 KiB held an upload to a round trip between proxy and agent every 32 KiB.
+constexpr uint32_t stream_window = 1 << 20;
+constexpr int32_t connection_window = 1 << 24;
 
 // The proxy's own connection to the server and what it read ahead; one stream's at a time.
 struct Upstream {
@@ -67,7 +72,8 @@ struct Stream {
     bool upload_failed = false;
     std::optional<ResponseParser> response;
     std::optional<SecretScrub> scrub;
-    std::string pending; // response bytes ready for DATA frames: the proxy's answer, or the server's scrubbed
+    std::string pending; // response bytes for DATA frames: the proxy's answer, or the server's scrubbed
+    size_t pending_sent = 0; // how many of them have gone
 };
 
 class H2Session {
@@ -125,8 +131,10 @@ H2Session::H2Session(const Judge& judge, TlsStream& agent) : judge_(judge), agen
         throw Error("making an nghttp2 server session", ENOMEM);
     session_.reset(session);
     const nghttp2_settings_entry settings[] = {{NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, concurrent_streams},
-                                               {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, header_list_limit}};
+                                               {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, header_list_limit},
+                                               {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, stream_window}};
     nghttp2_submit_settings(session_.get(), NGHTTP2_FLAG_NONE, settings, std::size(settings));
+    nghttp2_session_set_local_window_size(session_.get(), NGHTTP2_FLAG_NONE, 0, connection_window);
 }
 
 // Frames in, frames out, until neither side has more to say.
@@ -227,7 +235,7 @@ void H2Session::begin_request(Stream& stream, bool has_body)
     }
 }
 
-// Part of the request body (or its end) on to the server; whether it went.
+// Part of the request body (or its end) on to the server as its DATA frame comes; whether it went.
 bool H2Session::send_body(Stream& stream, const char* data, size_t size, bool last)
 {
     if (stream.upload_failed)
@@ -313,8 +321,10 @@ void H2Session::respond(Stream& stream, int status, const http::fields& header, 
 // The next DATA frame's bytes: the proxy's answer, or the server's body read as the agent's window allows.
 ssize_t H2Session::fill(Stream& stream, uint8_t* out, size_t length, uint32_t* flags)
 {
-    char chunk[16 * 1024]; // a DATA frame's most by default
-    while (stream.state == Stream::State::forwarding && stream.pending.empty() && !stream.response->is_done()) {
+    char chunk[64 * 1024]; // what the upstream TLS connection reads ahead: four DATA frames of the default size
+    auto unsent = [&] { return stream.pending.size() - stream.pending_sent; };
+    while (stream.state == Stream::State::forwarding && unsent() == 0 && !stream.response->is_done()) {
+        stream.pending_sent = 0;
         auto& body = stream.response->get().body();
         body.data = chunk;
         body.size = sizeof chunk;
@@ -333,11 +343,11 @@ ssize_t H2Session::fill(Stream& stream, uint8_t* out, size_t length, uint32_t* f
         if (stream.response->is_done())
             stream.pending.append(stream.scrub->finish());
     }
-    size_t size = std::min(length, stream.pending.size());
-    std::copy_n(stream.pending.data(), size, out);
-    stream.pending.erase(0, size);
+    size_t size = std::min(length, unsent());
+    std::copy_n(stream.pending.data() + stream.pending_sent, size, out);
+    stream.pending_sent += size;
     bool done = stream.state == Stream::State::answered || stream.response->is_done();
-    if (done && stream.pending.empty())
+    if (done && unsent() == 0)
         *flags |= NGHTTP2_DATA_FLAG_EOF;
     return static_cast<ssize_t>(size);
 }
@@ -350,7 +360,7 @@ void H2Session::closed(int32_t id)
         return;
     Stream& stream = *found->second;
     bool clean = stream.state == Stream::State::forwarding && stream.upstream && stream.response &&
-                 stream.response->is_done() && stream.response->get().keep_alive() && stream.pending.empty();
+                 stream.response->is_done() && stream.response->get().keep_alive() && stream.pending_sent == stream.pending.size();
     if (clean && !idle_upstream_)
         idle_upstream_ = std::move(stream.upstream);
     streams_.erase(found);
