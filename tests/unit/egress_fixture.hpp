@@ -79,6 +79,8 @@ inline std::string pattern_body(size_t n)
 // body answers "received N bytes" (and whether they were the pattern), any
 // other "hello METHOD TARGET", after a 102 Processing for /repos/acme/slow; a
 // WebSocket upgrade is answered 101, then every byte echoed (no frames read).
+// After answering /repos/acme/then-close it closes the connection, as a
+// server does with one idle too long.
 class TestUpstream {
 public:
     TestUpstream(const egress::CertificateAuthority& issuer, const std::string& host_name)
@@ -139,8 +141,8 @@ private:
             response.keep_alive(request.keep_alive());
             response.prepare_payload();
             http::write(stream, response, ec);
-            if (ec || !request.keep_alive())
-                return;
+            if (ec || !request.keep_alive() || request.target() == "/repos/acme/then-close")
+                return stream.shutdown();
         }
     }
 

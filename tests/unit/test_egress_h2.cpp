@@ -10,8 +10,10 @@
 
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <map>
 #include <string>
+#include <thread>
 
 using namespace cerberus;
 using namespace cerberus::test;
@@ -157,6 +159,22 @@ TEST_CASE("egress proxy over HTTP/2: each stream judged as an HTTP/1.1 request i
         auto dots = client.send("GET", "/repos/acme/../secret");
         CHECK(dots.status == 400);
         CHECK(bench.upstream.connections == 1);
+    }
+    bench.finish_last_client();
+}
+
+TEST_CASE("egress proxy over HTTP/2: a connection upstream the server closed while idle is not used again")
+{
+    ProxyBench bench(bench_rules, bench_admitted);
+    {
+        H2Client client(bench);
+        CHECK(client.send("GET", "/repos/acme/one").status == 200);
+        CHECK(client.send("GET", "/repos/acme/then-close").status == 200);
+        std::this_thread::sleep_for(std::chrono::milliseconds(200)); // the server's close reaches the proxy
+        auto after = client.send("GET", "/repos/acme/two");
+        CHECK(after.status == 200);
+        CHECK(after.body == "hello GET /repos/acme/two");
+        CHECK(bench.upstream.connections == 2); // the control: the first connection served two streams
     }
     bench.finish_last_client();
 }

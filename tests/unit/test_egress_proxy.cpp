@@ -8,7 +8,9 @@
 
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
 
 using namespace cerberus;
 using namespace cerberus::test;
@@ -264,6 +266,20 @@ TEST_CASE("egress proxy: keep-alive, each request decided in turn on one connect
         CHECK_FALSE(response.keep_alive());
         CHECK(client->closed_by_proxy());
     }
+}
+
+TEST_CASE("egress proxy: a connection upstream the server closed while idle is not used again")
+{
+    ProxyBench bench(bench_rules, bench_admitted);
+    auto client = bench.client("api.example.org");
+    REQUIRE(client->connected);
+    CHECK(client->send(request(http::verb::get, "/repos/acme/one")).result_int() == 200);
+    CHECK(client->send(request(http::verb::get, "/repos/acme/then-close")).result_int() == 200);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200)); // the server's close reaches the proxy
+    auto after = client->send(request(http::verb::get, "/repos/acme/two"));
+    CHECK(after.result_int() == 200);
+    CHECK(after.body() == "hello GET /repos/acme/two");
+    CHECK(bench.upstream.connections == 2); // the control: the first connection served two requests
 }
 
 TEST_CASE("egress proxy: twelve megabytes up and down, streamed through unchanged")

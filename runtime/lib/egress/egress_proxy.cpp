@@ -91,9 +91,13 @@ bool Session::serve_one()
     Answer decided = judge_.decide(head);
     if (!decided.passes())
         return answer(parser, head, decided);
-    if (!upstream_)
+    if (upstream_ && !reusable(*upstream_, upstream_buffer_))
+        upstream_.reset();
+    if (!upstream_) {
+        upstream_buffer_.clear(); // of the connection before
         if (auto failed = judge_.open_upstream(upstream_))
             return answer(parser, head, Judge::failure(decided, failed->status, failed->reason, failed->body));
+    }
     if (head.websocket)
         return forward_websocket(parser, head, decided);
     return forward(parser, head, decided);

@@ -196,7 +196,9 @@ void H2Session::begin_request(Stream& stream, bool has_body)
     stream.decided = judge_.decide(stream.head);
     if (!stream.decided.passes())
         return answer(stream, stream.decided);
-    stream.upstream = std::move(idle_upstream_);
+    if (idle_upstream_ && reusable(*idle_upstream_->tls, idle_upstream_->buffer))
+        stream.upstream = std::move(idle_upstream_);
+    idle_upstream_.reset();
     if (!stream.upstream) {
         stream.upstream = std::make_unique<Upstream>();
         if (auto failed = judge_.open_upstream(stream.upstream->tls))

@@ -4,6 +4,7 @@
 #include "egress/egress_tls.hpp"
 #include "policy/policy_http.hpp"
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 
@@ -32,6 +33,14 @@ bool has_dot_segment(const std::string& path)
 }
 
 } // namespace
+
+bool reusable(const TlsStream& upstream, const boost::beast::flat_buffer& read_ahead)
+{
+    if (read_ahead.size() != 0 || SSL_has_pending(upstream.ssl()) == 1)
+        return false;
+    pollfd entry{SSL_get_fd(upstream.ssl()), POLLIN, 0};
+    return ::poll(&entry, 1, 0) == 0;
+}
 
 void set_idle_timeout(int fd)
 {

@@ -10,6 +10,7 @@
 #include "egress/secret_scrub.hpp"
 #include "egress/tls_stream.hpp"
 
+#include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 
 #include <optional>
@@ -85,6 +86,11 @@ private:
     std::string host_;
     const Credential* credential_; // the host configuration's for host_, if any
 };
+
+// Whether a connection upstream left idle may take another request: the server has sent nothing since its last
+// response (neither a close nor bytes no request asked for; read_ahead: what the parser read past it). A
+// server that closed an idle connection would otherwise fail the next request with a 502.
+bool reusable(const TlsStream& upstream, const boost::beast::flat_buffer& read_ahead);
 
 // An idle agent or a silent server frees its thread after this long.
 inline constexpr int idle_seconds = 300;
