@@ -5,7 +5,8 @@
 # path, the Host and the Authorization header it got (also echoed in the
 # X-Echo-Authorization header), and the length and SHA-256 of the body it read
 # (sent with a Content-Length or chunked);
-# GET .../big?n=BYTES answers that many bytes (0, 1, ... 250, 0, 1, ...), .../gzip the same body
+# GET .../big?n=BYTES answers that many bytes (0, 1, ... 250, 0, 1, ...); .../drip answers "first", then
+# (chunked) "last" once the file FILES/release-drip exists, as a stream of events comes; .../gzip the same body
 # gzip-encoded (HEAD: the same header, no body), .../encoded with the Authorization
 # header in base64 and percent-encoded too. HTTP/1.1 keep-alive.
 # Given FILES, GET /<any>/git/PATH answers the file FILES/PATH (404 when there is
@@ -21,6 +22,7 @@ import socketserver
 import ssl
 import struct
 import sys
+import time
 import urllib.parse
 
 ADDRESS, PORT, CERT, KEY = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
@@ -115,6 +117,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
         name = file_under_files(path) if self.command == "GET" else None
         if name is not None:
             return send_file(self, name)
+        if path.endswith("/drip"):
+            self.send_response(200)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            self.wfile.write(b"6\r\nfirst\n\r\n")
+            self.wfile.flush()
+            while not os.path.exists(os.path.join(FILES or "/nonexistent", "release-drip")):
+                time.sleep(0.05)
+            self.wfile.write(b"5\r\nlast\n\r\n0\r\n\r\n")
+            return
         if path.endswith("/big"):
             size = int(query.partition("=")[2])
             self.send_response(200)

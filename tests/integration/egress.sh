@@ -168,6 +168,25 @@ expect "HTTP/2: the proxy swaps the placeholder for the secret, the server's ech
 expect "control: over HTTP/2 another allowed host gets the placeholder" \
     output_has "authorization=Bearer $placeholder received.* version=2 code=200" \
     h2 -H "Authorization: Bearer $placeholder" https://second.example/any
+# streamed_first VERSION: over HTTP/VERSION, .../drip's first part has reached curl while the server holds the
+# rest back (waited for up to 10 s), and the rest comes once the server sends it. From second.example: for a
+# host with a credential the scrub holds a response's last bytes back until it knows they are not the secret's.
+streamed_first() {
+    local curl_pid seen _
+    rm -f "$WORK/git/release-drip"
+    run_in curl "--http$1" -sS -N -m 30 https://second.example/events/drip >"$WORK/drip.out" 2>&1 &
+    curl_pid=$!
+    for _ in $(seq 100); do grep -q first "$WORK/drip.out" && break; sleep 0.1; done
+    seen=$(cat "$WORK/drip.out")
+    touch "$WORK/git/release-drip"
+    wait "$curl_pid"
+    [ "$seen" = first ] && grep -q last "$WORK/drip.out" && return
+    echo "said before the server's rest: $seen; after: $(cat "$WORK/drip.out")"
+    return 1
+}
+expect "HTTP/2: a response's first part reaches the agent while the server holds the rest (as events stream)" \
+    streamed_first 2
+expect "and over HTTP/1.1" streamed_first 1.1
 # multiplexed URL...: curl's transfers at once, over one connection when it can: "<transfers over h2> <200s> <403s>
 # <connections made>".
 multiplexed() {

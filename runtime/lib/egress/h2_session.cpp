@@ -85,6 +85,7 @@ private:
     using SessionPtr = std::unique_ptr<nghttp2_session, decltype(&nghttp2_session_del)>;
 
     bool flush();
+    void write_outgoing();
     Stream* stream(int32_t id);
     void begin_request(Stream& stream, bool has_body);
     void end_request(Stream& stream);
@@ -112,6 +113,8 @@ private:
     SessionPtr session_{nullptr, nghttp2_session_del};
     std::map<int32_t, std::unique_ptr<Stream>> streams_;
     std::unique_ptr<Upstream> idle_upstream_; // kept open by a stream that ended cleanly, for the next
+    std::string outgoing_; // frames nghttp2 gave, gathered into writes of up to 64 KiB
+    bool agent_failed_ = false; // a write to the agent failed: the connection ends
 };
 
 H2Session::H2Session(const Judge& judge, TlsStream& agent) : judge_(judge), agent_(agent)
@@ -152,23 +155,27 @@ void H2Session::run()
 // Writes what nghttp2 has to send, gathered into writes of up to 64 KiB; whether the agent took it.
 bool H2Session::flush()
 {
-    std::string out;
     while (true) {
         const uint8_t* data = nullptr;
         ssize_t size = nghttp2_session_mem_send(session_.get(), &data);
-        if (size < 0)
+        if (size < 0 || agent_failed_)
             return false;
-        out.append(reinterpret_cast<const char*>(data), static_cast<size_t>(size));
-        if (out.empty())
-            return true;
-        if (size == 0 || out.size() >= 64 * 1024) {
-            boost::system::error_code ec;
-            boost::asio::write(agent_, boost::asio::buffer(out), ec);
-            if (ec)
-                return false;
-            out.clear();
-        }
+        outgoing_.append(reinterpret_cast<const char*>(data), static_cast<size_t>(size));
+        if (size == 0 || outgoing_.size() >= 64 * 1024)
+            write_outgoing();
+        if (size == 0)
+            return !agent_failed_;
     }
+}
+
+void H2Session::write_outgoing()
+{
+    if (outgoing_.empty() || agent_failed_)
+        return;
+    boost::system::error_code ec;
+    boost::asio::write(agent_, boost::asio::buffer(outgoing_), ec);
+    agent_failed_ = bool(ec);
+    outgoing_.clear();
 }
 
 Stream* H2Session::stream(int32_t id)
@@ -327,12 +334,17 @@ ssize_t H2Session::fill(Stream& stream, uint8_t* out, size_t length, uint32_t* f
     auto unsent = [&] { return stream.pending.size() - stream.pending_sent; };
     while (stream.state == Stream::State::forwarding && unsent() == 0 && !stream.response->is_done()) {
         stream.pending_sent = 0;
+        // What the agent has been given so far goes before a wait on the server, whose body may come in parts
+        // spaced in time (server-sent events): each reaches the agent as it comes.
+        write_outgoing();
+        if (agent_failed_)
+            return NGHTTP2_ERR_CALLBACK_FAILURE; // the connection ends
         auto& body = stream.response->get().body();
         body.data = chunk;
         body.size = sizeof chunk;
         boost::system::error_code ec;
-        http::read(*stream.upstream->tls, stream.upstream->buffer, *stream.response, ec);
-        if (ec && ec != http::error::need_buffer) {
+        read_body_part(*stream.upstream->tls, stream.upstream->buffer, *stream.response, ec);
+        if (ec) {
             stream.upstream.reset();
             return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE; // the stream reset: the agent sees the body cut
         }
@@ -362,7 +374,8 @@ void H2Session::closed(int32_t id)
         return;
     Stream& stream = *found->second;
     bool clean = stream.state == Stream::State::forwarding && stream.upstream && stream.response &&
-                 stream.response->is_done() && stream.response->get().keep_alive() && stream.pending_sent == stream.pending.size();
+                 stream.response->is_done() && stream.response->get().keep_alive() &&
+                 stream.pending_sent == stream.pending.size();
     if (clean && !idle_upstream_)
         idle_upstream_ = std::move(stream.upstream);
     streams_.erase(found);

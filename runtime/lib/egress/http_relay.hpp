@@ -27,6 +27,23 @@ void limit(http::parser<is_request, http::buffer_body>& parser)
     parser.body_limit(std::numeric_limits<uint64_t>::max());
 }
 
+// Reads the body of parser's message into its buffer: what input has at once, but waiting for a first part
+// (what buffer holds past it is parsed by the next call). A body that comes in parts spaced in time
+// (server-sent events) goes on part by part, a bulk one in full buffers. need_buffer (the buffer full) is no
+// error here.
+template <bool is_request>
+void read_body_part(TlsStream& input, boost::beast::flat_buffer& buffer,
+                    http::parser<is_request, http::buffer_body>& parser, boost::system::error_code& ec)
+{
+    auto& body = parser.get().body();
+    const size_t room = body.size;
+    do
+        http::read_some(input, buffer, parser, ec);
+    while (!ec && !parser.is_done() && body.size > 0 && (body.size == room || input.has_input()));
+    if (ec == http::error::need_buffer)
+        ec = {};
+}
+
 // Which side a relay broke on.
 enum class RelayEnd { done, reading, writing };
 
@@ -53,8 +70,8 @@ RelayEnd relay(TlsStream& output, TlsStream& input, boost::beast::flat_buffer& b
         if (!parser.is_done()) {
             message.body().data = chunk;
             message.body().size = sizeof chunk;
-            http::read(input, buffer, parser, ec);
-            if (ec && ec != http::error::need_buffer)
+            read_body_part(input, buffer, parser, ec);
+            if (ec)
                 return RelayEnd::reading;
             got = sizeof chunk - message.body().size;
         }

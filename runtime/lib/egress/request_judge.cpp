@@ -4,7 +4,6 @@
 #include "egress/egress_tls.hpp"
 #include "policy/policy_http.hpp"
 
-#include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 
@@ -36,10 +35,7 @@ bool has_dot_segment(const std::string& path)
 
 bool reusable(const TlsStream& upstream, const boost::beast::flat_buffer& read_ahead)
 {
-    if (read_ahead.size() != 0 || SSL_has_pending(upstream.ssl()) == 1)
-        return false;
-    pollfd entry{SSL_get_fd(upstream.ssl()), POLLIN, 0};
-    return ::poll(&entry, 1, 0) == 0;
+    return read_ahead.size() == 0 && !upstream.has_input();
 }
 
 void set_idle_timeout(int fd)

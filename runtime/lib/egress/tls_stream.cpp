@@ -9,6 +9,7 @@
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 
 namespace cerberus::egress {
@@ -53,6 +54,14 @@ void TlsStream::shutdown() noexcept
 {
     SSL_shutdown(ssl_.get());
     ERR_clear_error();
+}
+
+bool TlsStream::has_input() const
+{
+    if (SSL_has_pending(ssl_.get()) == 1)
+        return true;
+    pollfd entry{fd_.get(), POLLIN, 0};
+    return ::poll(&entry, 1, 0) > 0;
 }
 
 size_t TlsStream::transfer(void* data, size_t size, bool write, boost::system::error_code& ec)

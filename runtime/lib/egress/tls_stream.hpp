@@ -32,6 +32,9 @@ public:
     const std::string& error() const { return error_; }
     // Sends close_notify (best effort: the peer may be gone).
     void shutdown() noexcept;
+    // Whether a read would find something at once: bytes OpenSSL holds, or bytes (or the peer's close) on the
+    // socket.
+    bool has_input() const;
 
     template <typename MutableBuffers>
     size_t read_some(const MutableBuffers& buffers, boost::system::error_code& ec)
