@@ -43,7 +43,7 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
-clang -target bpf -O2 -g -I"$here/../bpf" -c "$here/observer_floor/empty_exits.bpf.c" -o "$work/empty_exits.bpf.o"
+clang -target bpf -O2 -g -I"$here/../bpf" -c "$here/../bpf/bench/empty_exits.bpf.c" -o "$work/empty_exits.bpf.o"
 gcc -O2 -o "$work/attach" "$here/observer_floor/attach.c" -lbpf
 touch "$work/file"
 

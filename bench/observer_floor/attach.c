@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Attaches one program of empty_exits.bpf.o by name, or a pinned tp_btf
+// Attaches one program of bpf/bench/empty_exits.bpf.c by name, or a pinned tp_btf
 // program (the call observer's), says so on stdout, and holds it until
 // killed (bench/observer_floor.sh).
 // usage: attach OBJECT PROGRAM | attach --pinned PATH
