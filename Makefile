@@ -4,7 +4,7 @@ BUILD ?= build
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
 
-.PHONY: all build deps test unit fuzz integration vm test-kernels vm-systemd conformance cve-table bench bench-policy bench-dns bench-egress bench-compile demo install uninstall clean
+.PHONY: all build deps test unit fuzz integration vm test-kernels vm-systemd conformance cve-table bench bench-policy bench-dns bench-egress bench-compile bench-observer-floor demo install uninstall clean
 
 all: build
 
@@ -90,6 +90,10 @@ bench-egress: build
 
 bench-compile: build
 	$(BUILD)/cerberus-bench-compile 2048 16384 65536
+
+# What any program on the system call tracepoints costs the open loop on this host (issue 31's observer).
+bench-observer-floor: build
+	bench/observer_floor.sh $(BUILD)
 
 # The runtime, the containerd shim (with the "runc" it puts first on its PATH),
 # the OCI hook and its hooks.d files, the policy profiles, and the engines'

@@ -19,7 +19,7 @@
 #include <spdlog/spdlog.h>
 
 #include <atomic>
-#include <charconv>
+#include "base/numbers.hpp"
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -181,9 +181,7 @@ std::string status_of(const std::string& root, const std::string& id)
 
 uint64_t number_or(const std::string& text, uint64_t fallback)
 {
-    uint64_t value = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    return ec == std::errc() && end == text.data() + text.size() ? value : fallback;
+    return parse_whole<uint64_t>(text).value_or(fallback);
 }
 
 void serve_asset(Response& res, std::string_view name)
@@ -335,10 +333,10 @@ ListenAddress parse_listen(const std::string& text)
     in6_addr any{};
     if (inet_pton(AF_INET, address.host.c_str(), &any) != 1 && inet_pton(AF_INET6, address.host.c_str(), &any) != 1)
         throw bad("not a numeric address in");
-    std::string port = text.substr(colon + 1);
-    auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), address.port);
-    if (ec != std::errc() || end != port.data() + port.size() || address.port < 1 || address.port > 65535)
+    auto port = parse_number(std::string_view(text).substr(colon + 1), 65535);
+    if (!port || *port < 1)
         throw bad("bad port in");
+    address.port = static_cast<int>(*port);
     address.loopback = is_loopback(address.host);
     return address;
 }

@@ -1,17 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 // The command broker's parts that need no host: what the shim and the broker
 // say (malformed calls refused, naming what is wrong; answers both ways), its
-// registration read back, and the trail's `command` record as JSON and text.
+// registration read back, the trail's `command` record as JSON and text, and the deferred close.
 #include "audit/audit_format.hpp"
 #include "base/error.hpp"
 #include "broker/broker_protocol.hpp"
 #include "broker/broker_call.hpp"
 #include "broker/broker_registry.hpp"
+#include "broker/deferred_close.hpp"
 #include "policy/policy.hpp"
 
 #include "temp_dir.hpp"
 
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -155,4 +158,26 @@ TEST_CASE("broker: the host's configuration may name a tool's binary; a bad entr
     CHECK(thrown([&] { host_binary("kubectl", config); }) == config + ": tools.kubectl: an absolute path");
     write_file(config, R"({"tools": ["kubectl"]})", 0644);
     CHECK(thrown([&] { host_binary("kubectl", config); }) == config + ": tools: an object of tool names and binaries");
+}
+
+TEST_CASE("broker: a deferred close closes the descriptor on its thread, and what is queued at the end")
+{
+    auto write_end_closed = [](int read_end) {
+        pollfd fd{read_end, POLLIN, 0};
+        return poll(&fd, 1, 5000) == 1 && (fd.revents & POLLHUP);
+    };
+    int kept[2], closed[2], queued[2];
+    REQUIRE(pipe2(kept, O_CLOEXEC) == 0);
+    REQUIRE(pipe2(closed, O_CLOEXEC) == 0);
+    REQUIRE(pipe2(queued, O_CLOEXEC) == 0);
+    UniqueFd kept_read(kept[0]), kept_write(kept[1]), closed_read(closed[0]), queued_read(queued[0]);
+    {
+        DeferredClose closer;
+        closer.close(UniqueFd(closed[1]));
+        CHECK(write_end_closed(closed_read.get()));
+        pollfd control{kept_read.get(), POLLIN, 0}; // a write end not given to it stays open
+        CHECK(poll(&control, 1, 0) == 0);
+        closer.close(UniqueFd(queued[1]));
+    }
+    CHECK(write_end_closed(queued_read.get()));
 }

@@ -9,22 +9,13 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
+#include "base/numbers.hpp"
 #include <cstring>
 #include <map>
 #include <utility>
 
 namespace cerberus::audit {
 namespace {
-
-template <typename T> std::optional<T> number(std::string_view text, int base = 10)
-{
-    T value{};
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, base);
-    if (ec != std::errc() || end != text.data() + text.size())
-        return std::nullopt;
-    return value;
-}
 
 std::string value_of(const std::map<std::string, std::string>& fields, const char* name)
 {
@@ -143,17 +134,17 @@ void on_event(auparse_state_t* au, auparse_cb_event_t what, void* user)
         int type = auparse_get_type(au);
         if (type == landlock_access_record) {
             auto fields = record_fields(au);
-            if (auto domain = number<uint64_t>(value_of(fields, "domain"), 16))
+            if (auto domain = parse_whole<uint64_t>(value_of(fields, "domain"), 16))
                 event.denials.push_back(
                     {*domain, value_of(fields, "blockers"), value_of(fields, "path"), value_of(fields, "opid")});
         } else if (type == audit_syscall_record) {
             auto fields = record_fields(au);
-            event.pid = number<int64_t>(value_of(fields, "pid")).value_or(0);
-            event.uid = number<int64_t>(value_of(fields, "uid")).value_or(-1);
-            event.gid = number<int64_t>(value_of(fields, "gid")).value_or(-1);
+            event.pid = parse_whole<int64_t>(value_of(fields, "pid")).value_or(0);
+            event.uid = parse_whole<int64_t>(value_of(fields, "uid")).value_or(-1);
+            event.gid = parse_whole<int64_t>(value_of(fields, "gid")).value_or(-1);
             event.comm = value_of(fields, "comm");
             event.exe = value_of(fields, "exe");
-            auto exit = number<int64_t>(value_of(fields, "exit"));
+            auto exit = parse_whole<int64_t>(value_of(fields, "exit"));
             event.err = exit && *exit < 0 && *exit > -4096 ? static_cast<int>(-*exit) : 0;
         }
     } while (auparse_next_record(au) > 0);
@@ -168,8 +159,8 @@ std::optional<DomainAllocation> domain_allocation(const std::string& line)
     if (auparse_next_event(au.get()) <= 0 || auparse_get_type(au.get()) != landlock_domain_record)
         return std::nullopt;
     auto fields = record_fields(au.get());
-    auto domain = number<uint64_t>(value_of(fields, "domain"), 16);
-    auto pid = number<int64_t>(value_of(fields, "pid"));
+    auto domain = parse_whole<uint64_t>(value_of(fields, "domain"), 16);
+    auto pid = parse_whole<int64_t>(value_of(fields, "pid"));
     if (!domain || !pid || value_of(fields, "status") != "allocated")
         return std::nullopt;
     return DomainAllocation{*domain, *pid};

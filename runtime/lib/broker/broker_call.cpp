@@ -302,11 +302,14 @@ RunningTool RunningTool::start(const Launch& launch)
     if (tool.pid_ < 0)
         throw_errno("starting the tool's process", err);
     tool.pidfd_.reset(pidfd);
+    // Unreaped, the pid is still the tool's; once it exited (a zombie) there is no namespace to hold.
+    tool.mounts_.reset(open(("/proc/" + std::to_string(tool.pid_) + "/ns/mnt").c_str(), O_RDONLY | O_CLOEXEC));
     return tool;
 }
 
 RunningTool::RunningTool(RunningTool&& other) noexcept
-    : pid_(std::exchange(other.pid_, 0)), pidfd_(std::move(other.pidfd_)), reaped_(std::exchange(other.reaped_, true)),
+    : pid_(std::exchange(other.pid_, 0)), pidfd_(std::move(other.pidfd_)), mounts_(std::move(other.mounts_)),
+      reaped_(std::exchange(other.reaped_, true)),
       started_(other.started_)
 {
 }

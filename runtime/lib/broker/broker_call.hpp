@@ -85,6 +85,9 @@ public:
     ~RunningTool();
 
     int pidfd() const { return pidfd_.get(); }
+    // The tool's mount namespace, held from its start (empty when it was gone before): its last reference
+    // dropped elsewhere than in the tool's exit (deferred_close.hpp says why).
+    UniqueFd release_mounts() { return std::move(mounts_); }
     // Once pidfd is readable: what is left of its group killed, the tool
     // reaped; its exit status, or 128 + the signal that ended it (signaled set).
     int reap(bool& signaled);
@@ -95,6 +98,7 @@ private:
     RunningTool() = default;
     pid_t pid_ = 0;
     UniqueFd pidfd_;
+    UniqueFd mounts_;
     bool reaped_ = false;
     std::chrono::steady_clock::time_point started_;
 };

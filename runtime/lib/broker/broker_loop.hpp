@@ -12,6 +12,7 @@
 #include "broker/broker_protocol.hpp"
 #include "broker/broker_registry.hpp"
 #include "broker/decision_hook.hpp"
+#include "broker/deferred_close.hpp"
 #include "broker/stdio_relay.hpp"
 #include "broker/tool_policy.hpp"
 #include "broker/tool_user.hpp"
@@ -121,6 +122,7 @@ private:
     std::map<std::string, uint64_t> asked_;       // ask id -> the call it holds
     audit::AnsweredAsks answered_;                // for a late second answer
     std::map<std::pair<uid_t, gid_t>, ToolUser> tool_users_; // by the caller's filesystem ids
+    DeferredClose deferred_close_; // the tools' mount namespaces, torn down off the loop
 };
 
 } // namespace cerberus::broker

@@ -364,6 +364,7 @@ void Broker::end(uint64_t call_id, const Answer& answer, bool recorded)
     watches_.remove(call.relay_watch);
     drop_ask(call_id);
     bool ran = call.tool.has_value();
+    UniqueFd tool_mounts = ran ? call.tool->release_mounts() : UniqueFd();
     call.tool.reset(); // a tool still running is killed and reaped
     call.confinement.reset();
     if (call.relay) {
@@ -380,6 +381,7 @@ void Broker::end(uint64_t call_id, const Answer& answer, bool recorded)
     if (!answer.text.empty() || answer.kind != Answer::Kind::failed)
         send_answer(call.connection.get(), answer);
     calls_.erase(it);
+    deferred_close_.close(std::move(tool_mounts));
 }
 
 void Broker::record(uint64_t cgroup_id, const nlohmann::ordered_json& record)

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <charconv>
+#include "base/numbers.hpp"
 
 namespace cerberus::cgroups {
 
@@ -69,11 +69,10 @@ uint64_t parse_control_u64(const std::string& text, const std::string& path)
 {
     if (text == "max" || text == "-1")
         return UINT64_MAX;
-    uint64_t value = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc() || end != text.data() + text.size())
+    auto value = parse_whole<uint64_t>(text);
+    if (!value)
         throw Error("parsing " + path + ": \"" + text + "\" is not a number", EINVAL);
-    return value;
+    return *value;
 }
 
 } // namespace cerberus::cgroups

@@ -5,7 +5,7 @@
 #include "cgroup/cgroup_translate.hpp"
 #include "cgroup/device_filter.hpp"
 
-#include <charconv>
+#include "base/numbers.hpp"
 #include <map>
 #include <optional>
 
@@ -34,21 +34,12 @@ std::string trimmed(const std::string& text)
     return first == std::string::npos ? "" : text.substr(first, last - first + 1);
 }
 
-std::optional<uint64_t> parse_u64(const std::string& text)
-{
-    uint64_t value = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc() || end != text.data() + text.size() || text.empty())
-        return std::nullopt;
-    return value;
-}
-
 // A unified value that is a number or "max".
 uint64_t unified_limit(const std::string& key, const std::string& value)
 {
     if (value == "max")
         return infinity;
-    if (auto number = parse_u64(value))
+    if (auto number = parse_whole<uint64_t>(value))
         return *number;
     throw invalid("unified[\"" + key + "\"]", "\"" + value + "\" is neither a number nor \"max\"");
 }
@@ -69,14 +60,14 @@ void add_unified_cpu_max(std::vector<UnitProperty>& out, const std::string& valu
     std::string period_text = space == std::string::npos ? "" : trimmed(value.substr(space));
     int64_t quota = -1;
     if (quota_text != "max") {
-        auto number = parse_u64(quota_text);
+        auto number = parse_whole<uint64_t>(quota_text);
         if (!number || *number == 0 || *number > INT64_MAX)
             throw invalid(field, "quota \"" + quota_text + "\" is neither a positive number nor \"max\"");
         quota = static_cast<int64_t>(*number);
     }
     uint64_t period = 0;
     if (!period_text.empty()) {
-        auto number = parse_u64(period_text);
+        auto number = parse_whole<uint64_t>(period_text);
         if (!number || *number == 0)
             throw invalid(field, "period \"" + period_text + "\" is not a positive number");
         period = *number;
@@ -95,7 +86,7 @@ bool take_unified(std::vector<UnitProperty>& out, const std::string& key, const 
     if (auto limit = limits.find(key); limit != limits.end()) {
         out.push_back({limit->second, unified_limit(key, value)});
     } else if (key == "cpu.weight") {
-        auto weight = parse_u64(value);
+        auto weight = parse_whole<uint64_t>(value);
         if (!weight || *weight < 1 || *weight > 10000)
             throw invalid("unified[\"cpu.weight\"]", "\"" + value + "\" is not a weight from 1 to 10000");
         out.push_back({"CPUWeight", *weight});
@@ -193,8 +184,8 @@ std::vector<uint8_t> cpu_list_mask(const std::string& list, const std::string& f
         std::string item = trimmed(list.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
         if (!item.empty()) {
             size_t dash = item.find('-');
-            auto first = parse_u64(item.substr(0, dash));
-            auto last = dash == std::string::npos ? first : parse_u64(item.substr(dash + 1));
+            auto first = parse_whole<uint64_t>(item.substr(0, dash));
+            auto last = dash == std::string::npos ? first : parse_whole<uint64_t>(item.substr(dash + 1));
             // The kernel's own bound (NR_CPUS / MAX_NUMNODES are far below this).
             if (!first || !last || *first > *last || *last >= 65536)
                 throw bad();
