@@ -218,13 +218,14 @@ void H2Session::begin_request(Stream& stream, bool has_body)
     request.set(http::field::host, *stream.head.host);
     bool expects_continue = false;
     for (auto& [name, value] : stream.fields) {
-        if (name == "host")
+        if (name == "te") // "trailers" at most (nghttp2 refuses others): a hop's, not the server's
             continue;
         if (name == "expect") { // the proxy tells the agent to send the body itself, below
             expects_continue = boost::beast::iequals(value, "100-continue");
             continue;
         }
-        if (name == "cookie" && request.find(http::field::cookie) != request.end()) // HTTP/1.1 has one, joined
+        // HTTP/2 may split Cookie into several fields; HTTP/1.1 has one, joined by "; " (RFC 9113 8.2.3).
+        if (name == "cookie" && request.find(http::field::cookie) != request.end())
             request.set(http::field::cookie, std::string(request[http::field::cookie]) + "; " + value);
         else
             request.insert(name, value);
@@ -259,7 +260,7 @@ bool H2Session::send_body(Stream& stream, const char* data, size_t size, bool la
     return !stream.upload_failed;
 }
 
-// Reads the response's header, interim ones (1xx) dropped: nghttp2 sends a final response only.
+// Reads the response's header, interim ones (1xx) dropped: the agent gets the final one only.
 bool H2Session::read_final_header(Stream& stream, bool head)
 {
     while (true) {
