@@ -77,7 +77,7 @@ inline std::string pattern_body(size_t n)
 // An HTTPS server for one host name on 127.0.0.1, serving connections one
 // after another: GET /big?bytes=N answers N pattern bytes, a request with a
 // body answers "received N bytes" (and whether they were the pattern), any
-// other "hello METHOD TARGET", after a 102 Processing for /repos/acme/slow; a
+// other "hello METHOD TARGET" (and " cookie=VALUE" for a Cookie field), after a 102 Processing for /repos/acme/slow; a
 // WebSocket upgrade is answered 101, then every byte echoed (no frames read).
 // After answering /repos/acme/then-close it closes the connection, as a
 // server does with one idle too long.
@@ -169,7 +169,10 @@ private:
         if (!request.body().empty())
             return "received " + std::to_string(request.body().size()) + " bytes" +
                    (request.body() == pattern_body(request.body().size()) ? ", the pattern" : ", not the pattern");
-        return "hello " + std::string(request.method_string()) + " " + target;
+        std::string cookie = request.count(http::field::cookie) == 1
+                                 ? " cookie=" + std::string(request[http::field::cookie])
+                                 : request.count(http::field::cookie) > 1 ? " cookie fields: several" : "";
+        return "hello " + std::string(request.method_string()) + " " + target + cookie;
     }
 
     egress::SslCtxPtr ctx_;
