@@ -39,7 +39,10 @@ fi
 work=$(mktemp -d /tmp/cerbench-floor.XXXXXX)
 holder=""
 cleanup() {
-    [ -z "$holder" ] || { kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null; }
+    if [ -n "$holder" ]; then
+        kill "$holder" 2>/dev/null || true
+        wait "$holder" 2>/dev/null || true # killed: not a failure of the cleanup
+    fi
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -56,7 +59,7 @@ measure() { # measure VARIANT [ATTACH-ARGUMENTS]: three loops with that program 
     if [ $# -gt 0 ]; then
         "$work/attach" "$@" >"$work/attach.out" &
         holder=$!
-        for _ in $(seq 50); do grep -q attached "$work/attach.out" && break; sleep 0.1; done
+        for _ in $(seq 100); do grep -q attached "$work/attach.out" && break; sleep 0.1; done
         grep -q attached "$work/attach.out" || { echo "observer_floor: $variant did not attach: $*" >&2; exit 1; }
     fi
     for _ in 1 2 3; do loop >>"$work/$variant"; done
