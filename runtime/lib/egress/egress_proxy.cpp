@@ -95,8 +95,8 @@ bool Session::serve_one()
         upstream_.reset();
     if (!upstream_) {
         upstream_buffer_.clear(); // of the connection before
-        if (auto failed = judge_.open_upstream(upstream_))
-            return answer(parser, head, Judge::failure(decided, failed->status, failed->reason, failed->body));
+        if (auto failed = judge_.open_upstream(upstream_, decided))
+            return answer(parser, head, *failed);
     }
     if (head.websocket)
         return forward_websocket(parser, head, decided);
@@ -160,9 +160,10 @@ bool Session::forward(RequestParser& parser, const RequestHead& head, const Answ
         upstream_.reset();
         return answer(parser, head, Judge::bad_gateway(decided, "the server closed the connection"));
     }
-    if (auto refused = judge_.unscrubbable(response->get()[http::field::content_encoding], !response->is_done())) {
+    if (auto refused =
+            judge_.unscrubbable(response->get()[http::field::content_encoding], !response->is_done(), decided)) {
         upstream_.reset();
-        return answer(parser, head, Judge::failure(decided, refused->status, refused->reason, refused->body));
+        return answer(parser, head, *refused);
     }
     judge_.record(head, response->get().result_int(), decided);
     bool upstream_keeps = response->get().keep_alive();

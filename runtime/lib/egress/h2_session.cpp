@@ -208,8 +208,8 @@ void H2Session::begin_request(Stream& stream, bool has_body)
     idle_upstream_.reset();
     if (!stream.upstream) {
         stream.upstream = std::make_unique<Upstream>();
-        if (auto failed = judge_.open_upstream(stream.upstream->tls))
-            return answer(stream, Judge::failure(stream.decided, failed->status, failed->reason, failed->body));
+        if (auto failed = judge_.open_upstream(stream.upstream->tls, stream.decided))
+            return answer(stream, *failed);
     }
     auto& request = stream.request;
     request.version(11);
@@ -288,9 +288,9 @@ void H2Session::end_request(Stream& stream)
     }
     auto& response = stream.response->get();
     bool has_body = !stream.response->is_done();
-    if (auto refused = judge_.unscrubbable(response[http::field::content_encoding], has_body)) {
+    if (auto refused = judge_.unscrubbable(response[http::field::content_encoding], has_body, stream.decided)) {
         stream.upstream.reset();
-        return answer(stream, Judge::failure(stream.decided, refused->status, refused->reason, refused->body));
+        return answer(stream, *refused);
     }
     judge_.record(stream.head, response.result_int(), stream.decided);
     judge_.scrub_header(response);

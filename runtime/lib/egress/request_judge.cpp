@@ -31,6 +31,12 @@ bool has_dot_segment(const std::string& path)
     return false;
 }
 
+// The proxy's answer to a request it sent on (a failure upstream): a 502, the rules' decision kept for the record.
+Answer failed_upstream(const Answer& decided, const std::string& why, std::string body)
+{
+    return Answer{http::status::bad_gateway, decided.allowed, decided.audited, decided.rule, why, std::move(body)};
+}
+
 } // namespace
 
 bool reusable(const TlsStream& upstream, const boost::beast::flat_buffer& read_ahead)
@@ -74,14 +80,9 @@ void Judge::record(const RequestHead& request, int status, const Answer& decided
     connection_.record(record);
 }
 
-Answer Judge::failure(const Answer& decided, http::status status, const std::string& why, std::string body)
-{
-    return Answer{status, decided.allowed, decided.audited, decided.rule, why, std::move(body)};
-}
-
 Answer Judge::bad_gateway(const Answer& decided, const std::string& why)
 {
-    return failure(decided, http::status::bad_gateway, why, "The egress proxy: " + why + ".\n");
+    return failed_upstream(decided, why, "The egress proxy: " + why + ".\n");
 }
 
 // Else the request is for another site behind the same front.
@@ -137,7 +138,7 @@ Answer Judge::decide(const RequestHead& request) const
     return Answer{http::status::forbidden, false, false, decision.rule, "", body};
 }
 
-std::optional<Answer> Judge::open_upstream(std::optional<TlsStream>& upstream) const
+std::optional<Answer> Judge::open_upstream(std::optional<TlsStream>& upstream, const Answer& decided) const
 {
     std::string why;
     try {
@@ -150,8 +151,7 @@ std::optional<Answer> Judge::open_upstream(std::optional<TlsStream>& upstream) c
         why = std::string("cannot connect to the server: ") + e.what();
     }
     upstream.reset();
-    return Answer{http::status::bad_gateway, true, false, "", why,
-                  "The egress proxy could not reach " + host_ + ": " + why + ".\n"};
+    return failed_upstream(decided, why, "The egress proxy could not reach " + host_ + ": " + why + ".\n");
 }
 
 void Judge::set_credential(http::fields& request) const
@@ -162,15 +162,15 @@ void Judge::set_credential(http::fields& request) const
     request.set(http::field::accept_encoding, "identity");
 }
 
-std::optional<Answer> Judge::unscrubbable(boost::beast::string_view content_encoding, bool has_body) const
+std::optional<Answer> Judge::unscrubbable(boost::beast::string_view content_encoding, bool has_body,
+                                         const Answer& decided) const
 {
     if (!credential_ || !has_body || content_encoding.empty() || boost::beast::iequals(content_encoding, "identity"))
         return std::nullopt;
     std::string why = "the server sent a body encoded as " + std::string(content_encoding) +
                       " to a request carrying the credential " + credential_->name +
                       ": the proxy cannot check it for the secret";
-    return Answer{http::status::bad_gateway, true, false, "", why,
-                  "The egress proxy refused the response: " + why + ".\n"};
+    return failed_upstream(decided, why, "The egress proxy refused the response: " + why + ".\n");
 }
 
 void Judge::scrub_header(http::fields& response) const

@@ -61,19 +61,20 @@ public:
     Answer decide(const RequestHead& request) const;
     // The trail's http record. decided: the rules' decision and the reason of a refusal or failure.
     void record(const RequestHead& request, int status, const Answer& decided) const;
-    // The proxy's answer to a request it sent on (a failure upstream), under the rules' decision.
-    static Answer failure(const Answer& decided, http::status status, const std::string& why, std::string body);
-    // A 502 saying why the exchange with the server broke.
+    // A 502 saying why the exchange with the server broke, under the rules' decision (decided).
     static Answer bad_gateway(const Answer& decided, const std::string& why);
 
-    // The proxy's own verified TLS connection to the server, made in upstream; a 502 answer when it cannot be.
-    std::optional<Answer> open_upstream(std::optional<TlsStream>& upstream) const;
+    // The proxy's own verified TLS connection to the server, made in upstream; when it cannot be, a 502 under
+    // the rules' decision (decided).
+    std::optional<Answer> open_upstream(std::optional<TlsStream>& upstream, const Answer& decided) const;
     // The host's credential in place of whatever the agent sent under its header (its placeholder), and a
     // body the scrub can read.
     void set_credential(http::fields& request) const;
     // A response to a request that carried the credential whose body the scrub cannot read (compressed
-    // although the proxy asked for none): refused. has_body: false for HEAD's, a 204 or 304, Content-Length 0.
-    std::optional<Answer> unscrubbable(boost::beast::string_view content_encoding, bool has_body) const;
+    // although the proxy asked for none): refused with a 502 under the rules' decision (decided). has_body: false
+    // for HEAD's, a 204 or 304, Content-Length 0.
+    std::optional<Answer> unscrubbable(boost::beast::string_view content_encoding, bool has_body,
+                                       const Answer& decided) const;
     // Each header field with the credential's secret masked (fields of one name kept in their order).
     void scrub_header(http::fields& response) const;
     // The scrub a response body passes through, when the host has a credential.
