@@ -4,6 +4,7 @@
 #include "audit/audit_format.hpp"
 #include "audit/dashboard_hub.hpp"
 #include "base/error.hpp"
+#include "base/numbers.hpp"
 #include "audit/asks.hpp"
 #include "container/ask_client.hpp"
 #include "container/state.hpp"
@@ -19,7 +20,6 @@
 #include <spdlog/spdlog.h>
 
 #include <atomic>
-#include "base/numbers.hpp"
 #include <chrono>
 #include <cstdio>
 #include <cstring>

@@ -3,13 +3,13 @@
 
 #include "audit/audit_format.hpp"
 #include "base/error.hpp"
+#include "base/numbers.hpp"
 
 #include <auparse.h>
 #include <libaudit.h>
 
 #include <algorithm>
 #include <cerrno>
-#include "base/numbers.hpp"
 #include <cstring>
 #include <map>
 #include <utility>

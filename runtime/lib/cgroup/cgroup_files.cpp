@@ -4,13 +4,12 @@
 #include "base/error.hpp"
 #include "base/files.hpp"
 #include "base/fd.hpp"
+#include "base/numbers.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include "base/numbers.hpp"
 
 namespace cerberus::cgroups {
 

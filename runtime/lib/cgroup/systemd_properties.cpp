@@ -2,10 +2,10 @@
 #include "cgroup/systemd_properties.hpp"
 
 #include "base/error.hpp"
+#include "base/numbers.hpp"
 #include "cgroup/cgroup_translate.hpp"
 #include "cgroup/device_filter.hpp"
 
-#include "base/numbers.hpp"
 #include <map>
 #include <optional>
 
