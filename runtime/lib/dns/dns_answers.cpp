@@ -1,25 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "dns/dns_answers.hpp"
 
+#include "base/text.hpp"
+
 #include <arpa/nameser.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cstring>
 
 namespace cerberus::dns {
 namespace {
 
 constexpr size_t header_size = NS_HFIXEDSZ;
-
-std::string canonical(const char* name)
-{
-    std::string text(name);
-    if (!text.empty() && text.back() == '.')
-        text.pop_back();
-    std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
-    return text;
-}
 
 std::optional<Question> first_question(ns_msg& handle)
 {
@@ -28,7 +20,7 @@ std::optional<Question> first_question(ns_msg& handle)
     ns_rr rr{};
     if (ns_parserr(&handle, ns_s_qd, 0, &rr) < 0)
         return std::nullopt;
-    return Question{canonical(ns_rr_name(rr)), static_cast<uint16_t>(ns_rr_type(rr)), static_cast<uint16_t>(ns_rr_class(rr))};
+    return Question{canonical_host_name(ns_rr_name(rr)), static_cast<uint16_t>(ns_rr_type(rr)), static_cast<uint16_t>(ns_rr_class(rr))};
 }
 
 // The name a CNAME record points to, uncompressed.
@@ -37,7 +29,7 @@ std::optional<std::string> cname_target(const ns_msg& handle, const ns_rr& rr)
     char target[NS_MAXDNAME];
     if (ns_name_uncompress(ns_msg_base(handle), ns_msg_end(handle), ns_rr_rdata(rr), target, sizeof(target)) < 0)
         return std::nullopt;
-    return canonical(target);
+    return canonical_host_name(target);
 }
 
 } // namespace
@@ -79,7 +71,7 @@ std::optional<Answer> parse_answer(std::span<const uint8_t> message)
             return std::nullopt;
         if (ns_rr_class(rr) != ns_c_in)
             continue;
-        std::string owner = canonical(ns_rr_name(rr));
+        std::string owner = canonical_host_name(ns_rr_name(rr));
         if (ns_rr_type(rr) == ns_t_cname) {
             if (auto target = cname_target(handle, rr))
                 cnames.emplace_back(owner, *target);

@@ -3,6 +3,7 @@
 
 #include "base/error.hpp"
 #include "base/files.hpp"
+#include "base/text.hpp"
 #include "policy/policy.hpp"
 
 #include <nlohmann/json.hpp>
@@ -56,12 +57,11 @@ bool is_variable_name(const std::string& text)
 }
 
 // The headers that frame or route the request: the proxy must own them.
-bool is_framing_header(std::string name)
+bool is_framing_header(const std::string& name)
 {
-    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
     static const std::set<std::string> framing = {"host", "content-length", "transfer-encoding", "connection",
                                                   "upgrade", "te", "trailer", "keep-alive", "expect"};
-    return framing.count(name) != 0;
+    return framing.count(ascii_lower(name)) != 0;
 }
 
 std::string read_secret(const json& entry, const std::string& field)

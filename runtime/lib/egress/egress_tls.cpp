@@ -2,24 +2,15 @@
 #include "egress/egress_tls.hpp"
 
 #include "base/error.hpp"
+#include "base/text.hpp"
 #include "policy/policy_http.hpp"
 
 #include <openssl/err.h>
 #include <openssl/x509v3.h>
 
-#include <algorithm>
 #include <string_view>
 
 namespace cerberus::egress {
-
-std::string normalized_host(std::string name)
-{
-    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
-    if (!name.empty() && name.back() == '.')
-        name.pop_back();
-    return name;
-}
-
 namespace {
 
 const unsigned char alpn_http1[] = "\x08http/1.1";
@@ -43,7 +34,7 @@ std::string refusal_of(const Handshake& handshake)
         return "no server name (SNI) in the TLS ClientHello";
     if (!policy::http_host_allowed(handshake.context.rules, name, port))
         return "the server name " + name + ":" + std::to_string(port) + " is not in allowed_http";
-    if (!handshake.connection.admitted(normalized_host(name))) // as the gate keeps names
+    if (!handshake.connection.admitted(canonical_host_name(name))) // as the gate keeps names
         return "the server name " + name +
                " was not admitted by the DNS gate for the address dialled (domain fronting?)";
     return "";
@@ -52,7 +43,7 @@ std::string refusal_of(const Handshake& handshake)
 // Presents the leaf for the admitted name.
 void use_leaf(SSL* ssl, const Handshake& handshake)
 {
-    auto leaf = handshake.context.ca->leaf_for(normalized_host(handshake.server_name));
+    auto leaf = handshake.context.ca->leaf_for(canonical_host_name(handshake.server_name));
     check_tls(SSL_use_certificate(ssl, leaf->certificate.get()), "presenting the leaf certificate");
     check_tls(SSL_use_PrivateKey(ssl, leaf->key.get()), "presenting the leaf key");
 }
@@ -153,7 +144,7 @@ std::optional<std::string> accept_agent(TlsStream& agent, const ContainerContext
         record_refusal(connection, handshake.server_name, "the TLS handshake failed: " + agent.error());
         return std::nullopt;
     }
-    return normalized_host(handshake.server_name);
+    return canonical_host_name(handshake.server_name);
 }
 
 bool agent_chose_h2(const TlsStream& agent)

@@ -11,10 +11,6 @@
 
 namespace cerberus::egress {
 
-// A host name as certificates and the rules' messages write it: lower case,
-// no trailing dot.
-std::string normalized_host(std::string name);
-
 // The agent's side: no session resumption (each handshake is judged by its
 // name), ALPN h2 then http/1.1, the leaf chosen by the server name.
 SslCtxPtr make_server_tls();

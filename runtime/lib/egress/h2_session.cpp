@@ -2,6 +2,7 @@
 #include "egress/h2_session.hpp"
 
 #include "base/error.hpp"
+#include "base/text.hpp"
 #include "egress/http_relay.hpp"
 
 #include <boost/asio/write.hpp>
@@ -38,13 +39,6 @@ bool connection_specific(boost::beast::string_view name)
         if (boost::beast::iequals(name, hop))
             return true;
     return false;
-}
-
-std::string lower(boost::beast::string_view text)
-{
-    std::string out(text);
-    std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-    return out;
 }
 
 nghttp2_nv field(const std::string& name, const std::string& value)
@@ -316,7 +310,7 @@ void H2Session::respond(Stream& stream, int status, const http::fields& header, 
     std::vector<std::string> texts{":status", std::to_string(status)};
     for (const auto& entry : header)
         if (!connection_specific(entry.name_string())) {
-            texts.push_back(lower(entry.name_string()));
+            texts.push_back(ascii_lower(std::string(entry.name_string())));
             texts.emplace_back(entry.value());
         }
     std::vector<nghttp2_nv> fields;

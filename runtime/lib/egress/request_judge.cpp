@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "egress/request_judge.hpp"
 
+#include "base/text.hpp"
 #include "egress/egress_tls.hpp"
 #include "policy/policy_http.hpp"
 
@@ -20,9 +21,7 @@ bool has_dot_segment(const std::string& path)
     size_t start = 0;
     while (start <= path.size()) {
         size_t end = std::min(path.find('/', start), path.size());
-        std::string segment = path.substr(start, end - start);
-        for (auto& c : segment)
-            c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        std::string segment = ascii_lower(path.substr(start, end - start));
         for (const char* dots : {".", "..", "%2e", "%2e%2e", ".%2e", "%2e."})
             if (segment == dots)
                 return true;
@@ -94,7 +93,7 @@ std::optional<Answer> Judge::refusal_by_host(const std::string& host_header) con
         port = name.substr(colon + 1);
         name.erase(colon);
     }
-    if (normalized_host(name) == host_ && (port.empty() || port == std::to_string(connection_.original.port)))
+    if (canonical_host_name(name) == host_ && (port.empty() || port == std::to_string(connection_.original.port)))
         return std::nullopt;
     std::string reason = "the Host header names " + host_header + ", the TLS server name was " + host_ +
                          " (domain fronting?)";

@@ -4,6 +4,7 @@
 
 #include "base/error.hpp"
 #include "base/numbers.hpp"
+#include "base/text.hpp"
 
 #include <arpa/inet.h>
 
@@ -28,20 +29,6 @@ PortRange parse_ports(const std::string& text, const std::string& field, const s
     if (!first || !last || *first == 0 || *first > *last)
         invalid(field, "bad port or port range", entry);
     return {static_cast<uint16_t>(*first), static_cast<uint16_t>(*last)};
-}
-
-std::string lower(std::string text)
-{
-    std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
-    return text;
-}
-
-// A name as queries carry it and as the policy keeps it: lower case, no trailing dot.
-std::string canonical_name(std::string name)
-{
-    if (!name.empty() && name.back() == '.')
-        name.pop_back();
-    return lower(std::move(name));
 }
 
 bool valid_label(std::string_view label)
@@ -104,7 +91,7 @@ std::optional<Cidr> parse_network(const std::string& text, const std::string& fi
         network.family = AF_INET;
     else if (inet_pton(AF_INET6, address.c_str(), network.addr.data()) == 1)
         network.family = AF_INET6;
-    else if (slash != std::string::npos && !host_name_fault(canonical_name(address)))
+    else if (slash != std::string::npos && !host_name_fault(canonical_host_name(address)))
         invalid(field, "a host name cannot have a CIDR suffix", entry);
     else if (slash != std::string::npos)
         invalid(field, "bad CIDR", entry);
@@ -166,7 +153,7 @@ HostRule parse_host_rule(const std::string& text, const std::string& field)
     }
     rule.network = parse_network(host, field, text);
     if (!rule.network) {
-        std::string name = canonical_name(host);
+        std::string name = canonical_host_name(host);
         if (const char* fault = host_name_fault(name))
             invalid(field, fault, text);
         rule.host_name = std::move(name);
@@ -191,7 +178,7 @@ bool host_pattern_covers(const std::string& wide, const std::string& pattern)
 
 bool host_name_matches(const std::string& pattern, const std::string& name)
 {
-    std::string asked = canonical_name(name);
+    std::string asked = canonical_host_name(name);
     if (!pattern.starts_with("*."))
         return asked == pattern;
     std::string_view suffix = std::string_view(pattern).substr(1); // ".example.com"

@@ -3,6 +3,7 @@
 
 #include "base/error.hpp"
 #include "base/fd.hpp"
+#include "base/text.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -13,8 +14,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <cstring>
 
@@ -56,9 +55,7 @@ int wait_with_timeout(pid_t pid, int timeout_s, const std::string& name)
 // "bad system call" for SIGSYS: strsignal's words, lower case, as a clause.
 std::string signal_description(int signal)
 {
-    std::string text = ::strsignal(signal);
-    std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
-    return text;
+    return ascii_lower(::strsignal(signal));
 }
 
 void run_one(const spec::Hook& hook, const std::string& name, const std::string& state_json)
