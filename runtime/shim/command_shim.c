@@ -7,7 +7,8 @@
  * answer it fails: the call was denied, or never ran, or its end is unknown.
  * C, linked statically against musl, with no JSON (the wire is
  * broker/broker_wire.h): every call of a brokered tool starts it, and an exec
- * of it costs what its pages cost to fault in, a third of the C++ build's. */
+ * costs about what its pages cost to fault in: 10 faults, where the C++ shim
+ * took 45 (docs/benchmarks.md, bench/shim_exec.sh). */
 #include "shim_wire.h"
 
 #include <errno.h>
