@@ -60,7 +60,7 @@ ns() { date +%s%N; }
 # one of each first: caches warm, the broker started
 busybox sh -c "cd $work/ws/r && git status >/dev/null"
 $cerberus exec "$id" sh -c "cd /work/r && git status >/dev/null"
-# Builds of one layout share a broker (it lingers 10 s once idle): time this build's, or none.
+# Builds of one layout and wire share a broker (it lingers 10 s once idle): time this build's, or none.
 serving=
 for lock in /run/cerberus-broker/*/broker.lock; do
     pid=$(cat "$lock" 2>/dev/null) || continue

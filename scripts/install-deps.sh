@@ -6,6 +6,8 @@ export DEBIAN_FRONTEND=noninteractive
 packages=(
     build-essential cmake pkg-config clang llvm libclang-rt-14-dev libbpf-dev bpftool libelf-dev zlib1g-dev
     libseccomp-dev libcap-ng-dev nlohmann-json3-dev libspdlog-dev doctest-dev libsystemd-dev
+    # musl-gcc, which builds the command shim (runtime/shim/): small and static, cheap to exec.
+    musl-tools
     # Landlock's kernel audit records read by libauparse; libaudit.a for the static PIE.
     libauparse-dev libaudit-dev
     busybox-static bats jq gojq iproute2 procps psmisc cpio qemu-system-x86 qemu-utils debootstrap e2fsprogs

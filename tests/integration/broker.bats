@@ -193,26 +193,43 @@ install_standins() {
     grep -q 'more than the broker takes' "$BATS_TEST_TMPDIR/out"
     grep -q huge=125 "$BATS_TEST_TMPDIR/out"
     grep -q small=126 "$BATS_TEST_TMPDIR/out" # control: a call of usual size reaches the broker (and its rules)
+    # Raw calls on the wire (runtime/lib/broker/broker_wire.h): a header {magic "cbw1", argument count},
+    # then the tool, the working directory and the arguments, each NUL-terminated.
     run python3 - "$ROOT/$ID/broker/broker.sock" <<'EOF'
-import array, json, socket, sys
-def ask(payload, fds=()):
+import array, socket, struct, sys
+MAGIC = 0x31776263
+def call(*strings, magic=MAGIC, count=None):
+    header = struct.pack("=II", magic, len(strings) - 2 if count is None else count)
+    return header + b"".join(s + b"\0" for s in strings)
+def ask(payload, fds=(0, 1, 2)):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     s.connect(sys.argv[1])
     anc = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))] if fds else []
     s.sendmsg([payload], anc)
-    print(s.recv(65536).decode())
-ask(b"not json", (0, 1, 2))
-ask(b'{"tool": "git", "args": "--version", "cwd": "/"}', (0, 1, 2))
-ask(b'{"tool": "git", "args": ["--version"], "cwd": "/"}')
-ask(b'{"tool": "git", "args": ["--version"], "cwd": "/"}', (0, 1, 2))
-ask(b"x" * 200000, (0, 1, 2))
+    answer = s.recv(65536)
+    magic, kind, number, length = struct.unpack("=IIiI", answer[:16])
+    assert magic == MAGIC and length == len(answer) - 16, answer
+    print(kind, number, answer[16:].decode())
+ask(call(b"git", b"/", b"--version")[:6])
+ask(call(b"git", b"/", b"--version", magic=0x6F74227B))  # '{"to': a call on the JSON wire of before
+ask(call(b"git", b"/", count=4097))
+ask(call(b"git", b"/", b"--version")[:-1])
+ask(call(b"git", b"/", b"--version", count=2))
+ask(call(b"git", b"work", b"--version"))
+ask(call(b"git", b"/", b"--version"), ())
+ask(call(b"git", b"/", b"x" * 200000))
+ask(call(b"git", b"/", b"--version"))
 EOF
     echo "$output"
-    [[ "${lines[0]}" == '{"error":"malformed call: not a JSON object"}' ]]
-    [[ "${lines[1]}" == '{"error":"malformed call: \"args\" is not an array"}' ]]
-    [[ "${lines[2]}" == '{"error":"malformed call: 0 fds, not stdin, stdout and stderr"}' ]]
-    [[ "${lines[3]}" == *'is not in the container'"'"'s cgroup'* ]] # a well-formed call, from the host
-    [[ "${lines[4]}" == *'longer than 131072 bytes'* ]]
+    [[ "${lines[0]}" == "4 0 malformed call: 6 bytes, shorter than a request's header" ]]
+    [[ "${lines[1]}" == "4 0 malformed call: not a request of this broker's wire (another version of the shim?)" ]]
+    [[ "${lines[2]}" == '4 0 malformed call: 4097 arguments, more than 4096' ]]
+    [[ "${lines[3]}" == '4 0 malformed call: its last string is not NUL-terminated' ]]
+    [[ "${lines[4]}" == '4 0 malformed call: 3 strings, not the tool, the working directory and 2 arguments' ]]
+    [[ "${lines[5]}" == '4 0 malformed call: the working directory is not an absolute path' ]]
+    [[ "${lines[6]}" == '4 0 malformed call: 0 fds, not stdin, stdout and stderr' ]]
+    [[ "${lines[7]}" == '4 0 malformed call: longer than 131072 bytes' ]]
+    [[ "${lines[8]}" == "4 0 "*"is not in the container's cgroup"* ]] # well-formed: read, and refused for its caller
     cerb exec "$ID" git --version # control: the same call from inside the container runs
 }
 

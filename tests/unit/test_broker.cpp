@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The command broker's parts that need no host: what the shim and the broker
-// say (malformed calls refused, naming what is wrong; answers both ways), its
+// say (the shim's C ends of the wire against the broker's: malformed calls
+// refused, naming what is wrong; answers both ways), its
 // registration read back, the trail's `command` record as JSON and text, and the deferred close.
 #include "audit/audit_format.hpp"
 #include "base/error.hpp"
@@ -9,6 +10,7 @@
 #include "broker/broker_registry.hpp"
 #include "broker/deferred_close.hpp"
 #include "policy/policy.hpp"
+#include "shim_wire.h"
 
 #include "temp_dir.hpp"
 
@@ -18,8 +20,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstddef>
+#include <cstring>
 #include <fstream>
 #include <functional>
+#include <optional>
 
 using namespace cerberus;
 using namespace cerberus::broker;
@@ -42,10 +47,28 @@ std::string thrown(const std::function<void()>& f)
     return "nothing thrown";
 }
 
-std::string refusal(const std::string& text)
+// The request the shim sends for this call.
+std::string shim_request(const std::string& tool, const std::string& cwd, const std::vector<std::string>& args)
+{
+    std::vector<const char*> argv;
+    for (const auto& arg : args)
+        argv.push_back(arg.c_str());
+    std::string message(shim_wire_write_request(nullptr, 0, tool.c_str(), cwd.c_str(), argv.size(), argv.data()), '\0');
+    REQUIRE(shim_wire_write_request(message.data(), message.size(), tool.c_str(), cwd.c_str(), argv.size(),
+                                    argv.data()) == message.size());
+    return message;
+}
+
+std::string with_header(uint32_t magic, uint32_t arg_count, const std::string& strings)
+{
+    cerberus_wire_request header{magic, arg_count};
+    return std::string(reinterpret_cast<const char*>(&header), sizeof header) + strings;
+}
+
+std::string refusal(const std::string& message)
 {
     try {
-        parse_request(text);
+        parse_request(message);
     } catch (const Error& e) {
         CHECK(e.errnum() == EINVAL);
         return e.what();
@@ -53,46 +76,76 @@ std::string refusal(const std::string& text)
     return "accepted";
 }
 
-} // namespace
-
-TEST_CASE("broker protocol: a request read back as sent, malformed ones refused")
+std::optional<shim_wire_answer> shim_reading(const std::string& message)
 {
-    Request request{"git", {"push", "origin", "feature/a", "with space"}, "/work/r"};
-    Request back = parse_request(request_json(request));
-    CHECK(back.tool == "git");
-    CHECK(back.args == request.args);
-    CHECK(back.cwd == "/work/r");
-    CHECK(refusal("not json") == "malformed call: not a JSON object");
-    CHECK(refusal("[1]") == "malformed call: not a JSON object");
-    CHECK(refusal(R"({"args": [], "cwd": "/"})") == "malformed call: \"tool\" is not a string");
-    CHECK(refusal(R"({"tool": "git", "args": "x", "cwd": "/"})") == "malformed call: \"args\" is not an array");
-    CHECK(refusal(R"({"tool": "git", "args": [1], "cwd": "/"})") ==
-          "malformed call: an argument is not a string without NUL bytes");
-    CHECK(refusal(R"({"tool": "git", "args": ["a\u0000b"], "cwd": "/"})") ==
-          "malformed call: an argument is not a string without NUL bytes");
-    CHECK(refusal(R"({"tool": "git", "args": [], "cwd": "work"})") == "malformed call: \"cwd\" is not an absolute path");
-    Request many{"git", std::vector<std::string>(max_args + 1, "a"), "/"};
-    CHECK(refusal(request_json(many)) == "malformed call: 4097 arguments, more than 4096");
-    Request most{"git", std::vector<std::string>(max_args, "a"), "/"};
-    CHECK(refusal(request_json(most)) == "accepted"); // control: at the limit
-    CHECK(refusal(std::string(max_request_bytes + 1, ' ')).starts_with("malformed call: longer than"));
+    shim_wire_answer answer{};
+    if (shim_wire_read_answer(message.data(), message.size(), &answer) < 0)
+        return std::nullopt;
+    return answer;
 }
 
-TEST_CASE("broker protocol: answers both ways, anything else is none")
+} // namespace
+
+TEST_CASE("broker protocol: the request the shim writes read back by the broker, malformed ones refused")
 {
-    for (const Answer& answer : {Answer{Answer::Kind::exited, 3, {}}, Answer{Answer::Kind::signaled, 9, {}},
-                                 Answer{Answer::Kind::denied, 0, "commands.git.deny[0] \"push --force *\""},
-                                 Answer{Answer::Kind::failed, 0, "no git on the host"}}) {
-        auto back = parse_answer(answer_json(answer));
+    std::vector<std::string> args{"push", "origin", "feature/a", "with space", ""};
+    Request back = parse_request(shim_request("git", "/work/r", args));
+    CHECK(back.tool == "git");
+    CHECK(back.args == args);
+    CHECK(back.cwd == "/work/r");
+    char small[16];
+    std::memset(small, 'x', sizeof small);
+    const char* one[] = {"status"};
+    CHECK(shim_wire_write_request(small, sizeof small, "git", "/", 1, one) == 8 + 4 + 2 + 7);
+    CHECK(std::string(small, sizeof small) == std::string(sizeof small, 'x')); // too long: nothing written
+    CHECK(refusal(with_header(CERBERUS_WIRE_MAGIC, 0, std::string("git\0/\0", 6))) == "accepted"); // control
+    CHECK(refusal("cbw") == "malformed call: 3 bytes, shorter than a request's header");
+    CHECK(refusal(with_header(CERBERUS_WIRE_MAGIC + 1, 0, std::string("git\0/\0", 6))) ==
+          "malformed call: not a request of this broker's wire (another version of the shim?)");
+    CHECK(refusal(with_header(CERBERUS_WIRE_MAGIC, 0, std::string("git\0/", 5))) ==
+          "malformed call: its last string is not NUL-terminated");
+    CHECK(refusal(with_header(CERBERUS_WIRE_MAGIC, 0, "")) == "malformed call: its last string is not NUL-terminated");
+    CHECK(refusal(with_header(CERBERUS_WIRE_MAGIC, 2, std::string("git\0/\0a\0", 8))) ==
+          "malformed call: 3 strings, not the tool, the working directory and 2 arguments");
+    CHECK(refusal(with_header(CERBERUS_WIRE_MAGIC, 0, std::string("git\0/\0a\0", 8))) ==
+          "malformed call: 3 strings, not the tool, the working directory and 0 arguments");
+    CHECK(refusal(shim_request("git", "work", {})) == "malformed call: the working directory is not an absolute path");
+    CHECK(refusal(shim_request("git", "", {})) == "malformed call: the working directory is not an absolute path");
+    CHECK(refusal(shim_request("git", "/", std::vector<std::string>(max_args + 1, "a"))) ==
+          "malformed call: 4097 arguments, more than 4096");
+    CHECK(refusal(shim_request("git", "/", std::vector<std::string>(max_args, "a"))) == "accepted"); // at the limit
+    std::string longest = shim_request("git", "/", {std::string(max_request_bytes - 8 - 4 - 2 - 1, 'a')});
+    REQUIRE(longest.size() == max_request_bytes);
+    CHECK(refusal(longest) == "accepted");
+    CHECK(refusal(longest + '\0') == "malformed call: longer than 131072 bytes");
+}
+
+TEST_CASE("broker protocol: the answers the broker writes read back by the shim, anything else is none")
+{
+    const std::pair<Answer, cerberus_wire_answer_kind> answers[] = {
+        {{Answer::Kind::exited, 3, {}}, CERBERUS_WIRE_EXITED},
+        {{Answer::Kind::signaled, 9, {}}, CERBERUS_WIRE_SIGNALED},
+        {{Answer::Kind::denied, 0, "commands.git.deny[0] \"push --force *\""}, CERBERUS_WIRE_DENIED},
+        {{Answer::Kind::failed, 0, "no git on the host"}, CERBERUS_WIRE_FAILED}};
+    for (const auto& [answer, kind] : answers) {
+        auto back = shim_reading(answer_message(answer));
         REQUIRE(back);
-        CHECK(back->kind == answer.kind);
+        CHECK(back->kind == kind);
         CHECK(back->number == answer.number);
-        CHECK(back->text == answer.text);
+        CHECK(std::string(back->text, back->text_length) == answer.text);
     }
-    CHECK_FALSE(parse_answer("{}"));
-    CHECK_FALSE(parse_answer(R"({"status": "0"})"));
-    CHECK_FALSE(parse_answer(R"({"status": 0, "signal": 9})"));
-    CHECK_FALSE(parse_answer("garbage"));
+    std::string denied = answer_message({Answer::Kind::denied, 0, "rule"});
+    CHECK(shim_reading(denied)); // control for each of these
+    CHECK_FALSE(shim_reading(""));
+    CHECK_FALSE(shim_reading(denied.substr(0, sizeof(cerberus_wire_answer) - 1)));
+    CHECK_FALSE(shim_reading(denied.substr(0, denied.size() - 1))); // shorter than its text
+    CHECK_FALSE(shim_reading(denied + "x"));                      // longer
+    std::string other_magic = denied, no_kind = denied;
+    other_magic[0] ^= 1;
+    no_kind[offsetof(cerberus_wire_answer, kind)] = 9;
+    CHECK_FALSE(shim_reading(other_magic));
+    CHECK_FALSE(shim_reading(no_kind));
+    CHECK_FALSE(shim_reading("garbage"));
 }
 
 TEST_CASE("broker registry: a registration read back, its commands checked again")

@@ -3,85 +3,74 @@
 
 #include "base/error.hpp"
 
-#include <nlohmann/json.hpp>
+#include <cstring>
 
 namespace cerberus::broker {
 namespace {
 
-using nlohmann::json;
+constexpr bool magic_spells_name()
+{
+    for (int i = 0; i < 4; ++i)
+        if (((CERBERUS_WIRE_MAGIC >> (8 * i)) & 0xff) != static_cast<unsigned char>(CERBERUS_WIRE_NAME[i]))
+            return false;
+    return sizeof(CERBERUS_WIRE_NAME) == 5;
+}
+static_assert(magic_spells_name(), "the wire's name is its magic's bytes, low byte first");
+static_assert(sizeof(cerberus_wire_request) == 8 && sizeof(cerberus_wire_answer) == 16,
+              "the wire's headers have no padding, so both ends lay them out alike");
 
 [[noreturn]] void malformed(const std::string& what)
 {
     throw Error("malformed call: " + what, EINVAL);
 }
 
-std::string text_field(const json& request, const char* name)
+uint32_t wire_kind(Answer::Kind kind)
 {
-    auto it = request.find(name);
-    if (it == request.end() || !it->is_string())
-        malformed(std::string("\"") + name + "\" is not a string");
-    std::string value = it->get<std::string>();
-    if (value.find('\0') != std::string::npos)
-        malformed(std::string("\"") + name + "\" holds a NUL byte");
-    return value;
+    switch (kind) {
+    case Answer::Kind::exited: return CERBERUS_WIRE_EXITED;
+    case Answer::Kind::signaled: return CERBERUS_WIRE_SIGNALED;
+    case Answer::Kind::denied: return CERBERUS_WIRE_DENIED;
+    case Answer::Kind::failed: break;
+    }
+    return CERBERUS_WIRE_FAILED;
 }
 
 } // namespace
 
-std::string request_json(const Request& request)
+Request parse_request(std::string_view message)
 {
-    return json{{"tool", request.tool}, {"args", request.args}, {"cwd", request.cwd}}.dump(
-        -1, ' ', false, json::error_handler_t::replace);
-}
-
-Request parse_request(std::string_view text)
-{
-    if (text.size() > max_request_bytes)
+    if (message.size() > max_request_bytes)
         malformed("longer than " + std::to_string(max_request_bytes) + " bytes");
-    json request = json::parse(text, nullptr, false);
-    if (!request.is_object())
-        malformed("not a JSON object");
-    Request out;
-    out.tool = text_field(request, "tool");
-    out.cwd = text_field(request, "cwd");
-    if (out.cwd.empty() || out.cwd[0] != '/')
-        malformed("\"cwd\" is not an absolute path");
-    auto args = request.find("args");
-    if (args == request.end() || !args->is_array())
-        malformed("\"args\" is not an array");
-    if (args->size() > max_args)
-        malformed(std::to_string(args->size()) + " arguments, more than " + std::to_string(max_args));
-    for (const auto& arg : *args) {
-        if (!arg.is_string() || arg.get<std::string>().find('\0') != std::string::npos)
-            malformed("an argument is not a string without NUL bytes");
-        out.args.push_back(arg.get<std::string>());
-    }
-    return out;
+    cerberus_wire_request header;
+    if (message.size() < sizeof header)
+        malformed(std::to_string(message.size()) + " bytes, shorter than a request's header");
+    std::memcpy(&header, message.data(), sizeof header);
+    if (header.magic != CERBERUS_WIRE_MAGIC)
+        malformed("not a request of this broker's wire (another version of the shim?)");
+    if (header.arg_count > max_args)
+        malformed(std::to_string(header.arg_count) + " arguments, more than " + std::to_string(max_args));
+    std::string_view strings = message.substr(sizeof header);
+    if (strings.empty() || strings.back() != '\0')
+        malformed("its last string is not NUL-terminated");
+    std::vector<std::string> fields;
+    for (size_t start = 0; start < strings.size(); start = strings.find('\0', start) + 1)
+        fields.emplace_back(strings.substr(start, strings.find('\0', start) - start));
+    if (fields.size() != header.arg_count + 2)
+        malformed(std::to_string(fields.size()) + " strings, not the tool, the working directory and " +
+                  std::to_string(header.arg_count) + " arguments");
+    if (fields[1].empty() || fields[1][0] != '/')
+        malformed("the working directory is not an absolute path");
+    return Request{std::move(fields[0]), {std::make_move_iterator(fields.begin() + 2),
+                                          std::make_move_iterator(fields.end())},
+                   std::move(fields[1])};
 }
 
-std::string answer_json(const Answer& answer)
+std::string answer_message(const Answer& answer)
 {
-    switch (answer.kind) {
-    case Answer::Kind::exited: return json{{"status", answer.number}}.dump();
-    case Answer::Kind::signaled: return json{{"signal", answer.number}}.dump();
-    case Answer::Kind::denied: return json{{"denied", answer.text}}.dump(-1, ' ', false, json::error_handler_t::replace);
-    case Answer::Kind::failed: break;
-    }
-    return json{{"error", answer.text}}.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-std::optional<Answer> parse_answer(std::string_view text)
-{
-    json answer = json::parse(text, nullptr, false);
-    if (!answer.is_object() || answer.size() != 1)
-        return std::nullopt;
-    const std::string key = answer.begin().key();
-    const json& value = answer.begin().value();
-    if ((key == "status" || key == "signal") && value.is_number_integer())
-        return Answer{key == "status" ? Answer::Kind::exited : Answer::Kind::signaled, value.get<int>(), {}};
-    if ((key == "denied" || key == "error") && value.is_string())
-        return Answer{key == "denied" ? Answer::Kind::denied : Answer::Kind::failed, 0, value.get<std::string>()};
-    return std::nullopt;
+    cerberus_wire_answer header{CERBERUS_WIRE_MAGIC, wire_kind(answer.kind), answer.number,
+                                static_cast<uint32_t>(answer.text.size())};
+    std::string message(reinterpret_cast<const char*>(&header), sizeof header);
+    return message + answer.text;
 }
 
 } // namespace cerberus::broker

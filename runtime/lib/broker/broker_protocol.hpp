@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // What the command shim and the broker say to each other on a container's
 // socket (SOCK_SEQPACKET, one call per connection): the shim sends one
-// request, JSON {"tool","args","cwd"} with its stdin, stdout and stderr as
-// SCM_RIGHTS, and gets one answer, JSON: {"status":N}, {"signal":N},
-// {"denied":rule} or {"error":text}. Nothing in a request names the
-// container: the broker knows it by the socket the call came on. Shared by
-// the broker and the shim, which links only base/ and this.
+// request, with its stdin, stdout and stderr as SCM_RIGHTS, and gets one
+// answer: the tool exited with N, was ended by signal N, was denied by a
+// rule, or did not run (an error's text). The bytes are broker_wire.h's,
+// declared once for both ends: the shim (runtime/shim/, C) writes requests and
+// reads answers, this reads requests and writes answers. Nothing in a request
+// names the container: the broker knows it by the socket the call came on.
 #pragma once
 
+#include "broker/broker_wire.h"
+
 #include <cstddef>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,16 +19,16 @@
 namespace cerberus::broker {
 
 // Where the socket is in the container (the directory is bound read-only).
-inline constexpr const char* container_socket_dir = "/run/cerberus/broker";
-inline constexpr const char* socket_name = "broker.sock";
+inline constexpr const char* container_socket_dir = CERBERUS_WIRE_SOCKET_DIR;
+inline constexpr const char* socket_name = CERBERUS_WIRE_SOCKET_NAME;
 
 // A request, with every argument, fits in this many bytes, and holds at most max_args arguments.
-inline constexpr size_t max_request_bytes = 128 * 1024;
-inline constexpr size_t max_args = 4096;
+inline constexpr size_t max_request_bytes = CERBERUS_WIRE_MAX_REQUEST_BYTES;
+inline constexpr size_t max_args = CERBERUS_WIRE_MAX_ARGS;
 
 // Exit statuses of the shim when the tool did not run.
-inline constexpr int denied_status = 126;
-inline constexpr int failed_status = 125;
+inline constexpr int denied_status = CERBERUS_WIRE_DENIED_STATUS;
+inline constexpr int failed_status = CERBERUS_WIRE_FAILED_STATUS;
 
 struct Request {
     std::string tool;
@@ -34,10 +36,11 @@ struct Request {
     std::string cwd;
 };
 
-std::string request_json(const Request& request);
-// Throws Error (EINVAL) saying what is wrong: not JSON, a field missing or of
-// another type, more than max_args arguments, a cwd not absolute, a NUL byte.
-Request parse_request(std::string_view text);
+// Throws Error (EINVAL) saying what is wrong: longer than max_request_bytes,
+// shorter than its header, another magic (another version of the wire), more
+// than max_args arguments, strings not as many as the header says or the last
+// not NUL-terminated, a cwd not absolute.
+Request parse_request(std::string_view message);
 
 struct Answer {
     enum class Kind { exited, signaled, denied, failed } kind = Kind::failed;
@@ -45,8 +48,6 @@ struct Answer {
     std::string text; // the rule that denied, or what failed
 };
 
-std::string answer_json(const Answer& answer);
-// nullopt for a message that is no answer.
-std::optional<Answer> parse_answer(std::string_view text);
+std::string answer_message(const Answer& answer);
 
 } // namespace cerberus::broker

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The command broker's files, host-wide, one set per layout like the DNS
-// gate's: in run_dir, broker.lock, broker.sock, broker.log (base/daemon.hpp),
+// gate's and per wire (broker_wire.h: a build's shim speaks only its own): in
+// run_dir, broker.lock, broker.sock, broker.log (base/daemon.hpp),
 // containers/<cgroup id>.json (what create registers: the broker serves
 // exactly these) and work/ (where a call's working directory is mounted, in
 // the call's own mount namespace). Credentials are read from
@@ -9,6 +10,7 @@
 #pragma once
 
 #include "base/daemon.hpp"
+#include "broker/broker_wire.h"
 #include "kernel/pinned_maps.hpp"
 #include "policy/policy.hpp"
 
@@ -23,7 +25,7 @@ namespace cerberus::broker {
 
 #define CERB_BROKER_RUN_ROOT "/run/cerberus-broker"
 inline constexpr const char* run_root = CERB_BROKER_RUN_ROOT; // every layout's run_dir; hidden from the tools
-inline constexpr const char* run_dir = CERB_BROKER_RUN_ROOT "/" CERB_LAYOUT_ID;
+inline constexpr const char* run_dir = CERB_BROKER_RUN_ROOT "/" CERB_LAYOUT_ID "-" CERBERUS_WIRE_NAME;
 inline constexpr const char* credentials_dir = "/etc/cerberus/credentials";
 
 daemon::Daemon broker_daemon();

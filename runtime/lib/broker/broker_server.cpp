@@ -51,7 +51,7 @@ UniqueFd bind_container_socket(int dir_fd)
 
 void send_answer(int connection, const Answer& answer)
 {
-    std::string text = answer_json(answer);
+    std::string text = answer_message(answer);
     if (send(connection, text.data(), text.size(), MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
         spdlog::debug("answering a call: {}", std::strerror(errno)); // the shim went away
 }
