@@ -73,6 +73,30 @@ teardown() {
     jq -se 'map(select(.type == "command")) | .[0] | .bytes_in == 0 and .bytes_out == 0' "$AUDIT/$ID.jsonl"
 }
 
+@test "broker: a call arrives byte for byte (not UTF-8: refused), closed stdio is /dev/null, a signal is 128+N" {
+    with_policy '{"commands": {"env": {"allow": ["sh -c *"]}}}'
+    # Quotes, a backslash, control characters, UTF-8 and an empty argument, printed by the host's sh through
+    # the shim and the broker; the same script run here is the control.
+    cat >"$BUNDLE/rootfs/bin/args" <<'SCRIPT'
+#!/bin/sh
+/usr/bin/env sh -c 'printf "[%s]" "$@"; echo' x "a b" 'q"b\s' "$(printf 't\tn\nl\001')" \
+    "$(printf 'caf\303\251 \360\237\220\225')" ''
+SCRIPT
+    chmod +x "$BUNDLE/rootfs/bin/args"
+    local closed="/usr/bin/env sh -c 'echo out; echo err >&2' <&- >&- 2>&-; echo closed=\$?"
+    local killed="/usr/bin/env sh -c 'kill -TERM \$\$'; echo signal=\$?"
+    local latin="/usr/bin/env sh -c true \"\$(printf 'caf\351')\"; echo latin=\$?" # not UTF-8: refused, not run
+    run_policed sh -c "args; $closed; /usr/bin/env sh -c 'echo open'; $killed; $latin"
+    [ "$status" -eq 0 ]
+    [ "${lines[0]}${lines[1]}" = "$(sh "$BUNDLE/rootfs/bin/args" | tr -d '\n')" ]
+    [[ "${lines[0]}" == *'[a b][q"b\s][t'* && "${lines[1]}" == *$'caf\xc3\xa9 \xf0\x9f\x90\x95][]' ]]
+    [[ "$output" == *"closed=0"* && "$output" != *out* && "$output" != *err* ]]
+    [[ "$output" == *open* ]] # control: the same call's output with stdio open
+    [[ "$output" == *"signal=143"* ]]
+    [[ "$output" == *"env: the command broker: malformed call: its tool, working directory or an argument is not UTF-8 text"*"latin=125"* ]]
+    jq -se 'map(select(.type == "command")) | length == 4' "$AUDIT/$ID.jsonl"
+}
+
 @test "broker: git push --force origin main is DENIED with its rule named; an allowed push runs" {
     with_policy '{"commands": {"git": {"allow": ["--version", "push origin feature/*"], "deny": ["push --force *"]}}}'
     run_policed sh -c 'git push --force origin main'

@@ -118,6 +118,11 @@ TEST_CASE("broker protocol: the request the shim writes read back by the broker,
     REQUIRE(longest.size() == max_request_bytes);
     CHECK(refusal(longest) == "accepted");
     CHECK(refusal(longest + '\0') == "malformed call: longer than 131072 bytes");
+    const std::string not_utf8 = "malformed call: its tool, working directory or an argument is not UTF-8 text";
+    CHECK(refusal(shim_request("git", "/", {"caf\xc3\xa9", "\xf0\x9f\x90\x95"})) == "accepted"); // control: UTF-8
+    CHECK(refusal(shim_request("git", "/", {"caf\xe9"})) == not_utf8);                          // Latin-1
+    CHECK(refusal(shim_request("git", "/w\xff", {})) == not_utf8);
+    CHECK(refusal(shim_request("g\xc3", "/", {})) == not_utf8); // cut in the middle of a character
 }
 
 TEST_CASE("broker protocol: the answers the broker writes read back by the shim, anything else is none")

@@ -3,6 +3,8 @@
 
 #include "base/error.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <cstring>
 
 namespace cerberus::broker {
@@ -22,6 +24,18 @@ static_assert(sizeof(cerberus_wire_request) == 8 && sizeof(cerberus_wire_answer)
 [[noreturn]] void malformed(const std::string& what)
 {
     throw Error("malformed call: " + what, EINVAL);
+}
+
+// The call is judged (rules, hooks, the record) as JSON text, and run as the bytes it holds: bytes that are not
+// UTF-8 would be judged as something other than what runs. nlohmann's serializer is the check (type_error 316).
+bool utf8_text(const std::string& text)
+{
+    try {
+        (void)nlohmann::json(text).dump();
+        return true;
+    } catch (const nlohmann::json::type_error&) {
+        return false;
+    }
 }
 
 uint32_t wire_kind(Answer::Kind kind)
@@ -60,6 +74,9 @@ Request parse_request(std::string_view message)
                   std::to_string(header.arg_count) + " arguments");
     if (fields[1].empty() || fields[1][0] != '/')
         malformed("the working directory is not an absolute path");
+    for (const auto& field : fields)
+        if (!utf8_text(field))
+            malformed("its tool, working directory or an argument is not UTF-8 text");
     return Request{std::move(fields[0]), {std::make_move_iterator(fields.begin() + 2),
                                           std::make_move_iterator(fields.end())},
                    std::move(fields[1])};

@@ -39,7 +39,7 @@ struct Request {
 // Throws Error (EINVAL) saying what is wrong: longer than max_request_bytes,
 // shorter than its header, another magic (another version of the wire), more
 // than max_args arguments, strings not as many as the header says or the last
-// not NUL-terminated, a cwd not absolute.
+// not NUL-terminated, a cwd not absolute, text that is not UTF-8.
 Request parse_request(std::string_view message);
 
 struct Answer {
