@@ -90,7 +90,7 @@ if $floor; then
     nsenter --net="/proc/$pid/ns/net" "$WORK/relay" 203.0.113.10 443 203.0.113.7 443 >"$WORK/relay.out" &
     relay=$!
     pids+=("$relay")
-    for _ in $(seq 100); do grep -q listening "$WORK/relay.out" && break; sleep 0.1; done
+    for _ in $(seq 100); do grep -qs listening "$WORK/relay.out" && break; sleep 0.1; done
     grep -q listening "$WORK/relay.out" || { echo "egress.sh: the relay did not start" >&2; exit 1; }
     hows="$hows relayed"
 fi

@@ -4,16 +4,13 @@
 // body of any size is never held whole), scrubbed of a secret on the way when asked.
 #pragma once
 
-#include "egress/body_parts.hpp"
 #include "egress/secret_scrub.hpp"
 #include "egress/tls_stream.hpp"
 
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 
-#include <exception>
 #include <limits>
-#include <thread>
 
 namespace cerberus::egress {
 
@@ -50,57 +47,11 @@ void read_body_part(TlsStream& input, boost::beast::flat_buffer& buffer,
 // Which side a relay broke on.
 enum class RelayEnd { done, reading, writing };
 
-// Relays the rest of a bulk body (the serializer has written the header and every part before), a thread
-// reading parts from input while this one writes those read before to output (body_parts.hpp).
-template <bool is_request>
-RelayEnd relay_bulk(TlsStream& output, TlsStream& input, boost::beast::flat_buffer& buffer,
-                    http::parser<is_request, http::buffer_body>& parser, SecretScrub* scrub)
-{
-    PartQueue queue;
-    // Until joined, only the reader touches input, buffer and parser, and only this thread output.
-    std::thread reader([&] {
-        auto& body = parser.get().body();
-        for (char* data = queue.free_buffer(); data; data = queue.free_buffer()) {
-            boost::system::error_code ec;
-            body.data = data;
-            body.size = PartQueue::part_size;
-            try {
-                read_body_part(input, buffer, parser, ec);
-            } catch (const std::exception&) {
-                ec = boost::asio::error::no_memory;
-            }
-            queue.filled({data, PartQueue::part_size - body.size, parser.is_done(), bool(ec)});
-            if (ec || parser.is_done())
-                return;
-        }
-    });
-    PartWriter writer(output, parser.get().chunked(), scrub);
-    RelayEnd end = RelayEnd::done;
-    for (bool last = false; !last;) {
-        PartQueue::Part part = queue.next();
-        last = part.last;
-        if (part.failed)
-            end = RelayEnd::reading;
-        else if (!writer.write({part.data, part.size}) || (last && !writer.finish()))
-            end = RelayEnd::writing;
-        if (end != RelayEnd::done)
-            break;
-        queue.written();
-    }
-    if (end == RelayEnd::writing) { // the reader may wait for a buffer, or for the input's next bytes
-        queue.stop();
-        input.stop_reading();
-    }
-    reader.join();
-    return end;
-}
-
 // Writes parser's message (its header read and maybe changed) to output, then
 // its body as read from input. header_only: the answer to a HEAD, no body.
 // scrub: the body passes through it (the header is the caller's to scrub).
 // The header goes out with the body's first part when that is in hand already (one TLS record, one write, one
-// wake-up of the peer for a small message); once a buffer's worth of the body has passed, the rest goes
-// through relay_bulk (a thread started for a small message would cost more than it saves).
+// wake-up of the peer for a small message).
 template <bool is_request>
 RelayEnd relay(TlsStream& output, TlsStream& input, boost::beast::flat_buffer& buffer,
                http::parser<is_request, http::buffer_body>& parser, bool header_only = false,
@@ -120,9 +71,8 @@ RelayEnd relay(TlsStream& output, TlsStream& input, boost::beast::flat_buffer& b
         if (ec)
             return RelayEnd::writing;
     }
-    char chunk[PartQueue::part_size];
+    char chunk[64 * 1024];
     std::string scrubbed;
-    uint64_t relayed = 0; // of the body
     do {
         size_t got = 0;
         if (!parser.is_done()) {
@@ -151,9 +101,6 @@ RelayEnd relay(TlsStream& output, TlsStream& input, boost::beast::flat_buffer& b
         }
         if (ec && ec != http::error::need_buffer)
             return RelayEnd::writing;
-        relayed += got;
-        if (relayed >= sizeof chunk && !parser.is_done())
-            return relay_bulk(output, input, buffer, parser, scrub);
     } while (!serializer.is_done());
     return RelayEnd::done;
 }

@@ -56,11 +56,6 @@ void TlsStream::shutdown() noexcept
     ERR_clear_error();
 }
 
-void TlsStream::stop_reading() noexcept
-{
-    ::shutdown(fd_.get(), SHUT_RD);
-}
-
 bool TlsStream::has_input() const
 {
     if (SSL_has_pending(ssl_.get()) == 1)

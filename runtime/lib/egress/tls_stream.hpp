@@ -33,8 +33,6 @@ public:
     const std::string& error() const { return error_; }
     // Sends close_notify (best effort: the peer may be gone).
     void shutdown() noexcept;
-    // Ends the socket's receiving side: a read waiting on another thread returns (relay_bulk, its writing failed).
-    void stop_reading() noexcept;
     // Whether a read would find something at once: bytes OpenSSL holds, or bytes (or the peer's close) on the
     // socket.
     bool has_input() const;
