@@ -11,12 +11,13 @@
 #   (target >= 0.8x).
 # Through the proxy curl speaks HTTP/1.1, and HTTP/2 in rows of their own (the proxy sends each stream on as an
 # HTTP/1.1 request: the server has no HTTP/2); direct it speaks HTTP/1.1, the server's.
-# With --floor, a third path beside the two: the same direct curl through the smallest relay that can sit where
+# With --floor, a fourth path beside the three: the same direct curl through the smallest relay that can sit where
 # the proxy sits (bench/egress_floor/relay.c: TCP bytes spliced both ways, TLS passed through end to end), in
 # rows of its own: what any relay in that position costs on this host, the floor under the proxy's ratios.
 # Each row also gives CPU time (utime + stime, /proc/PID/stat) per request or per MB of the proxy (or the
 # relay), of the server, and of the client (curl, with `cerberus exec` around it through the proxy): CPU time
-# says less about the load the machine carries than elapsed time does.
+# says less about the load the machine carries than elapsed time does. It is counted in ticks of 10 ms, with each
+# client's start (and `cerberus exec`) in it: a request's share is worth reading from --requests 1000 on.
 # The stage is egress.bats' (tests/integration/egress_setup.bash), in a mount namespace of its own.
 # usage: bench/egress.sh BUILD_DIR [--rounds N] [--requests N] [--megabytes N] [--floor]
 set -euo pipefail
