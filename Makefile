@@ -4,7 +4,7 @@ BUILD ?= build
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
 
-.PHONY: all build deps test unit fuzz integration vm test-kernels vm-systemd conformance cve-table bench bench-policy bench-dns bench-egress bench-compile bench-observer-floor demo install uninstall clean
+.PHONY: all build deps test unit fuzz integration vm test-kernels vm-systemd conformance cve-table bench bench-policy bench-dns bench-egress bench-egress-floor bench-compile bench-observer-floor demo install uninstall clean
 
 all: build
 
@@ -87,6 +87,10 @@ bench-dns: build
 # Request latency and throughput through the egress proxy (allowed_http) against direct.
 bench-egress: build
 	bench/egress.sh $(BUILD)
+
+# The same, with the floor: a zero-work TCP relay where the proxy sits (bench/egress_floor/relay.c).
+bench-egress-floor: build
+	bench/egress.sh $(BUILD) --floor
 
 bench-compile: build
 	$(BUILD)/cerberus-bench-compile 2048 16384 65536

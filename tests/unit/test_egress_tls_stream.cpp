@@ -39,8 +39,9 @@ TEST_CASE("egress TLS stream: Nagle's algorithm is off on its TCP socket")
     CHECK(nodelay_of(SSL_get_fd(stream.ssl())) != 0);
 }
 
-// A header reaches the peer as one record, not a record per line that it would take one by one.
-TEST_CASE("egress TLS stream: buffers written together go out as one TLS record")
+// A header reaches the peer as one record, not a record per line that it would take one by one, and with it
+// what of its body fits.
+TEST_CASE("egress TLS stream: buffers written together go out as one TLS record, filled")
 {
     int pair[2];
     REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) == 0);
@@ -68,4 +69,16 @@ TEST_CASE("egress TLS stream: buffers written together go out as one TLS record"
     size_t n = 0;
     REQUIRE(SSL_read_ex(client.ssl(), got, sizeof got, &n) == 1);
     CHECK(std::string(got, n) == "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+
+    // A header and a large body after it: the record is filled with the body's start, not sent with the header
+    // alone.
+    const std::string body(20000, 'b');
+    std::array<boost::asio::const_buffer, 2> message{boost::asio::buffer("HTTP/1.1 200 OK\r\n\r\n", 19),
+                                                     boost::asio::buffer(body)};
+    CHECK(server.write_some(message, ec) == 16 * 1024);
+    CHECK(!ec);
+    std::string record(16 * 1024 + 1, '\0');
+    REQUIRE(SSL_read_ex(client.ssl(), record.data(), record.size(), &n) == 1);
+    record.resize(n);
+    CHECK(record == "HTTP/1.1 200 OK\r\n\r\n" + body.substr(0, 16 * 1024 - 19));
 }

@@ -50,6 +50,8 @@ enum class RelayEnd { done, reading, writing };
 // Writes parser's message (its header read and maybe changed) to output, then
 // its body as read from input. header_only: the answer to a HEAD, no body.
 // scrub: the body passes through it (the header is the caller's to scrub).
+// The header goes out with the body's first part when that is in hand already (one TLS record, one write, one
+// wake-up of the peer for a small message).
 template <bool is_request>
 RelayEnd relay(TlsStream& output, TlsStream& input, boost::beast::flat_buffer& buffer,
                http::parser<is_request, http::buffer_body>& parser, bool header_only = false,
@@ -58,11 +60,17 @@ RelayEnd relay(TlsStream& output, TlsStream& input, boost::beast::flat_buffer& b
     auto& message = parser.get();
     http::serializer<is_request, http::buffer_body> serializer{message};
     boost::system::error_code ec;
-    http::write_header(output, serializer, ec);
-    if (ec)
-        return RelayEnd::writing;
-    if (header_only)
-        return RelayEnd::done;
+    if (header_only) {
+        http::write_header(output, serializer, ec);
+        return ec ? RelayEnd::writing : RelayEnd::done;
+    }
+    // Without a body in hand the header goes alone: the agent learns the status before a body that is slow to
+    // come (a long poll).
+    if (!parser.is_done() && buffer.size() == 0 && !input.has_input()) {
+        http::write_header(output, serializer, ec);
+        if (ec)
+            return RelayEnd::writing;
+    }
     char chunk[64 * 1024];
     std::string scrubbed;
     do {
@@ -85,7 +93,12 @@ RelayEnd relay(TlsStream& output, TlsStream& input, boost::beast::flat_buffer& b
             message.body().size = scrubbed.size();
         }
         message.body().more = !parser.is_done();
-        http::write(output, serializer, ec);
+        if (message.body().size == 0 && message.body().more) { // all held back by the scrub
+            if (!serializer.is_header_done())
+                http::write_header(output, serializer, ec);
+        } else {
+            http::write(output, serializer, ec);
+        }
         if (ec && ec != http::error::need_buffer)
             return RelayEnd::writing;
     } while (!serializer.is_done());

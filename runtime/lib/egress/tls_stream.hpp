@@ -11,6 +11,7 @@
 #include <boost/system/error_code.hpp>
 #include <boost/system/system_error.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstring>
@@ -42,23 +43,22 @@ public:
         auto buffer = first_nonempty<boost::asio::mutable_buffer>(buffers);
         return transfer(buffer.data(), buffer.size(), false, ec);
     }
-    // Beast's serializer hands a header over as a buffer per line: they go out gathered, as one TLS record
-    // (and one TCP segment) rather than a record each, which the peer would take one by one.
+    // Beast's serializer hands a header over as a buffer per line, and the start of a body after it: they go
+    // out gathered, as one TLS record (and one TCP segment) rather than a record each, which the peer would take
+    // one by one.
     template <typename ConstBuffers>
     size_t write_some(const ConstBuffers& buffers, boost::system::error_code& ec)
     {
         std::array<char, gather_size> gathered;
         size_t used = 0;
-        for (auto it = boost::asio::buffer_sequence_begin(buffers); it != boost::asio::buffer_sequence_end(buffers);
-             ++it) {
+        for (auto it = boost::asio::buffer_sequence_begin(buffers);
+             it != boost::asio::buffer_sequence_end(buffers) && used < gathered.size(); ++it) {
             boost::asio::const_buffer buffer(*it);
-            if (used + buffer.size() > gathered.size()) {
-                if (used == 0) // a large body chunk: sent as it is
-                    return transfer(const_cast<void*>(buffer.data()), buffer.size(), true, ec);
-                break;
-            }
-            std::memcpy(gathered.data() + used, buffer.data(), buffer.size());
-            used += buffer.size();
+            if (used == 0 && buffer.size() >= gathered.size()) // a large body chunk: sent as it is
+                return transfer(const_cast<void*>(buffer.data()), buffer.size(), true, ec);
+            size_t taken = std::min(buffer.size(), gathered.size() - used);
+            std::memcpy(gathered.data() + used, buffer.data(), taken);
+            used += taken;
         }
         return transfer(gathered.data(), used, true, ec);
     }
