@@ -56,7 +56,7 @@ int CERB_PROG(cerb_bprm_check, struct linux_binprm *bprm, int ret)
     if (mount_detached(BPF_CORE_READ(bprm, file, f_path.mnt)))
         return refuse_path(policy, cgroup_id, CERB_OP_EXEC, CERB_RULE_DETACHED_MOUNT, EACCES, 0, 0);
     long size = exec_file_path(s, bprm->file);
-    if (walk_path(&w, cgroup_id, size) < 0)
+    if (walk_path(&w, policy, cgroup_id, size) < 0)
         return refuse_path(policy, cgroup_id, CERB_OP_EXEC, CERB_RULE_PATH_UNRESOLVED, EACCES, 0, 0);
     if (w.exact_kinds & CERB_PATH_BIN)
         return 0;
@@ -99,7 +99,7 @@ static __always_inline int check_exec_mapping(struct file *file, unsigned long p
     if (mount_detached(BPF_CORE_READ(file, f_path.mnt)))
         return refuse_path(policy, cgroup_id, CERB_OP_MMAP_EXEC, CERB_RULE_DETACHED_MOUNT, EACCES, 0, 0);
     long size = walk ? walked_file_path(s, file) : exec_file_path(s, file);
-    if (walk_path(&w, cgroup_id, size) < 0)
+    if (walk_path(&w, policy, cgroup_id, size) < 0)
         return refuse_path(policy, cgroup_id, CERB_OP_MMAP_EXEC, CERB_RULE_PATH_UNRESOLVED, EACCES, 0, 0);
     if ((w.exact_kinds & CERB_PATH_BIN) || w.allow_kinds == CERB_PATH_READ_ONLY)
         return 0;

@@ -119,7 +119,16 @@ struct cerb_policy {
     __u32 events_sent; /* events put in the ring buffer; wraps, only differences count */
     __u64 forbidden_caps; /* bit n = capability n */
     __u64 events_lost; /* bumped by the programs when the ring buffer is full or the container's share is */
+    __u64 path_lengths; /* the lengths of the container's CERB_MAP_PATHS keys, as cerb_path_length_bit */
 };
+
+/* A path key's length as a bit of cerb_policy.path_lengths: bit n for length
+ * n, bit 63 for every length from 63 on. A path's walk looks up only the
+ * prefixes whose length has its bit set: the others have no entry. */
+static inline __u64 cerb_path_length_bit(__u32 len)
+{
+    return 1ULL << (len < 63 ? len : 63);
+}
 
 /* CERB_MAP_EVENT_ACCT: cgroup id -> what the audit collector has taken from
  * the ring buffer. Written only by the collector; the programs read consumed

@@ -232,10 +232,25 @@ struct {
     __type(value, struct cerb_setup_task);
 } CERB_MAP_SETUP_TASKS SEC(".maps");
 
-/* bpf_d_path output. Per CPU: programs are not preempted under the VM lane's
- * (Debian default) voluntary preemption. */
+/* A path walk's state (policy_paths.bpf.h's walk_path): what it has hashed and
+ * what the rules it met said. */
+struct path_walk {
+    __u64 cgroup_id;
+    __u64 hash; /* of the bytes before pos */
+    __u64 lengths; /* cerb_policy.path_lengths: the prefix lengths that have entries */
+    __u32 pos; /* the next byte to hash */
+    __u32 deny_len; /* length + 1 of the denied_paths entry that matched */
+    __u32 allow_len; /* length of the longest allowed/read-only prefix */
+    __u32 allow_kinds; /* its kinds */
+    __u32 exact_kinds; /* kinds of an entry for the whole path */
+    __u32 dot_component; /* a "." or ".." component was seen */
+};
+
+/* bpf_d_path output, and the walk over it. Per CPU: programs are not
+ * preempted under the VM lane's (Debian default) voluntary preemption. */
 struct scratch {
     char path[CERB_PATH_MAX];
+    struct path_walk walk;
     __u64 components[MAX_DEPTH]; /* build_path's dentries, deepest first */
 };
 

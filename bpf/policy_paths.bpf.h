@@ -6,20 +6,13 @@
 
 #include "policy_common.bpf.h"
 
-struct path_walk {
-    __u64 cgroup_id;
-    __u64 hash;
-    __u32 deny_len; /* length + 1 of the denied_paths entry that matched */
-    __u32 allow_len; /* length of the longest allowed/read-only prefix */
-    __u32 allow_kinds; /* its kinds */
-    __u32 exact_kinds; /* kinds of an entry for the whole path */
-    __u32 dot_component; /* a "." or ".." component was seen */
-};
+/* Bytes hashed in one bpf_loop iteration, up to a component boundary: an
+ * iteration (a callback call and a scratch lookup) per byte made a policed
+ * open pay for every byte of its path (docs/benchmarks.md). */
+#define WALK_CHUNK 16
 
 /* Whether the component ending before byte i is "." or "..". Read back from
- * the buffer rather than carried across iterations in ctx: the 6.1 verifier
- * saw carried bytes as the constants they start as and removed this check
- * as dead code. */
+ * the buffer rather than carried across iterations. */
 static __always_inline bool dot_component_ends_at(const struct scratch *s, __u32 i)
 {
     char last = i >= 1 ? s->path[(i - 1) & (CERB_PATH_MAX - 1)] : 0;
@@ -28,18 +21,40 @@ static __always_inline bool dot_component_ends_at(const struct scratch *s, __u32
     return last == '.' && (before == '/' || (before == '.' && third == '/'));
 }
 
-/* One byte of the path: at each component boundary look the prefix up. */
-static long walk_byte(__u32 i, void *ctx)
+/* The walk's next step, on the state in the scratch buffer: the bytes from
+ * pos to the next component boundary, at most WALK_CHUNK of them, and when
+ * the boundary is among them, the prefix before it against the rules (looked
+ * up only at a length some key of the container has). 1 to stop the walk.
+ * Not inlined, its state in a map: a global function is verified once, and
+ * the bpf_loop callback that calls it carries nothing the verifiers from 6.8
+ * on must see converge (the chunk's exits inlined there, with the walk in
+ * the callback's context, passed 6.12's and 7.2's million instructions). */
+__noinline int walk_step(void)
 {
-    struct path_walk *w = ctx;
     struct scratch *s = get_scratch();
     if (!s)
         return 1;
+    struct path_walk *w = &s->walk;
+    __u32 start = w->pos;
+    __u64 hash = w->hash;
+    __u32 j;
+    for (j = 0; j < WALK_CHUNK; j++) {
+        char c = s->path[(start + j) & (CERB_PATH_MAX - 1)];
+        if (c == '/' || c == 0)
+            break;
+        hash = (hash ^ (__u8)c) * FNV_PRIME;
+    }
+    if (j == WALK_CHUNK) {
+        w->hash = hash;
+        w->pos = start + WALK_CHUNK;
+        return 0;
+    }
+    __u32 i = start + j;
     char c = s->path[i & (CERB_PATH_MAX - 1)];
-    if (c == '/' || c == 0) {
-        if (dot_component_ends_at(s, i))
-            w->dot_component = 1;
-        struct cerb_path_key key = {.cgroup_id = w->cgroup_id, .hash = w->hash, .len = i};
+    if (dot_component_ends_at(s, i))
+        w->dot_component = 1;
+    if (w->lengths & cerb_path_length_bit(i)) {
+        struct cerb_path_key key = {.cgroup_id = w->cgroup_id, .hash = hash, .len = i};
         struct cerb_path_value *rule = bpf_map_lookup_elem(&cerb_paths, &key);
         if (rule) {
             if (rule->kinds & CERB_PATH_DENY) {
@@ -53,25 +68,37 @@ static long walk_byte(__u32 i, void *ctx)
             if (c == 0)
                 w->exact_kinds = rule->kinds;
         }
-        if (c == 0)
-            return 1;
     }
-    w->hash = (w->hash ^ (__u8)c) * FNV_PRIME;
+    if (c == 0)
+        return 1;
+    w->hash = (hash ^ (__u8)c) * FNV_PRIME;
+    w->pos = i + 1;
     return 0;
 }
 
+/* The verifier knows nothing of a global function's result, and a bpf_loop
+ * callback must return 0 or 1: walk_step's are. */
+static long walk_chunk(__u32 iteration, void *ctx)
+{
+    return walk_step() & 1;
+}
+
 /* Matches the NUL-terminated path in the scratch buffer (length with the NUL
- * in size) against the container's path rules. */
-static __always_inline int walk_path(struct path_walk *w, __u64 cgroup_id, long size)
+ * in size) against the container's path rules, into w. Every step moves on
+ * by one byte at least, so size of them reach the NUL. */
+static __always_inline int walk_path(struct path_walk *w, struct cerb_policy *policy, __u64 cgroup_id, long size)
 {
     __u32 zero = 0;
     struct cerb_config *config = bpf_map_lookup_elem(&cerb_config, &zero);
-    if (!config || size <= 0 || size > CERB_PATH_MAX)
+    struct scratch *s = get_scratch();
+    if (!config || !s || size <= 0 || size > CERB_PATH_MAX)
         return -1;
-    __builtin_memset(w, 0, sizeof(*w));
-    w->cgroup_id = cgroup_id;
-    w->hash = FNV_OFFSET ^ config->path_seed;
-    bpf_loop(size, walk_byte, w, 0);
+    __builtin_memset(&s->walk, 0, sizeof(s->walk));
+    s->walk.cgroup_id = cgroup_id;
+    s->walk.lengths = policy->path_lengths;
+    s->walk.hash = FNV_OFFSET ^ config->path_seed;
+    bpf_loop(size, walk_chunk, NULL, 0);
+    *w = s->walk;
     return 0;
 }
 
@@ -101,7 +128,7 @@ static __always_inline int check_path(struct cerb_policy *policy, __u64 cgroup_i
 {
     struct path_walk w;
     __u32 access = want_write ? CERB_ACCESS_WRITE : 0; /* for learn mode: read or write */
-    if (walk_path(&w, cgroup_id, size) < 0 || w.dot_component)
+    if (walk_path(&w, policy, cgroup_id, size) < 0 || w.dot_component)
         return refuse_path(policy, cgroup_id, op, CERB_RULE_PATH_UNRESOLVED, err, 0, access);
     if (w.deny_len)
         return refuse_path(policy, cgroup_id, op, CERB_RULE_DENIED_PATH, err, w.deny_len - 1, access);
@@ -281,7 +308,7 @@ static __always_inline long exec_file_path(struct scratch *s, struct file *file)
 static __always_inline int check_rule_name(struct cerb_policy *policy, __u64 cgroup_id, long size, __u16 op)
 {
     struct path_walk w;
-    if (walk_path(&w, cgroup_id, size) < 0)
+    if (walk_path(&w, policy, cgroup_id, size) < 0)
         return refuse_path(policy, cgroup_id, op, CERB_RULE_PATH_UNRESOLVED, EACCES, 0, CERB_ACCESS_WRITE);
     /* Names below a denied entry are check_path's: the walk stops at the entry. */
     if (!w.exact_kinds && w.deny_len != size)

@@ -117,6 +117,25 @@ TEST_CASE("compile: path rules")
         CHECK(e.key.cgroup_id == cgroup);
 }
 
+TEST_CASE("compile: the policy marks the length of every path key, and no other length")
+{
+    const std::string deep = "/data/a-directory-name-long-enough/to-take-the-path/past-63-bytes/file";
+    auto c = compile_policy(parse_policy(R"({"allowed_paths": ["/workspace"], "denied_paths": [")" + deep + R"("]})"),
+                            cgroup, seed);
+    for (const auto& e : c.paths)
+        CHECK((c.policy.path_lengths & cerb_path_length_bit(e.key.len)) != 0);
+    CHECK((c.policy.path_lengths & cerb_path_length_bit(10)) != 0); // /workspace
+    CHECK((c.policy.path_lengths & cerb_path_length_bit(5)) != 0);  // /data, above the denied path
+    CHECK((c.policy.path_lengths & cerb_path_length_bit(0)) == 0);  // no rule for the root
+    CHECK((c.policy.path_lengths & cerb_path_length_bit(15)) == 0); // /workspace/data: looked up by no walk
+    // Every length from 63 on shares the last bit: the deep rule sets it for all of them.
+    REQUIRE(deep.size() > 63);
+    CHECK(cerb_path_length_bit(63) == cerb_path_length_bit(4095));
+    CHECK((c.policy.path_lengths & cerb_path_length_bit(4000)) != 0);
+    CHECK(compile_policy(parse_policy(R"({"allowed_paths": ["/workspace"]})"), cgroup, seed).policy.path_lengths ==
+          cerb_path_length_bit(10));
+}
+
 TEST_CASE("compile: every directory above a rule is marked, the root aside")
 {
     auto c = compile_policy(parse_policy(R"({"allowed_paths": ["/a/b/c/d"], "denied_paths": ["/a/b/x", "/y"],

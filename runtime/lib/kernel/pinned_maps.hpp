@@ -20,7 +20,7 @@
 
 namespace cerberus::kernel {
 
-static_assert(sizeof(cerb_policy) == 24);
+static_assert(sizeof(cerb_policy) == 32);
 static_assert(sizeof(cerb_event_acct) == 16);
 static_assert(sizeof(cerb_net4_key) == 16);
 static_assert(sizeof(cerb_net6_key) == 28);

@@ -157,6 +157,7 @@ CompiledPolicy compile_policy(const Policy& policy, uint64_t cgroup_id, uint64_t
         entry.key.hash = path_hash(path, path_seed);
         entry.key.len = static_cast<uint32_t>(path.size());
         entry.value.kinds = path_kinds;
+        out.policy.path_lengths |= cerb_path_length_bit(entry.key.len);
         out.paths.push_back(entry);
     }
     check_share(out.net4.size(), container_net_rules, "distinct IPv4 networks in allowed_hosts");
