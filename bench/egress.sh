@@ -104,10 +104,8 @@ client() {
     shift
     local timed=(/usr/bin/time -f '%U %S' -a -o "$WORK/client.cpu")
     case $how in
-    proxied) "${timed[@]}" "$CERBERUS" --root "$ROOT" --audit-dir "$WORK/audit" --enforcement landlock \
-        exec "$ID" curl --http1.1 -sS -m 300 "$@" ;;
-    proxied-h2) "${timed[@]}" "$CERBERUS" --root "$ROOT" --audit-dir "$WORK/audit" --enforcement landlock \
-        exec "$ID" curl --http2 -sS -m 300 "$@" ;;
+    proxied | proxied-h2) "${timed[@]}" "$CERBERUS" --root "$ROOT" --audit-dir "$WORK/audit" --enforcement landlock \
+        exec "$ID" curl "$([ "$how" = proxied ] && echo --http1.1 || echo --http2)" -sS -m 300 "$@" ;;
     direct | relayed) "${timed[@]}" nsenter --net="/proc/$pid/ns/net" curl --http1.1 -sS -m 300 \
         --cacert "$WORK/ca.pem" \
         --resolve "allowed.example:443:$([ "$how" = direct ] && echo 203.0.113.7 || echo 203.0.113.10)" "$@" ;;
