@@ -24,9 +24,11 @@ int CERB_PROG(cerb_file_open, struct file *file, int ret)
     struct cerb_policy *policy = find_policy(&cgroup_id);
     if (ret || !policy || !(policy->flags & (CERB_HAS_PATHS | CERB_HAS_DENIED)))
         return ret;
-    if (!judged_as_agent(policy, cgroup_id) && !(file->f_flags & FMODE_EXEC))
+    bool exec = file->f_flags & FMODE_EXEC;
+    if (!(policy->flags & CERB_ARMED) && !exec)
         return 0;
-    if (kernel_internal(file->f_path.mnt))
+    struct mnt_namespace *ns = mount_ns(file->f_path.mnt);
+    if (ns == MNT_NS_INTERNAL)
         return 0;
     struct scratch *s = get_scratch();
     if (!s)
@@ -37,7 +39,17 @@ int CERB_PROG(cerb_file_open, struct file *file, int ret)
     if (size > 0 && s->path[0] != '/')
         return 0;
     bool want_write = (file->f_mode & FMODE_WRITE) || (file->f_flags & O_TRUNC);
-    return check_mounted_path(policy, cgroup_id, file->f_path.mnt, size, want_write, CERB_OP_OPEN, EACCES);
+    __u32 rule_len = 0;
+    __u16 rule = ns_detached(ns) ? CERB_RULE_DETACHED_MOUNT
+                                 : path_refusal(s, policy, cgroup_id, size, want_write, &rule_len);
+    if (!rule)
+        return 0;
+    /* The runtime's set-up task is not judged (judged_as_agent) but for what
+     * it execs. Its mark is looked for only once an open would be refused: a
+     * task storage lookup that every allowed open paid. */
+    if (!exec && !judged_as_agent(policy, cgroup_id))
+        return 0;
+    return refuse_path(policy, cgroup_id, CERB_OP_OPEN, rule, EACCES, rule_len, want_write ? CERB_ACCESS_WRITE : 0);
 }
 
 /* allowed_bins: only the listed files may be exec'd, by the path the kernel
@@ -52,13 +64,13 @@ int CERB_PROG(cerb_bprm_check, struct linux_binprm *bprm, int ret)
     struct scratch *s = get_scratch();
     if (!s)
         return ret;
-    struct path_walk w;
     if (mount_detached(BPF_CORE_READ(bprm, file, f_path.mnt)))
         return refuse_path(policy, cgroup_id, CERB_OP_EXEC, CERB_RULE_DETACHED_MOUNT, EACCES, 0, 0);
     long size = exec_file_path(s, bprm->file);
-    if (walk_path(&w, policy, cgroup_id, size) < 0)
+    struct path_walk *w = walk_path(s, policy, cgroup_id, size);
+    if (!w)
         return refuse_path(policy, cgroup_id, CERB_OP_EXEC, CERB_RULE_PATH_UNRESOLVED, EACCES, 0, 0);
-    if (w.exact_kinds & CERB_PATH_BIN)
+    if (w->exact_kinds & CERB_PATH_BIN)
         return 0;
     return refuse_path(policy, cgroup_id, CERB_OP_EXEC, CERB_RULE_NOT_IN_ALLOWED_BINS, EACCES, 0, 0);
 }
@@ -95,13 +107,13 @@ static __always_inline int check_exec_mapping(struct file *file, unsigned long p
     struct scratch *s = get_scratch();
     if (!s)
         return 0;
-    struct path_walk w;
     if (mount_detached(BPF_CORE_READ(file, f_path.mnt)))
         return refuse_path(policy, cgroup_id, CERB_OP_MMAP_EXEC, CERB_RULE_DETACHED_MOUNT, EACCES, 0, 0);
     long size = walk ? walked_file_path(s, file) : exec_file_path(s, file);
-    if (walk_path(&w, policy, cgroup_id, size) < 0)
+    struct path_walk *w = walk_path(s, policy, cgroup_id, size);
+    if (!w)
         return refuse_path(policy, cgroup_id, CERB_OP_MMAP_EXEC, CERB_RULE_PATH_UNRESOLVED, EACCES, 0, 0);
-    if ((w.exact_kinds & CERB_PATH_BIN) || w.allow_kinds == CERB_PATH_READ_ONLY)
+    if ((w->exact_kinds & CERB_PATH_BIN) || w->allow_kinds == CERB_PATH_READ_ONLY)
         return 0;
     return refuse_path(policy, cgroup_id, CERB_OP_MMAP_EXEC, CERB_RULE_EXEC_MAPPING, EACCES, 0, 0);
 }

@@ -270,7 +270,7 @@ struct policy_search {
 static long search_level(__u32 i, void *ctx)
 {
     struct policy_search *search = ctx;
-    int level = search->level - (int)i;
+    int level = search->level - 1 - (int)i; /* the task's own level is find_policy_at's */
     if (level < 1)
         return 1;
     __u64 id = bpf_get_current_ancestor_cgroup_id(level);
@@ -292,7 +292,17 @@ static __always_inline struct cerb_policy *find_policy_at(__u64 *cgroup_id, int 
     struct policy_search search = {.level = BPF_CORE_READ(task, cgroups, dfl_cgrp, level)};
     if (search.level < 1)
         return NULL;
-    bpf_loop(search.level, search_level, &search, 0);
+    /* The task's own cgroup first, outside the loop: an agent's task is most
+     * often in the container's cgroup itself, and its policy is then found by
+     * one lookup. */
+    __u64 own = bpf_get_current_cgroup_id();
+    struct cerb_policy *policy = bpf_map_lookup_elem(&cerb_policies, &own);
+    if (policy && (policy->flags & CERB_BACKEND_MASK) == CERB_THIS_BACKEND) {
+        *cgroup_id = own;
+        *level = search.level;
+        return policy;
+    }
+    bpf_loop(search.level - 1, search_level, &search, 0);
     if (!search.cgroup_id)
         return NULL;
     *cgroup_id = search.cgroup_id;

@@ -41,7 +41,7 @@ struct {
  * file the rules name as the agent sees it. */
 static __always_inline bool kernel_internal(struct vfsmount *mnt)
 {
-    return BPF_CORE_READ(container_of(mnt, struct mount, mnt), mnt_ns) == MNT_NS_INTERNAL;
+    return mount_ns(mnt) == MNT_NS_INTERNAL;
 }
 
 static __always_inline void note_write_mount(struct vfsmount *mnt)

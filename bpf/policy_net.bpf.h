@@ -226,7 +226,7 @@ static __always_inline int check_destination(struct cerb_policy *policy, __u64 c
             return 0; /* abstract or unnamed: not a path */
         if (s->path[0] != '/')
             return refuse_path(policy, cgroup_id, op, CERB_RULE_PATH_UNRESOLVED, EPERM, 0, 0);
-        return check_path(policy, cgroup_id, size, true, op, EPERM);
+        return check_path(s, policy, cgroup_id, size, true, op, EPERM);
     }
     if ((policy->flags & CERB_HAS_HOSTS) && family != AF_INET && family != AF_INET6 && family != AF_UNIX &&
         family != AF_UNSPEC && family != AF_NETLINK)
@@ -255,5 +255,5 @@ static __always_inline int check_unix_peer(struct sock *peer, int ret)
         return 0;
     struct vfsmount *mnt = BPF_CORE_READ(peer_unix, path.mnt);
     long size = build_path(s, dentry, mnt, NULL);
-    return check_mounted_path(policy, cgroup_id, mnt, size, true, CERB_OP_CONNECT, EPERM);
+    return check_mounted_path(s, policy, cgroup_id, mnt, size, true, CERB_OP_CONNECT, EPERM);
 }

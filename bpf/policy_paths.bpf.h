@@ -6,10 +6,10 @@
 
 #include "policy_common.bpf.h"
 
-/* Bytes hashed in one bpf_loop iteration, up to a component boundary: an
- * iteration (a callback call and a scratch lookup) per byte made a policed
- * open pay for every byte of its path (docs/benchmarks.md). */
-#define WALK_CHUNK 16
+/* Bytes hashed in one bpf_loop iteration: an iteration (a callback call and
+ * a scratch lookup) per byte, then per component, made a policed open pay for
+ * each (docs/benchmarks.md). */
+#define WALK_CHUNK 32
 
 /* Whether the component ending before byte i is "." or "..". Read back from
  * the buffer rather than carried across iterations. */
@@ -21,58 +21,53 @@ static __always_inline bool dot_component_ends_at(const struct scratch *s, __u32
     return last == '.' && (before == '/' || (before == '.' && third == '/'));
 }
 
-/* The walk's next step, on the state in the scratch buffer: the bytes from
- * pos to the next component boundary, at most WALK_CHUNK of them, and when
- * the boundary is among them, the prefix before it against the rules (looked
- * up only at a length some key of the container has). 1 to stop the walk.
- * Not inlined, its state in a map: a global function is verified once, and
- * the bpf_loop callback that calls it carries nothing the verifiers from 6.8
- * on must see converge (the chunk's exits inlined there, with the walk in
- * the callback's context, passed 6.12's and 7.2's million instructions). */
+/* The walk's next step, on the state in the scratch buffer: the next
+ * WALK_CHUNK bytes from pos, and at each component boundary among them the
+ * prefix before it against the rules (looked up only at a length some key of
+ * the container has). 1 to stop the walk. Not inlined, its state in a map: a
+ * global function is verified once, and the bpf_loop callback that calls it
+ * carries nothing the verifiers from 6.8 on must see converge (the chunk's
+ * exits inlined there, with the walk in the callback's context, passed 6.12's
+ * and 7.2's million instructions). A boundary does not end the step: a step
+ * costs a scratch lookup, and most paths fit in one or two. */
 __noinline int walk_step(void)
 {
     struct scratch *s = get_scratch();
     if (!s)
         return 1;
     struct path_walk *w = &s->walk;
-    __u32 start = w->pos;
+    __u32 i = w->pos;
     __u64 hash = w->hash;
-    __u32 j;
-    for (j = 0; j < WALK_CHUNK; j++) {
-        char c = s->path[(start + j) & (CERB_PATH_MAX - 1)];
-        if (c == '/' || c == 0)
-            break;
+    for (__u32 j = 0; j < WALK_CHUNK; j++, i++) {
+        char c = s->path[i & (CERB_PATH_MAX - 1)];
+        if (c != '/' && c != 0) {
+            hash = (hash ^ (__u8)c) * FNV_PRIME;
+            continue;
+        }
+        if (dot_component_ends_at(s, i))
+            w->dot_component = 1;
+        if (w->lengths & cerb_path_length_bit(i)) {
+            struct cerb_path_key key = {.cgroup_id = w->cgroup_id, .hash = hash, .len = i};
+            struct cerb_path_value *rule = bpf_map_lookup_elem(&cerb_paths, &key);
+            if (rule) {
+                if (rule->kinds & CERB_PATH_DENY) {
+                    w->deny_len = i + 1;
+                    return 1;
+                }
+                if (rule->kinds & (CERB_PATH_ALLOW | CERB_PATH_READ_ONLY)) {
+                    w->allow_kinds = rule->kinds & (CERB_PATH_ALLOW | CERB_PATH_READ_ONLY);
+                    w->allow_len = i;
+                }
+                if (c == 0)
+                    w->exact_kinds = rule->kinds;
+            }
+        }
+        if (c == 0)
+            return 1;
         hash = (hash ^ (__u8)c) * FNV_PRIME;
     }
-    if (j == WALK_CHUNK) {
-        w->hash = hash;
-        w->pos = start + WALK_CHUNK;
-        return 0;
-    }
-    __u32 i = start + j;
-    char c = s->path[i & (CERB_PATH_MAX - 1)];
-    if (dot_component_ends_at(s, i))
-        w->dot_component = 1;
-    if (w->lengths & cerb_path_length_bit(i)) {
-        struct cerb_path_key key = {.cgroup_id = w->cgroup_id, .hash = hash, .len = i};
-        struct cerb_path_value *rule = bpf_map_lookup_elem(&cerb_paths, &key);
-        if (rule) {
-            if (rule->kinds & CERB_PATH_DENY) {
-                w->deny_len = i + 1;
-                return 1;
-            }
-            if (rule->kinds & (CERB_PATH_ALLOW | CERB_PATH_READ_ONLY)) {
-                w->allow_kinds = rule->kinds & (CERB_PATH_ALLOW | CERB_PATH_READ_ONLY);
-                w->allow_len = i;
-            }
-            if (c == 0)
-                w->exact_kinds = rule->kinds;
-        }
-    }
-    if (c == 0)
-        return 1;
-    w->hash = (hash ^ (__u8)c) * FNV_PRIME;
-    w->pos = i + 1;
+    w->hash = hash;
+    w->pos = i;
     return 0;
 }
 
@@ -83,23 +78,23 @@ static long walk_chunk(__u32 iteration, void *ctx)
     return walk_step() & 1;
 }
 
-/* Matches the NUL-terminated path in the scratch buffer (length with the NUL
- * in size) against the container's path rules, into w. Every step moves on
- * by one byte at least, so size of them reach the NUL. */
-static __always_inline int walk_path(struct path_walk *w, struct cerb_policy *policy, __u64 cgroup_id, long size)
+/* Matches the NUL-terminated path in the scratch buffer s (length with the
+ * NUL in size) against the container's path rules: the walk's outcome, in s,
+ * or NULL when the path could not be walked. Every step moves on by one byte
+ * at least, so size of them reach the NUL. */
+static __always_inline struct path_walk *walk_path(struct scratch *s, struct cerb_policy *policy, __u64 cgroup_id,
+                                                   long size)
 {
     __u32 zero = 0;
     struct cerb_config *config = bpf_map_lookup_elem(&cerb_config, &zero);
-    struct scratch *s = get_scratch();
-    if (!config || !s || size <= 0 || size > CERB_PATH_MAX)
-        return -1;
+    if (!config || size <= 0 || size > CERB_PATH_MAX)
+        return NULL;
     __builtin_memset(&s->walk, 0, sizeof(s->walk));
     s->walk.cgroup_id = cgroup_id;
     s->walk.lengths = policy->path_lengths;
     s->walk.hash = FNV_OFFSET ^ config->path_seed;
     bpf_loop(size, walk_chunk, NULL, 0);
-    *w = s->walk;
-    return 0;
+    return &s->walk;
 }
 
 static __always_inline int refuse_path(struct cerb_policy *policy, __u64 cgroup_id, __u16 op, __u16 rule, int err,
@@ -120,47 +115,74 @@ static __always_inline int refuse_path(struct cerb_policy *policy, __u64 cgroup_
     return verdict(policy, err);
 }
 
-/* The path rules for an open (or a unix socket connect, want_write set). A
- * directory opened to list it is a read like any other: the names below a
- * path the policy does not let the agent read are not the agent's to see. */
-static __always_inline int check_path(struct cerb_policy *policy, __u64 cgroup_id, long size, bool want_write,
-                                      __u16 op, int err)
+/* The path rules for an open (or a unix socket connect, want_write set) of
+ * the path in the scratch buffer s (size with the NUL): the rule the access
+ * breaks (0: none), and in *rule_len the length of the entry that decided. A
+ * directory opened to list it is a read like any other: the names below a path
+ * the policy does not let the agent read are not the agent's to see. */
+static __always_inline __u16 path_refusal(struct scratch *s, struct cerb_policy *policy, __u64 cgroup_id, long size,
+                                          bool want_write, __u32 *rule_len)
 {
-    struct path_walk w;
-    __u32 access = want_write ? CERB_ACCESS_WRITE : 0; /* for learn mode: read or write */
-    if (walk_path(&w, policy, cgroup_id, size) < 0 || w.dot_component)
-        return refuse_path(policy, cgroup_id, op, CERB_RULE_PATH_UNRESOLVED, err, 0, access);
-    if (w.deny_len)
-        return refuse_path(policy, cgroup_id, op, CERB_RULE_DENIED_PATH, err, w.deny_len - 1, access);
+    *rule_len = 0;
+    struct path_walk *w = walk_path(s, policy, cgroup_id, size);
+    if (!w || w->dot_component)
+        return CERB_RULE_PATH_UNRESOLVED;
+    if (w->deny_len) {
+        *rule_len = w->deny_len - 1;
+        return CERB_RULE_DENIED_PATH;
+    }
     if (!(policy->flags & CERB_HAS_PATHS))
         return 0;
-    if (!w.allow_kinds)
-        return refuse_path(policy, cgroup_id, op, CERB_RULE_NOT_IN_ALLOWED_PATHS, err, 0, access);
-    if (want_write && !(w.allow_kinds & CERB_PATH_ALLOW))
-        return refuse_path(policy, cgroup_id, op, CERB_RULE_READ_ONLY_PATH, err, w.allow_len, access);
+    if (!w->allow_kinds)
+        return CERB_RULE_NOT_IN_ALLOWED_PATHS;
+    if (want_write && !(w->allow_kinds & CERB_PATH_ALLOW)) {
+        *rule_len = w->allow_len;
+        return CERB_RULE_READ_ONLY_PATH;
+    }
     return 0;
 }
 
-/* Whether a file's mount is outside the current task's mount namespace: a
- * detached copy of a tree (open_tree OPEN_TREE_CLONE, fsmount) or a tree
- * unmounted lazily, where a path starts at the detached root and names
- * nothing the rules name. The kernel's own internal mounts (pipes, sockets,
- * memfds) are in no namespace's tree and have no path to judge. */
+/* path_refusal, the refusal recorded: 0, or the verdict. */
+static __always_inline int check_path(struct scratch *s, struct cerb_policy *policy, __u64 cgroup_id, long size,
+                                      bool want_write, __u16 op, int err)
+{
+    __u32 rule_len;
+    __u16 rule = path_refusal(s, policy, cgroup_id, size, want_write, &rule_len);
+    return rule ? refuse_path(policy, cgroup_id, op, rule, err, rule_len, want_write ? CERB_ACCESS_WRITE : 0) : 0;
+}
+
+/* The mount namespace of a mount, read once where both kernel_internal and
+ * mount_detached want it. */
+static __always_inline struct mnt_namespace *mount_ns(struct vfsmount *vfsmnt)
+{
+    return BPF_CORE_READ(container_of(vfsmnt, struct mount, mnt), mnt_ns);
+}
+
+/* Whether a mount in namespace ns is outside the current task's mount
+ * namespace: a detached copy of a tree (open_tree OPEN_TREE_CLONE, fsmount)
+ * or a tree unmounted lazily, where a path starts at the detached root and
+ * names nothing the rules name. The kernel's own internal mounts (pipes,
+ * sockets, memfds) are in no namespace's tree and have no path to judge. The
+ * task's namespace is read through its BTF pointers, loads rather than probe
+ * reads (helper calls). */
+static __always_inline bool ns_detached(struct mnt_namespace *ns)
+{
+    struct task_struct *task = bpf_get_current_task_btf();
+    return (__u64)ns != (__u64)task->nsproxy->mnt_ns && ns != MNT_NS_INTERNAL;
+}
+
 static __always_inline bool mount_detached(struct vfsmount *vfsmnt)
 {
-    struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-    struct mount *mnt = container_of(vfsmnt, struct mount, mnt);
-    struct mnt_namespace *ns = BPF_CORE_READ(mnt, mnt_ns);
-    return ns != BPF_CORE_READ(task, nsproxy, mnt_ns) && ns != MNT_NS_INTERNAL;
+    return ns_detached(mount_ns(vfsmnt));
 }
 
 /* check_path for a file or name in the mount vfsmnt. */
-static __always_inline int check_mounted_path(struct cerb_policy *policy, __u64 cgroup_id, struct vfsmount *vfsmnt,
-                                              long size, bool want_write, __u16 op, int err)
+static __always_inline int check_mounted_path(struct scratch *s, struct cerb_policy *policy, __u64 cgroup_id,
+                                              struct vfsmount *vfsmnt, long size, bool want_write, __u16 op, int err)
 {
     if (mount_detached(vfsmnt))
         return refuse_path(policy, cgroup_id, op, CERB_RULE_DETACHED_MOUNT, err, 0, want_write ? CERB_ACCESS_WRITE : 0);
-    return check_path(policy, cgroup_id, size, want_write, op, err);
+    return check_path(s, policy, cgroup_id, size, want_write, op, err);
 }
 
 struct path_build {
@@ -305,13 +327,14 @@ static __always_inline long exec_file_path(struct scratch *s, struct file *file)
  * the object it named at start: it may not be renamed, linked or removed, as
  * the old name or as the new one, or another object would take the rule (and
  * the object its new name). The path is in the scratch buffer. */
-static __always_inline int check_rule_name(struct cerb_policy *policy, __u64 cgroup_id, long size, __u16 op)
+static __always_inline int check_rule_name(struct scratch *s, struct cerb_policy *policy, __u64 cgroup_id, long size,
+                                           __u16 op)
 {
-    struct path_walk w;
-    if (walk_path(&w, policy, cgroup_id, size) < 0)
+    struct path_walk *w = walk_path(s, policy, cgroup_id, size);
+    if (!w)
         return refuse_path(policy, cgroup_id, op, CERB_RULE_PATH_UNRESOLVED, EACCES, 0, CERB_ACCESS_WRITE);
     /* Names below a denied entry are check_path's: the walk stops at the entry. */
-    if (!w.exact_kinds && w.deny_len != size)
+    if (!w->exact_kinds && w->deny_len != size)
         return 0;
     return refuse_path(policy, cgroup_id, op, CERB_RULE_RULE_NAME, EACCES, 0, CERB_ACCESS_WRITE);
 }
@@ -349,11 +372,11 @@ __noinline int judge_change(__u64 parent, __u64 mnt, __u64 last, __u32 op, __u32
     s->path[0] = 0;
     long size = mnt ? build_path(s, (struct dentry *)parent, (struct vfsmount *)mnt, (struct dentry *)last) : -1;
     if (policy->flags & (CERB_HAS_PATHS | CERB_HAS_DENIED)) {
-        int ret = check_path(policy, cgroup_id, size, true, op, EACCES);
+        int ret = check_path(s, policy, cgroup_id, size, true, op, EACCES);
         if (ret)
             return ret;
     }
-    return moves_name ? check_rule_name(policy, cgroup_id, size, op) : 0;
+    return moves_name ? check_rule_name(s, policy, cgroup_id, size, op) : 0;
 }
 
 /* A kernel pointer as a plain number: what the verifier knows of a hook's
