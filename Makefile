@@ -4,7 +4,7 @@ BUILD ?= build
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
 
-.PHONY: all build deps test unit fuzz integration vm test-kernels vm-systemd conformance cve-table bench bench-policy bench-dns bench-egress bench-egress-floor bench-compile bench-observer-floor demo install uninstall clean
+.PHONY: all build deps test unit fuzz integration vm test-kernels vm-systemd conformance cve-table bench bench-policy bench-dns bench-dns-floor bench-egress bench-egress-floor bench-compile bench-observer-floor demo install uninstall clean
 
 all: build
 
@@ -80,9 +80,13 @@ bench: build
 bench-policy: build
 	bench/policy.sh --build $(BUILD)
 
-# CPU time to compile and narrow large allowed_hosts lists (bench/policy_compile.cpp).
+# Query latency through the DNS gate against straight to the resolver, the gate's CPU and memory.
 bench-dns: build
 	bench/dns.sh $(BUILD)
+
+# The same, with the floor: the first queries through a forwarder doing nothing (bench/dns_floor/relay.c).
+bench-dns-floor: build
+	bench/dns.sh $(BUILD) --floor
 
 # Request latency and throughput through the egress proxy (allowed_http) against direct.
 bench-egress: build
@@ -92,6 +96,7 @@ bench-egress: build
 bench-egress-floor: build
 	bench/egress.sh $(BUILD) --floor
 
+# CPU time to compile and narrow large allowed_hosts lists (bench/policy_compile.cpp).
 bench-compile: build
 	$(BUILD)/cerberus-bench-compile 2048 16384 65536
 

@@ -10,10 +10,12 @@
 #   the gate's own CPU time per first query (its scheduler count), against the latency the gate adds: what is
 #   left is the two more loopback hops' wake-ups;
 #   the gate's memory (VmRSS) per container served and per thousand names resolved and admitted.
+# With --floor, the floor under the first-query ratio: the same first queries through the smallest forwarder
+# (bench/dns_floor/relay.c: read, send on, read the answer, send back; nothing judged), its CPU per query.
 # The resolver is dnsmasq in a network namespace this script makes; names answer with a 600 s TTL.
 # With --scale, the gate's memory at scale instead (bench/dns_scale.sh): 1,000 containers of 100 names each,
 # their 100,000 names resolved and admitted, then one agent asking 1,000,000 distinct names under a wildcard.
-# usage: bench/dns.sh BUILD_DIR [--queries N] [--connects N] [--containers N] [--names N]
+# usage: bench/dns.sh BUILD_DIR [--queries N] [--connects N] [--containers N] [--names N] [--floor]
 #        bench/dns.sh BUILD_DIR --scale [--scale-containers N] [--scale-names N] [--wildcard-names N]
 set -euo pipefail
 export LC_ALL=C.UTF-8
@@ -25,13 +27,14 @@ queries=2000
 connects=20000
 containers=20
 names=1000
-scale='' scale_containers=1000 scale_names=100 wildcard_names=1000000
+floor='' scale='' scale_containers=1000 scale_names=100 wildcard_names=1000000
 while [ $# -gt 0 ]; do
     case "$1" in
     --queries) queries=$2; shift 2 ;;
     --connects) connects=$2; shift 2 ;;
     --containers) containers=$2; shift 2 ;;
     --names) names=$2; shift 2 ;;
+    --floor) floor=1; shift ;;
     --scale) scale=1; shift ;;
     --scale-containers) scale_containers=$2; shift 2 ;;
     --scale-names) scale_names=$2; shift 2 ;;
@@ -50,8 +53,10 @@ fi
 work=$(mktemp -d /tmp/cerbench-dns.XXXXXX)
 cerberus="$build/cerberus --root $work/state --audit-dir $work/audit"
 resolver=192.0.2.53
+relay_address=192.0.2.54
 holder=
 dnsmasq=
+relay=
 scale_cleanup=: # bench/dns_scale.sh's
 cleanup() {
     set +e
@@ -59,6 +64,7 @@ cleanup() {
     $scale_cleanup
     for id in $($cerberus list -q 2>/dev/null); do $cerberus delete --force "$id" >/dev/null 2>&1; done
     [ -z "$dnsmasq" ] || kill "$dnsmasq"
+    [ -z "$relay" ] || kill "$relay"
     [ -z "$holder" ] || kill "$holder"
     wait 2>/dev/null
     rm -rf "$work"
@@ -160,6 +166,17 @@ direct_first_ns=$(ns_per_op direct loop-dns "$queries" "f%d.first.test" "$resolv
 cpu_before=$(gate_cpu_ns)
 gated_first_ns=$(ns_per_op gated loop-dns "$queries" "f%d.first.test" "$resolver")
 gate_cpu_first_ns=$((($(gate_cpu_ns) - cpu_before) / queries))
+if [ -n "$floor" ]; then
+    gcc -O2 -o "$work/relay" "$(dirname "$0")/dns_floor/relay.c"
+    nsenter --net="$netns" ip addr add "$relay_address/32" dev lo
+    nsenter --net="$netns" "$work/relay" "$relay_address" "$resolver" >"$work/relay.out" &
+    relay=$!
+    for _ in $(seq 50); do grep -qs listening "$work/relay.out" && break; sleep 0.1; done
+    grep -q listening "$work/relay.out" || { echo "dns.sh: the relay did not start" >&2; exit 1; }
+    relay_cpu_before=$(awk '{ print $1 }' "/proc/$relay/schedstat")
+    relayed_first_ns=$(ns_per_op direct loop-dns "$queries" "f%d.first.test" "$relay_address")
+    relay_cpu_first_ns=$((($(awk '{ print $1 }' "/proc/$relay/schedstat") - relay_cpu_before) / queries))
+fi
 by_ip_ns=$(ns_per_op by-ip loop-connect "$connects" 198.51.100.1 80)
 by_name_ns=$(ns_per_op gated loop-connect "$connects" 198.51.100.1 80)
 
@@ -176,6 +193,13 @@ printf '%-58s %12s %12s %7s\n' "query latency, first query of a name, ns (gate /
     "$direct_first_ns" "$(ratio "$gated_first_ns" "$direct_first_ns")"
 printf '%-58s %12s %12s %7s\n' "gate CPU per first query, ns / its extra latency, ns" "$gate_cpu_first_ns" \
     "$((gated_first_ns - direct_first_ns))" "$(ratio "$gate_cpu_first_ns" "$((gated_first_ns - direct_first_ns))")"
+if [ -n "$floor" ]; then
+    printf '%-58s %12s %12s %7s\n' "the floor, a relay doing nothing: first query, ns" "$relayed_first_ns" \
+        "$direct_first_ns" "$(ratio "$relayed_first_ns" "$direct_first_ns")"
+    printf '%-58s %12s %12s %7s\n' "relay CPU per query, ns / its extra latency, ns" "$relay_cpu_first_ns" \
+        "$((relayed_first_ns - direct_first_ns))" \
+        "$(ratio "$relay_cpu_first_ns" "$((relayed_first_ns - direct_first_ns))")"
+fi
 printf '%-58s %12s %12s %7s\n' "connect latency, ns (admitted by a name / an IP rule)" "$by_name_ns" "$by_ip_ns" \
     "$(ratio "$by_name_ns" "$by_ip_ns")"
 printf '%-58s %12s\n' "gate VmRSS, kB, serving 1 container" "$rss_one"
