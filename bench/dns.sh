@@ -143,8 +143,9 @@ ns_per_op() {
 
 gate_pid() { head -n1 "/run/cerberus-dns/$layout/gate.lock" | tr -dc 0-9; }
 gate_rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$(gate_pid)/status"; }
-# The gate's time on a CPU so far, ns (the scheduler's count; the gate is one thread).
-gate_cpu_ns() { awk '{ print $1 }' "/proc/$(gate_pid)/schedstat"; }
+# A one-thread process's time on a CPU so far, ns (the scheduler's count).
+cpu_ns() { awk '{ print $1 }' "/proc/$1/schedstat"; }
+gate_cpu_ns() { cpu_ns "$(gate_pid)"; }
 
 layout=$($build/cerberus check | sed -n 's|^pin dir: *[^ ]*/\([0-9a-f]*\) .*|\1|p')
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
@@ -173,9 +174,9 @@ if [ -n "$floor" ]; then
     relay=$!
     for _ in $(seq 50); do grep -qs listening "$work/relay.out" && break; sleep 0.1; done
     grep -q listening "$work/relay.out" || { echo "dns.sh: the relay did not start" >&2; exit 1; }
-    relay_cpu_before=$(awk '{ print $1 }' "/proc/$relay/schedstat")
+    relay_cpu_before=$(cpu_ns "$relay")
     relayed_first_ns=$(ns_per_op direct loop-dns "$queries" "f%d.first.test" "$relay_address")
-    relay_cpu_first_ns=$((($(awk '{ print $1 }' "/proc/$relay/schedstat") - relay_cpu_before) / queries))
+    relay_cpu_first_ns=$((($(cpu_ns "$relay") - relay_cpu_before) / queries))
 fi
 by_ip_ns=$(ns_per_op by-ip loop-connect "$connects" 198.51.100.1 80)
 by_name_ns=$(ns_per_op gated loop-connect "$connects" 198.51.100.1 80)
